@@ -1,0 +1,1 @@
+"""ingest-assets: a metadata and data ingestion platform built as a Dagster asset graph."""

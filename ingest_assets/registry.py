@@ -1,0 +1,94 @@
+"""The provider registry: one YAML file, provider name -> settings; each capability reads its own block."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ingest_assets.errors import ConfigError
+
+NAME_RE = re.compile(r"^[a-z0-9]+$")
+
+
+@dataclass(frozen=True)
+class ProviderEntry:
+    name: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return str(self.settings.get("label") or self.name)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.settings.get(key, default)
+
+    def block(self, key: str) -> dict[str, Any]:
+        """A nested settings block (``harvest:``, ``resourcesync:``...), ``{}`` when absent."""
+        value = self.settings.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"registry key {key!r} must be a mapping", provider=self.name)
+        return dict(value)
+
+
+class Registry(Mapping[str, ProviderEntry]):
+    def __init__(self, entries: Mapping[str, ProviderEntry], source: str = "<memory>"):
+        self._entries = dict(entries)
+        self.source = source
+
+    def __getitem__(self, name: str) -> ProviderEntry:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise ConfigError(f"provider {name!r} is not in the registry", provider=name, file=self.source) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def providers_with(self, key: str) -> list[ProviderEntry]:
+        return [entry for entry in self._entries.values() if key in entry.settings]
+
+
+def parse_registry(data: Any, source: str = "<memory>") -> Registry:
+    """Validate parsed YAML: a mapping of ``[a-z0-9]+`` names to mappings of settings."""
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ConfigError("the registry must map provider names to settings", file=source)
+    entries: dict[str, ProviderEntry] = {}
+    for name, settings in data.items():
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            raise ConfigError(
+                f"registry entry {name!r}: provider names must match [a-z0-9]+ "
+                "(they become folder and graph names)",
+                provider=str(name),
+                file=source,
+            )
+        if settings is None:
+            settings = {}
+        if not isinstance(settings, Mapping):
+            raise ConfigError(f"registry entry {name!r} must be a mapping of settings", provider=name, file=source)
+        entries[name] = ProviderEntry(name, dict(settings))
+    return Registry(entries, source)
+
+
+def load_registry(path: str | Path) -> Registry:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("registry file not found (set INGEST_REGISTRY)", file=str(path)) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"registry is not valid YAML: {exc}", file=str(path)) from exc
+    return parse_registry(data, str(path))

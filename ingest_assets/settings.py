@@ -1,0 +1,42 @@
+"""Settings read once from the environment, with embedded defaults under ``INGEST_HOME``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from ingest_assets.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    storage_url: str
+    registry_path: Path
+    database_url: str
+    triplestore: str
+    search: str
+    repository: str
+    partition_start: date
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
+        env = dict(os.environ if env is None else env)
+        home = Path(env.get("INGEST_HOME") or Path.cwd() / ".ingest").resolve()
+        start = env.get("INGEST_PARTITION_START", "2026-01-01")
+        try:
+            partition_start = date.fromisoformat(start)
+        except ValueError as exc:
+            raise ConfigError(f"INGEST_PARTITION_START must be YYYY-MM-DD, got {start!r}") from exc
+        return cls(
+            home=home,
+            storage_url=env.get("INGEST_STORAGE") or str(home / "storage"),
+            registry_path=Path(env.get("INGEST_REGISTRY") or "registry.yaml").resolve(),
+            database_url=env.get("INGEST_DATABASE_URL") or f"sqlite:///{home / 'ingest.sqlite3'}",
+            triplestore=env.get("INGEST_TRIPLESTORE") or str(home / "oxigraph"),
+            search=env.get("INGEST_SEARCH") or str(home / "search"),
+            repository=env.get("INGEST_REPOSITORY") or str(home / "ocfl"),
+            partition_start=partition_start,
+        )

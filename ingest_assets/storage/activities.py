@@ -1,0 +1,140 @@
+"""Writing and reading whole record activities: Avro folder, ``_LOGS``, ``_MANIFEST``, prov and plan files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any
+
+from ingest_assets.storage import layout
+from ingest_assets.storage.avro import read_folder, schema_with_doc, write_parts
+from ingest_assets.storage.backends import Storage
+from ingest_assets.storage.manifest import Manifest, plan_document, prov_document
+from ingest_assets.version import SOFTWARE_VERSION
+
+
+@dataclass
+class RecordSource:
+    """A lazy, re-iterable view of one complete activity output."""
+
+    storage: Storage
+    output: layout.ActivityOutput
+
+    def __iter__(self) -> Iterator[dict]:
+        return read_folder(self.storage, self.output.folder)
+
+    @property
+    def key(self) -> str:
+        return self.output.folder
+
+    @property
+    def uri(self) -> str:
+        return self.storage.uri(self.output.folder)
+
+    def manifest(self) -> Manifest:
+        return Manifest.from_bytes(self.storage.read_bytes(self.output.manifest))
+
+
+@dataclass
+class RecordStream:
+    """What a record activity produces: records (an iterator) plus what to say about them afterwards.
+
+    ``logs`` and ``summary`` are called after ``records`` is exhausted (reports are complete then).
+    """
+
+    records: Iterable[dict]
+    inputs: Sequence[RecordSource] = ()
+    started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    logs: Callable[[], Mapping[str, bytes]] | None = None
+    summary: Callable[[], Mapping[str, Any]] | None = None
+
+
+@dataclass
+class ActivityResult:
+    output: layout.ActivityOutput
+    uri: str
+    records: int
+    bytes: int
+    parts: list[str]
+    plan: str | None
+    summary: Mapping[str, Any] = field(default_factory=dict)
+
+
+def write_activity(
+    storage: Storage,
+    stream: RecordStream,
+    *,
+    provider: str,
+    activity: str,
+    day: date,
+    started: datetime,
+    schema: str,
+    partition: str,
+    plan_started: datetime | None = None,
+    version: str = SOFTWARE_VERSION,
+) -> ActivityResult:
+    """Write one activity output atomically, then its prov file and a new plan journal entry."""
+    output = layout.activity_output(provider, activity, day, started, layout.schema_name(schema))
+    inputs = [source.key for source in stream.inputs]
+    doc = f"{activity} of {provider} for {day.isoformat()} by ingest-assets {version}" + (
+        f"; derived from {', '.join(inputs)}" if inputs else ""
+    )
+    with storage.folder(output.folder) as folder:
+        stats = write_parts(folder, schema_with_doc(schema, doc), stream.records, provider=provider)
+        for name, data in (stream.logs() if stream.logs else {}).items():
+            folder.write_bytes(output.log(name), data)
+        manifest = Manifest(
+            activity=activity,
+            provider=provider,
+            schema=output.schema,
+            record_count=stats.records,
+            start_time=output.started,
+            software_version=version,
+            partition=partition,
+            inputs=inputs,
+        )
+        folder.write_bytes(layout.MANIFEST, manifest.to_bytes())
+        size = folder.bytes_written
+    generator = stream.inputs[0].output.relative if stream.inputs else None
+    storage.write_bytes(output.prov, prov_document(generator, version))
+    plan = _journal(storage, output, plan_started, version) if plan_started else None
+    summary = dict(stream.summary()) if stream.summary else {}
+    return ActivityResult(output, storage.uri(output.folder), stats.records, size, stats.parts, plan, summary)
+
+
+def _journal(storage: Storage, output: layout.ActivityOutput, plan_started: datetime, version: str) -> str:
+    """Add the activity to its plan: a new write-once file holding every activity of the plan so far."""
+    activities: dict[str, str] = {}
+    existing = layout.plan_files(storage, output.provider, plan_started)
+    if existing:
+        activities = json.loads(storage.read_bytes(existing[-1]))
+        activities.pop("version", None)
+    activities[output.activity] = output.relative
+    key = layout.plan_key(output.provider, plan_started, output.started, output.schema)
+    storage.write_bytes(key, plan_document(activities, version))
+    return key
+
+
+def latest_source(storage: Storage, provider: str, activity: str, day: date) -> RecordSource | None:
+    output = layout.latest_output(storage, provider, activity, day)
+    return RecordSource(storage, output) if output else None
+
+
+def source_from_path(storage: Storage, path: str, activity: str) -> RecordSource:
+    """A source named by the user: a plan file (its ``activity`` entry) or an output folder.
+
+    Paths may be given relative to the storage root or to the provider folder (as plan/prov files cite them).
+    """
+    path = path.strip("/")
+    if path.endswith(".json"):
+        provider = path.split("/", 1)[0]
+        plan = json.loads(storage.read_bytes(path))
+        if activity not in plan:
+            raise ValueError(f"plan {path} has no {activity!r} entry (has {sorted(set(plan) - {'version'})})")
+        path = f"{provider}/{plan[activity]}"
+    output = layout.parse_output(path)
+    if not storage.is_complete(output.folder):
+        raise FileNotFoundError(f"{storage.uri(output.folder)} is not a complete output (no _MANIFEST)")
+    return RecordSource(storage, output)

@@ -1,0 +1,123 @@
+"""Avro schemas and streaming Avro I/O: records flow as iterators, memory stays flat.
+
+An activity output is a folder of ``part-NNNNN.avro`` files (a new part every ``part_records``
+records), so Spark (``binaryFiles`` + fastavro) and shell tools read it without Dagster.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import fastavro
+from fastavro.write import Writer
+
+from ingest_assets.errors import IngestError
+from ingest_assets.storage.backends import FolderWriter, Storage
+
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+ORIGINAL_RECORD = "dpla.avro.v1.OriginalRecord"
+MAP_RECORD = "dpla.avro.v1.MAP4_x.MAPRecord"
+INDEX_RECORD = "dpla.avro.v1.MAP4_0.IndexRecord"
+INDEX_RECORD_3_1 = "dpla.avro.v1.MAP3_1.IndexRecord"
+DEFAULT_PART_RECORDS = 250_000
+
+
+def mimetype_symbol(mimetype: str) -> str:
+    """``application/xml`` -> the Avro enum symbol ``application_xml`` ('/' is not allowed in symbols)."""
+    return mimetype.replace("/", "_")
+
+
+def mimetype_from_symbol(symbol: str) -> str:
+    return symbol.replace("_", "/", 1)
+
+
+@lru_cache(maxsize=None)
+def load_schema(full_name: str) -> dict:
+    path = SCHEMA_DIR / f"{full_name}.avsc"
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def schema_with_doc(full_name: str, doc: str) -> dict:
+    """The parsed schema with its ``doc`` set (the spec's ``<DOCUMENTATION>``: activity, inputs, version)."""
+    schema = copy.deepcopy(load_schema(full_name))
+    schema["doc"] = doc
+    return fastavro.parse_schema(schema)
+
+
+def codec_from_env() -> tuple[str, int | None]:
+    """``INGEST_AVRO_CODEC`` as ``name`` or ``name:level`` (default ``deflate:1``: Spark-readable, fast)."""
+    value = os.environ.get("INGEST_AVRO_CODEC", "deflate:1")
+    name, _, level = value.partition(":")
+    return name, int(level) if level else None
+
+
+@dataclass
+class WriteStats:
+    records: int = 0
+    parts: list[str] = field(default_factory=list)
+
+
+def write_parts(
+    folder: FolderWriter,
+    schema: dict,
+    records: Iterable[dict],
+    *,
+    provider: str | None = None,
+    part_records: int = DEFAULT_PART_RECORDS,
+    codec: tuple[str, int | None] | None = None,
+) -> WriteStats:
+    """Stream ``records`` into part files of ``folder``; a record that does not fit the schema is an error
+    naming it (the caller's folder is then discarded whole)."""
+    name, level = codec or codec_from_env()
+    stats = WriteStats()
+    handle = writer = None
+    try:
+        for record in records:
+            if writer is None or stats.records % part_records == 0 and stats.records:
+                if writer is not None:
+                    writer.flush()
+                    handle.close()
+                part = f"part-{len(stats.parts):05d}.avro"
+                handle = folder.open(part)
+                writer = Writer(handle, schema, codec=name, codec_compression_level=level, validator=False)
+                stats.parts.append(part)
+            try:
+                writer.write(record)
+            except (TypeError, ValueError, KeyError, AttributeError) as exc:
+                raise IngestError(
+                    f"record does not fit {schema['name']}: {exc}",
+                    provider=provider,
+                    file=stats.parts[-1],
+                    record=str(record.get("id")) if isinstance(record, dict) else None,
+                ) from exc
+            stats.records += 1
+        if writer is not None:
+            writer.flush()
+    finally:
+        if handle is not None:
+            handle.close()
+    return stats
+
+
+def read_folder(storage: Storage, folder: str) -> Iterator[dict]:
+    """Records of every part file of an output folder, in part order (lazy)."""
+    for key in storage.list_keys(folder):
+        if key.rsplit("/", 1)[-1].startswith("part-") and key.endswith(".avro"):
+            with storage.open_read(key) as handle:
+                yield from fastavro.reader(handle)
+
+
+def folder_schema_doc(storage: Storage, folder: str) -> str | None:
+    """The ``doc`` of the first part's writer schema (who wrote it, from what)."""
+    for key in storage.list_keys(folder):
+        if key.endswith(".avro"):
+            with storage.open_read(key) as handle:
+                return fastavro.reader(handle).writer_schema.get("doc")
+    return None

@@ -1,0 +1,340 @@
+"""Storage backends behind one interface: a local directory (default) and S3 (any endpoint).
+
+Keys are '/'-separated paths relative to the storage root. Nothing is half-written: single files are
+written atomically and never overwritten unless asked; a folder (an Avro activity output, a WARC set) is
+staged and appears at once (local: one rename) or, on S3, its marker file (``_MANIFEST``) is written
+last and readers treat folders without it as absent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+from urllib.parse import urlsplit
+
+STAGING = ".staging"
+
+
+def check_key(key: str) -> str:
+    """Reject keys that could escape the storage root or that are not canonical."""
+    parts = key.split("/")
+    if not key or key.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in key:
+        raise ValueError(f"invalid storage key {key!r}")
+    return key
+
+
+class FolderWriter(ABC):
+    """Files of one folder that becomes visible only when :meth:`Storage.folder` exits cleanly."""
+
+    @abstractmethod
+    def open(self, name: str) -> BinaryIO:
+        """A writable binary file at ``name`` (may contain '/') inside the folder."""
+
+    def write_bytes(self, name: str, data: bytes) -> None:
+        with self.open(name) as handle:
+            handle.write(data)
+
+    @property
+    @abstractmethod
+    def bytes_written(self) -> int:
+        """Total size of the files written so far."""
+
+
+class Storage(ABC):
+    url: str
+
+    @abstractmethod
+    def uri(self, key: str) -> str: ...
+
+    @abstractmethod
+    def exists(self, key: str) -> bool: ...
+
+    @abstractmethod
+    def list_keys(self, prefix: str = "") -> Iterator[str]:
+        """All file keys below ``prefix`` (recursive, sorted)."""
+
+    @abstractmethod
+    def list_children(self, prefix: str = "") -> list[str]:
+        """Names of the immediate children (files and folders) of ``prefix``, sorted."""
+
+    @abstractmethod
+    def open_read(self, key: str) -> BinaryIO: ...
+
+    def read_bytes(self, key: str) -> bytes:
+        with self.open_read(key) as handle:
+            return handle.read()
+
+    @abstractmethod
+    def write_bytes(self, key: str, data: bytes, overwrite: bool = False) -> None:
+        """Write one file atomically; ``FileExistsError`` if it exists and ``overwrite`` is false."""
+
+    @abstractmethod
+    def write_file(self, key: str, local_path: str | Path, overwrite: bool = False) -> None: ...
+
+    @abstractmethod
+    def delete(self, key: str) -> None:
+        """Delete a file, or a folder and everything below it."""
+
+    @abstractmethod
+    def folder(self, key: str, marker: str = "_MANIFEST"):
+        """Context manager yielding a :class:`FolderWriter`; the folder appears atomically on exit.
+
+        Call ``writer.write_bytes(marker, ...)`` inside the block: the backend holds it back and writes
+        it last. ``FileExistsError`` if the folder already exists.
+        """
+
+    def is_complete(self, key: str, marker: str = "_MANIFEST") -> bool:
+        return self.exists(f"{key}/{marker}")
+
+
+class _LocalFolderWriter(FolderWriter):
+    def __init__(self, staging: Path):
+        self.staging = staging
+        self._paths: list[Path] = []
+
+    def open(self, name: str) -> BinaryIO:
+        path = self.staging / check_key(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._paths.append(path)
+        return open(path, "xb")
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(p.stat().st_size for p in self._paths if p.exists())
+
+
+class LocalStorage(Storage):
+    def __init__(self, root: str | Path):
+        self.root = Path(root).resolve()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.url = str(self.root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / check_key(key)
+
+    def uri(self, key: str) -> str:
+        return str(self._path(key))
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).exists()
+
+    def list_keys(self, prefix: str = "") -> Iterator[str]:
+        base = self._path(prefix) if prefix else self.root
+        if base.is_file():
+            yield prefix
+            return
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if not (Path(dirpath) == self.root and d == STAGING))
+            for name in sorted(filenames):
+                yield Path(dirpath, name).relative_to(self.root).as_posix()
+
+    def list_children(self, prefix: str = "") -> list[str]:
+        base = self._path(prefix) if prefix else self.root
+        if not base.is_dir():
+            return []
+        return sorted(p.name for p in base.iterdir() if not (base == self.root and p.name == STAGING))
+
+    def open_read(self, key: str) -> BinaryIO:
+        return open(self._path(key), "rb")
+
+    def write_bytes(self, key: str, data: bytes, overwrite: bool = False) -> None:
+        with self._staged_file(key) as tmp:
+            tmp.write_bytes(data)
+            self._publish_file(tmp, self._path(key), overwrite)
+
+    def write_file(self, key: str, local_path: str | Path, overwrite: bool = False) -> None:
+        with self._staged_file(key) as tmp:
+            shutil.copyfile(local_path, tmp)
+            self._publish_file(tmp, self._path(key), overwrite)
+
+    def delete(self, key: str) -> None:
+        path = self._path(key)
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+    @contextmanager
+    def folder(self, key: str, marker: str = "_MANIFEST"):
+        final = self._path(key)
+        if final.exists():
+            raise FileExistsError(f"{final} already exists")
+        staging = self.root / STAGING / uuid.uuid4().hex
+        staging.mkdir(parents=True)
+        try:
+            yield _LocalFolderWriter(staging)
+            if not (staging / marker).exists():
+                raise RuntimeError(f"folder {key} was closed without its {marker}")
+            final.parent.mkdir(parents=True, exist_ok=True)
+            if final.exists():
+                raise FileExistsError(f"{final} already exists")
+            os.rename(staging, final)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    @contextmanager
+    def _staged_file(self, key: str):
+        target = self._path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
+        try:
+            yield tmp
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    @staticmethod
+    def _publish_file(tmp: Path, target: Path, overwrite: bool) -> None:
+        if overwrite:
+            os.replace(tmp, target)
+        else:
+            os.link(tmp, target)  # atomic and fails if the target exists
+
+
+class _S3FolderWriter(FolderWriter):
+    def __init__(self, storage: "S3Storage", key: str, marker: str, tmpdir: Path):
+        self.storage, self.key, self.marker, self.tmpdir = storage, key, marker, tmpdir
+        self.uploaded: list[str] = []
+        self.marker_file: Path | None = None
+        self._bytes = 0
+
+    def open(self, name: str) -> BinaryIO:
+        check_key(name)
+        local = self.tmpdir / uuid.uuid4().hex
+        handle = open(local, "xb")
+        writer = self
+        original_close = handle.close
+
+        def close_and_upload() -> None:
+            if handle.closed:
+                return
+            original_close()
+            writer._bytes += local.stat().st_size
+            if name == writer.marker:
+                writer.marker_file = local
+                return
+            object_key = writer.storage._key(f"{writer.key}/{name}")
+            writer.storage.client.upload_file(str(local), writer.storage.bucket, object_key)
+            writer.uploaded.append(object_key)
+            local.unlink()
+
+        handle.close = close_and_upload  # type: ignore[method-assign]
+        return handle
+
+    @property
+    def bytes_written(self) -> int:
+        return self._bytes
+
+
+class S3Storage(Storage):
+    """S3 or any S3-compatible endpoint (``AWS_ENDPOINT_URL`` or ``endpoint_url``)."""
+
+    def __init__(self, bucket: str, prefix: str = "", *, endpoint_url: str | None = None, client=None):
+        import boto3
+        from botocore.config import Config
+
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self.url = f"s3://{bucket}/{self.prefix}" if self.prefix else f"s3://{bucket}"
+        self.client = client or boto3.client(
+            "s3",
+            endpoint_url=endpoint_url,
+            config=Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 5, "mode": "standard"}),
+        )
+
+    def _key(self, key: str) -> str:
+        check_key(key)
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def _strip(self, object_key: str) -> str:
+        return object_key[len(self.prefix) + 1 :] if self.prefix else object_key
+
+    def uri(self, key: str) -> str:
+        return f"s3://{self.bucket}/{self._key(key)}"
+
+    def exists(self, key: str) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+            return True
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                return bool(self.list_children(key))
+            raise
+
+    def list_keys(self, prefix: str = "") -> Iterator[str]:
+        full = self._key(prefix) + "/" if prefix else (self.prefix + "/" if self.prefix else "")
+        paginator = self.client.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=full):
+            for item in page.get("Contents", []):
+                yield self._strip(item["Key"])
+
+    def list_children(self, prefix: str = "") -> list[str]:
+        full = self._key(prefix) + "/" if prefix else (self.prefix + "/" if self.prefix else "")
+        names: set[str] = set()
+        paginator = self.client.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=full, Delimiter="/"):
+            names.update(p["Prefix"][len(full) :].rstrip("/") for p in page.get("CommonPrefixes", []))
+            names.update(item["Key"][len(full) :] for item in page.get("Contents", []))
+        return sorted(n for n in names if n)
+
+    def open_read(self, key: str) -> BinaryIO:
+        return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
+
+    def write_bytes(self, key: str, data: bytes, overwrite: bool = False) -> None:
+        from botocore.exceptions import ClientError
+
+        extra = {} if overwrite else {"IfNoneMatch": "*"}
+        try:
+            self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data, **extra)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("PreconditionFailed", "ConditionalRequestConflict"):
+                raise FileExistsError(self.uri(key)) from exc
+            raise
+
+    def write_file(self, key: str, local_path: str | Path, overwrite: bool = False) -> None:
+        if not overwrite and self.exists(key):
+            raise FileExistsError(self.uri(key))
+        self.client.upload_file(str(local_path), self.bucket, self._key(key))
+
+    def delete(self, key: str) -> None:
+        keys = [self._key(k) for k in self.list_keys(key)] or [self._key(key)]
+        for start in range(0, len(keys), 1000):
+            batch = [{"Key": k} for k in keys[start : start + 1000]]
+            self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+
+    @contextmanager
+    def folder(self, key: str, marker: str = "_MANIFEST"):
+        if self.list_children(key):
+            raise FileExistsError(f"{self.uri(key)} already exists")
+        with tempfile.TemporaryDirectory(prefix="ingest-s3-") as tmp:
+            writer = _S3FolderWriter(self, key, marker, Path(tmp))
+            try:
+                yield writer
+                if writer.marker_file is None:
+                    raise RuntimeError(f"folder {key} was closed without its {marker}")
+                self.client.upload_file(str(writer.marker_file), self.bucket, self._key(f"{key}/{marker}"))
+            except BaseException:
+                for start in range(0, len(writer.uploaded), 1000):
+                    batch = [{"Key": k} for k in writer.uploaded[start : start + 1000]]
+                    self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+                raise
+
+
+def open_storage(url: str) -> Storage:
+    """``/some/dir`` (or ``file:///some/dir``) -> local; ``s3://bucket/prefix`` -> S3."""
+    parts = urlsplit(url)
+    if parts.scheme == "s3":
+        return S3Storage(parts.netloc, parts.path)
+    if parts.scheme == "file":
+        return LocalStorage(parts.path)
+    if parts.scheme and len(parts.scheme) > 1:
+        raise ValueError(f"unsupported storage URL {url!r} (use a directory or s3://bucket/prefix)")
+    return LocalStorage(url)

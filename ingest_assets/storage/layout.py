@@ -1,0 +1,193 @@
+"""Every path the platform writes, in the Ingestion 3 layout (one place; nobody builds paths by hand).
+
+Record activities::
+
+    <provider>/<activity>/<yyyymmdd>/<yyyymmdd_hhmmss>-<provider>-<schema name>.avro/   part-*.avro, _MANIFEST, _LOGS/
+    <provider>/<activity>/<yyyymmdd>/<yyyymmdd_hhmmss>-<provider>-<schema name>-prov.json
+    <provider>/plan/<plan ts>/<activity ts>-<schema name>.json                        write-once plan journal
+
+``<yyyymmdd>`` is the partition's date (the day whose records the activity covers: for a scheduled run it
+is the day the activity started, for a backfill the day being backfilled); ``<yyyymmdd_hhmmss>`` is always
+the UTC wall-clock start of the activity. The schema name is the Avro full name without ``dpla.avro.<v>.``
+with the version moved to the end: ``dpla.avro.v1.OriginalRecord`` -> ``OriginalRecord.v1``,
+``dpla.avro.v1.MAP4_x.MAPRecord`` -> ``MAP4_x.MAPRecord.v1``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+
+from ingest_assets.registry import NAME_RE
+from ingest_assets.storage.backends import Storage, check_key
+
+ACTIVITIES = ("harvest", "mapping", "enrichment", "indexing")
+MANIFEST = "_MANIFEST"
+LOGS = "_LOGS"
+PLAN = "plan"
+STATE = "state"
+TS_FORMAT = "%Y%m%d_%H%M%S"
+_OUTPUT_RE = re.compile(
+    r"^(?P<provider>[a-z0-9]+)/(?P<activity>[a-z]+)/(?P<day>\d{8})/"
+    r"(?P<ts>\d{8}_\d{6})-(?P=provider)-(?P<schema>[A-Za-z0-9_.]+)\.avro$"
+)
+
+
+def timestamp(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        raise ValueError("timestamps must be timezone-aware")
+    return moment.astimezone(timezone.utc).strftime(TS_FORMAT)
+
+
+def parse_timestamp(value: str) -> datetime:
+    return datetime.strptime(value, TS_FORMAT).replace(tzinfo=timezone.utc)
+
+
+def datestamp(day: date | datetime) -> str:
+    if isinstance(day, datetime):
+        day = day.astimezone(timezone.utc).date()
+    return day.strftime("%Y%m%d")
+
+
+def schema_name(full_name: str) -> str:
+    """``dpla.avro.v1.MAP4_x.MAPRecord`` -> ``MAP4_x.MAPRecord.v1``."""
+    parts = full_name.split(".")
+    if len(parts) < 4 or parts[:2] != ["dpla", "avro"] or not re.fullmatch(r"v\d+", parts[2]):
+        raise ValueError(f"not a dpla.avro.<version> schema name: {full_name!r}")
+    return ".".join(parts[3:] + [parts[2]])
+
+
+def _provider(provider: str) -> str:
+    if not NAME_RE.match(provider):
+        raise ValueError(f"invalid provider name {provider!r}")
+    return provider
+
+
+@dataclass(frozen=True, order=True)
+class ActivityOutput:
+    """One activity's output folder and the files beside it."""
+
+    started: datetime
+    provider: str
+    activity: str
+    day: date
+    schema: str
+
+    @property
+    def stem(self) -> str:
+        return f"{timestamp(self.started)}-{self.provider}-{self.schema}"
+
+    @property
+    def folder(self) -> str:
+        return f"{self.provider}/{self.activity}/{datestamp(self.day)}/{self.stem}.avro"
+
+    @property
+    def relative(self) -> str:
+        """The folder relative to the provider folder (as prov and plan files cite it)."""
+        return self.folder.split("/", 1)[1]
+
+    @property
+    def prov(self) -> str:
+        return f"{self.provider}/{self.activity}/{datestamp(self.day)}/{self.stem}-prov.json"
+
+    @property
+    def manifest(self) -> str:
+        return f"{self.folder}/{MANIFEST}"
+
+    def log(self, name: str) -> str:
+        """Name of a log file inside the folder (for a FolderWriter)."""
+        return f"{LOGS}/{check_key(name)}"
+
+
+def activity_output(provider: str, activity: str, day: date, started: datetime, schema: str) -> ActivityOutput:
+    if activity not in ACTIVITIES:
+        raise ValueError(f"unknown activity {activity!r}; expected one of {ACTIVITIES}")
+    timestamp(started)
+    return ActivityOutput(started.astimezone(timezone.utc).replace(microsecond=0), _provider(provider), activity, day, schema)
+
+
+def parse_output(key: str) -> ActivityOutput:
+    """The inverse of :attr:`ActivityOutput.folder` (also accepts a provider-relative path with ``provider``)."""
+    match = _OUTPUT_RE.match(key.rstrip("/"))
+    if not match or match["activity"] not in ACTIVITIES:
+        raise ValueError(f"not an activity output path: {key!r}")
+    return ActivityOutput(
+        parse_timestamp(match["ts"]),
+        match["provider"],
+        match["activity"],
+        datetime.strptime(match["day"], "%Y%m%d").date(),
+        match["schema"],
+    )
+
+
+def complete_outputs(storage: Storage, provider: str, activity: str, day: date | None = None) -> list[ActivityOutput]:
+    """Complete outputs (with ``_MANIFEST``) of an activity, oldest first; one day or all days."""
+    base = f"{_provider(provider)}/{activity}"
+    days = [datestamp(day)] if day else storage.list_children(base)
+    found = []
+    for stamp in days:
+        for name in storage.list_children(f"{base}/{stamp}"):
+            if not name.endswith(".avro"):
+                continue
+            key = f"{base}/{stamp}/{name}"
+            try:
+                output = parse_output(key)
+            except ValueError:
+                continue
+            if storage.is_complete(key):
+                found.append(output)
+    return sorted(found, key=lambda o: (o.day, o.started))
+
+
+def latest_output(storage: Storage, provider: str, activity: str, day: date) -> ActivityOutput | None:
+    outputs = complete_outputs(storage, provider, activity, day)
+    return max(outputs, key=lambda o: o.started) if outputs else None
+
+
+def plan_key(provider: str, plan_started: datetime, activity_started: datetime, schema: str) -> str:
+    return f"{_provider(provider)}/{PLAN}/{timestamp(plan_started)}/{timestamp(activity_started)}-{schema}.json"
+
+
+def plan_files(storage: Storage, provider: str, plan_started: datetime) -> list[str]:
+    prefix = f"{_provider(provider)}/{PLAN}/{timestamp(plan_started)}"
+    return [f"{prefix}/{name}" for name in storage.list_children(prefix) if name.endswith(".json")]
+
+
+# -- generic paths for the other capabilities -------------------------------------------------------
+
+
+def _parts(parts) -> str:
+    return "/".join(check_key(p) if "/" not in p else _bad(p) for p in parts)
+
+
+def _bad(part: str) -> str:
+    raise ValueError(f"path part must not contain '/': {part!r}")
+
+
+def provider_dated_key(provider: str, area: str, started: datetime, name: str) -> str:
+    """``<provider>/<area>/<yyyymmdd>/<yyyymmdd_hhmmss>-<provider>-<name>``."""
+    return f"{_provider(provider)}/{_parts([area])}/{datestamp(started)}/{timestamp(started)}-{provider}-{_parts([name])}"
+
+
+def hub_key(area: str, *parts: str) -> str:
+    """``_<area>/<part>/...``: platform-wide files (provider names never start with '_')."""
+    return "/".join([f"_{_parts([area])}", *([_parts(parts)] if parts else [])])
+
+
+def hub_dated_key(area: str, started: datetime, name: str) -> str:
+    return hub_key(area, datestamp(started), f"{timestamp(started)}-{name}")
+
+
+def provider_state_key(provider: str, name: str) -> str:
+    """Mutable per-provider documents (checkpoints, status): ``<provider>/state/<name>``."""
+    return f"{_provider(provider)}/{STATE}/{_parts([name])}"
+
+
+# -- resourcesync (issue 5) ---------------------------------------------------------------------------
+
+
+def resourcesync_key(*parts: str) -> str:
+    """Published ResourceSync documents, ``_resourcesync/<url path parts>``: the server maps a URL path
+    ``/a/b.xml`` to ``resourcesync_key("a", "b.xml")`` (``.well-known/resourcesync`` included)."""
+    return hub_key("resourcesync", *parts)

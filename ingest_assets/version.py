@@ -1,0 +1,41 @@
+"""The software version stamped into every file the platform writes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+
+def _package_version() -> str:
+    try:
+        return version("ingest-assets")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+def _git_commit() -> str | None:
+    if os.environ.get("INGEST_GIT_COMMIT"):
+        return os.environ["INGEST_GIT_COMMIT"]
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def software_version() -> str:
+    """Package version plus ``+g<commit>`` when the git commit is known (PEP 440 local label)."""
+    commit = _git_commit()
+    return f"{_package_version()}+g{commit}" if commit else _package_version()
+
+
+SOFTWARE_VERSION = software_version()

@@ -1,0 +1,157 @@
+"""Shared fixtures: real servers on 127.0.0.1 (moto S3, PostgreSQL, HTTP) and the shared fixtures folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+import pytest
+
+from ingest_assets.storage import LocalStorage
+
+SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip on a developer machine that lacks something; in CI a missing prerequisite is a failure."""
+    if not condition:
+        if IN_CI:
+            pytest.fail(f"CI prerequisite missing: {reason}")
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def shared_fixtures() -> Path:
+    """``../shared/fixtures`` (third-party files: read in place, never copied)."""
+    require(SHARED_FIXTURES.is_dir(), f"{SHARED_FIXTURES} not found (a clone without ../shared)")
+    return SHARED_FIXTURES
+
+
+@pytest.fixture
+def tmp_storage(tmp_path) -> LocalStorage:
+    return LocalStorage(tmp_path / "storage")
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """moto's S3 server over real HTTP (not the in-process mock)."""
+    from moto.server import ThreadedMotoServer
+
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        os.environ.setdefault(key, value)
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+def _pg_bindir() -> Path | None:
+    for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
+        if (candidate / "initdb").exists():
+            return candidate
+    found = shutil.which("initdb")
+    return Path(found).parent if found else None
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A private PostgreSQL server (initdb + pg_ctl on a free port), as a SQLAlchemy URL."""
+    bindir = _pg_bindir()
+    require(bindir is not None, "PostgreSQL server binaries not installed (.ci/run installs them)")
+    base = Path(tempfile.mkdtemp(prefix="ingest-pg-"))  # outside pytest's 0700 tree: postgres must reach it
+    data, sockets = base / "data", base / "sock"
+    sockets.mkdir()
+    port = free_port()
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses to run as root
+        subprocess.run(["chown", "-R", "postgres", str(base)], check=True)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    subprocess.run(
+        [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "ingest", "--auth=trust", "-E", "UTF8"],
+        check=True,
+        capture_output=True,
+    )
+    options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off"
+    subprocess.run(
+        [*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "log"), "-w", "start"],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        subprocess.run(
+            [str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "ingest", "ingest"],
+            check=True,
+            capture_output=True,
+        )
+        yield f"postgresql+psycopg://ingest@127.0.0.1:{port}/ingest"
+    finally:
+        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+class _QuietWSGIHandler(WSGIRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+class _QuietFileHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+class _ThreadingWSGIServer(WSGIServer):
+    daemon_threads = True
+
+    def process_request(self, request, client_address):
+        threading.Thread(target=self._handle, args=(request, client_address), daemon=True).start()
+
+    def _handle(self, request, client_address):
+        try:
+            self.finish_request(request, client_address)
+        finally:
+            self.shutdown_request(request)
+
+
+@pytest.fixture
+def http_server() -> Iterator[Callable[..., str]]:
+    """Factory: ``http_server(directory=...)`` or ``http_server(app=wsgi_app)`` -> base URL on 127.0.0.1."""
+    servers = []
+
+    def start(*, directory: str | Path | None = None, app=None) -> str:
+        if (directory is None) == (app is None):
+            raise ValueError("give exactly one of directory or app")
+        if app is not None:
+            server = make_server("127.0.0.1", 0, app, server_class=_ThreadingWSGIServer, handler_class=_QuietWSGIHandler)
+        else:
+            server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietFileHandler, directory=str(directory)))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
