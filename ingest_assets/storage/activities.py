@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from ingest_assets.storage import layout
@@ -72,7 +72,7 @@ def write_activity(
     started: datetime,
     schema: str,
     partition: str,
-    plan_started: datetime | None = None,
+    plan: PlanRef | None = None,
     version: str = SOFTWARE_VERSION,
 ) -> ActivityResult:
     """Write one activity output atomically, then its prov file and a new plan journal entry."""
@@ -85,6 +85,7 @@ def write_activity(
         stats = write_parts(folder, schema_with_doc(schema, doc), stream.records, provider=provider)
         for name, data in (stream.logs() if stream.logs else {}).items():
             folder.write_bytes(output.log(name), data)
+        summary = dict(stream.summary()) if stream.summary else {}
         manifest = Manifest(
             activity=activity,
             provider=provider,
@@ -94,27 +95,44 @@ def write_activity(
             software_version=version,
             partition=partition,
             inputs=inputs,
+            extra={f"Summary {k}": str(v) for k, v in summary.items() if isinstance(v, (int, float, str))},
         )
         folder.write_bytes(layout.MANIFEST, manifest.to_bytes())
         size = folder.bytes_written
     generator = stream.inputs[0].output.relative if stream.inputs else None
     storage.write_bytes(output.prov, prov_document(generator, version))
-    plan = _journal(storage, output, plan_started, version) if plan_started else None
-    summary = dict(stream.summary()) if stream.summary else {}
-    return ActivityResult(output, storage.uri(output.folder), stats.records, size, stats.parts, plan, summary)
+    plan_key = _journal(storage, output, plan, version) if plan else None
+    return ActivityResult(output, storage.uri(output.folder), stats.records, size, stats.parts, plan_key, summary)
 
 
-def _journal(storage: Storage, output: layout.ActivityOutput, plan_started: datetime, version: str) -> str:
-    """Add the activity to its plan: a new write-once file holding every activity of the plan so far."""
+def _journal(storage: Storage, output: layout.ActivityOutput, plan: "PlanRef", version: str) -> str:
+    """Add the activity to its plan: a new write-once file holding every activity of the plan so far.
+
+    A new plan takes the first free second at or after ``plan.started`` (backfill runs of one provider
+    can start in the same second); ``plan.started`` is updated to the folder actually used.
+    """
     activities: dict[str, str] = {}
-    existing = layout.plan_files(storage, output.provider, plan_started)
-    if existing:
-        activities = json.loads(storage.read_bytes(existing[-1]))
-        activities.pop("version", None)
+    if plan.new:
+        while storage.list_children(f"{output.provider}/{layout.PLAN}/{layout.timestamp(plan.started)}"):
+            plan.started += timedelta(seconds=1)
+        plan.new = False
+    else:
+        documents = [json.loads(storage.read_bytes(k)) for k in layout.plan_files(storage, output.provider, plan.started)]
+        if documents:
+            activities = max(documents, key=len)
+            activities.pop("version", None)
     activities[output.activity] = output.relative
-    key = layout.plan_key(output.provider, plan_started, output.started, output.schema)
+    key = layout.plan_key(output.provider, plan.started, output.started, output.schema)
     storage.write_bytes(key, plan_document(activities, version))
     return key
+
+
+@dataclass
+class PlanRef:
+    """The plan (one run's sequence of activities for a provider) an activity belongs to."""
+
+    started: datetime
+    new: bool = True
 
 
 def latest_source(storage: Storage, provider: str, activity: str, day: date) -> RecordSource | None:

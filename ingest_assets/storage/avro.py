@@ -86,7 +86,7 @@ def write_parts(
                     handle.close()
                 part = f"part-{len(stats.parts):05d}.avro"
                 handle = folder.open(part)
-                writer = Writer(handle, schema, codec=name, codec_compression_level=level, validator=False)
+                writer = Writer(handle, schema, codec=name, compression_level=level, validator=False)
                 stats.parts.append(part)
             try:
                 writer.write(record)

@@ -129,11 +129,18 @@ class LocalStorage(Storage):
         base = self._path(prefix) if prefix else self.root
         if base.is_file():
             yield prefix
-            return
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(d for d in dirnames if not (Path(dirpath) == self.root and d == STAGING))
-            for name in sorted(filenames):
-                yield Path(dirpath, name).relative_to(self.root).as_posix()
+        elif base.is_dir():
+            yield from self._walk(base)
+
+    def _walk(self, directory: Path) -> Iterator[str]:
+        """Keys in the same lexicographic order S3 lists them ('/' sorts after '-' and '.')."""
+        entries = [(e.name + "/" if e.is_dir() else e.name, e) for e in os.scandir(directory)]
+        for _, entry in sorted(entries, key=lambda item: item[0]):
+            if entry.is_dir():
+                if not (directory == self.root and entry.name == STAGING):
+                    yield from self._walk(Path(entry.path))
+            else:
+                yield Path(entry.path).relative_to(self.root).as_posix()
 
     def list_children(self, prefix: str = "") -> list[str]:
         base = self._path(prefix) if prefix else self.root

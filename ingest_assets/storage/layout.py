@@ -191,3 +191,30 @@ def resourcesync_key(*parts: str) -> str:
     """Published ResourceSync documents, ``_resourcesync/<url path parts>``: the server maps a URL path
     ``/a/b.xml`` to ``resourcesync_key("a", "b.xml")`` (``.well-known/resourcesync`` included)."""
     return hub_key("resourcesync", *parts)
+
+
+# -- datasets (issue 7) -------------------------------------------------------------------------------
+
+DATASET_KINDS = ("requests", "results", "web", "items")
+
+
+def dataset_key(kind: str, name: str | None = None, started: datetime | None = None) -> str:
+    """Dataset ingest files: ``_datasets-<kind>[/<name>]``, or with ``started``
+    ``_datasets-<kind>/<yyyymmdd>/<yyyymmdd_hhmmss>-<name>``. Kinds: ``requests`` (JSON-lines request files
+    the sensor watches), ``results`` (JSON-lines results streams), ``web`` (WARC files), ``items``
+    (archive.org-shaped item folders)."""
+    if kind not in DATASET_KINDS:
+        raise ValueError(f"unknown dataset storage kind {kind!r}; expected one of {DATASET_KINDS}")
+    area = f"datasets-{kind}"
+    if started is not None:
+        return hub_dated_key(area, started, name or "")
+    return hub_key(area, name) if name else hub_key(area)
+
+
+# -- repository (issue 6) -----------------------------------------------------------------------------
+
+
+def repository_report_key(provider: str, started: datetime, collection_pid: str) -> str:
+    """A collection's metadata aggregation report (MediaWiki syntax):
+    ``<provider>/repository-reports/<yyyymmdd>/<yyyymmdd_hhmmss>-<provider>-<pid, ':' -> '_'>.wiki``."""
+    return provider_dated_key(provider, "repository-reports", started, collection_pid.replace(":", "_") + ".wiki")

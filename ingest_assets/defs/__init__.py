@@ -1,0 +1,1 @@
+"""Dagster wiring: one folder per capability; ``ingest_assets.definitions`` merges them."""

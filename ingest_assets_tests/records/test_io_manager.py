@@ -1,0 +1,184 @@
+"""The record IO manager with the exact partition shape the pipeline uses: date x dynamic provider."""
+
+import json
+import uuid
+from datetime import datetime, timezone
+
+import boto3
+import dagster as dg
+import fastavro
+import pytest
+
+from ingest_assets.defs.partitions import record_partitions
+from ingest_assets.defs.io_managers import RecordIOManager, record_metadata
+from ingest_assets.defs.resources import StorageResource
+from ingest_assets.storage import LocalStorage, S3Storage, layout
+from ingest_assets.storage.activities import RecordSource, RecordStream
+from ingest_assets.storage.avro import INDEX_RECORD, ORIGINAL_RECORD
+from ingest_assets.storage.manifest import Manifest
+
+FAIL_AFTER = {"n": None}
+
+
+def _originals(provider: str, day: str, n: int = 5):
+    for i in range(n):
+        if FAIL_AFTER["n"] is not None and i == FAIL_AFTER["n"]:
+            raise ConnectionError("provider went away mid-harvest")
+        yield {
+            "id": f"oai:{provider}:{day}:{i}",
+            "ingestDate": 1767225600,
+            "provider": provider,
+            "document": f"<record n='{i}'/>",
+            "mimetype": "application_xml",
+            "deleted": i == 4,
+        }
+
+
+@dg.asset(partitions_def=record_partitions, io_manager_key="record_io_manager", metadata=record_metadata("harvest", ORIGINAL_RECORD))
+def toy_original(context: dg.AssetExecutionContext) -> RecordStream:
+    dims = context.partition_key.keys_by_dimension
+    return RecordStream(_originals(dims["provider"], dims["date"]), summary=lambda: {"mode": "incremental"})
+
+
+@dg.asset(partitions_def=record_partitions, io_manager_key="record_io_manager", metadata=record_metadata("indexing", INDEX_RECORD))
+def toy_indexed(toy_original: RecordSource) -> RecordStream:
+    docs = ({"id": r["id"], "document": json.dumps({"doc": r["document"]}), "deleted": r["deleted"]} for r in toy_original)
+    return RecordStream(docs, inputs=[toy_original], logs=lambda: {"counts.csv": b"kind,count\n"})
+
+
+def key(day: str, provider: str = "demo") -> dg.MultiPartitionKey:
+    return dg.MultiPartitionKey({"date": day, "provider": provider})
+
+
+@pytest.fixture
+def instance():
+    with dg.instance_for_test() as inst:
+        inst.add_dynamic_partitions("providers", ["demo", "other"])
+        yield inst
+
+
+def run(storage_url: str, instance, day: str, assets=(toy_original, toy_indexed)):
+    resources = {"storage": StorageResource(url=storage_url)}
+    resources["record_io_manager"] = RecordIOManager(storage=resources["storage"])
+    return dg.materialize(list(assets), partition_key=key(day), instance=instance, resources=resources)
+
+
+def test_multi_partition_key_joins_dimensions_alphabetically():
+    assert str(key("2026-01-02")) == "2026-01-02|demo"
+    assert record_partitions.partitions_defs[0].name == "date"
+
+
+def test_materialize_writes_the_layout_exactly(tmp_path, instance):
+    storage = LocalStorage(tmp_path / "s")
+    result = run(str(tmp_path / "s"), instance, "2026-01-02")
+    assert result.success
+    harvest = layout.complete_outputs(storage, "demo", "harvest")
+    indexing = layout.complete_outputs(storage, "demo", "indexing")
+    assert len(harvest) == len(indexing) == 1
+    h, i = harvest[0], indexing[0]
+    assert h.folder.startswith("demo/harvest/20260102/") and h.folder.endswith("-demo-OriginalRecord.v1.avro")
+    assert i.folder.startswith("demo/indexing/20260102/") and i.folder.endswith("-demo-MAP4_0.IndexRecord.v1.avro")
+    assert sorted(storage.list_children(h.folder)) == ["_MANIFEST", "part-00000.avro"]
+    assert sorted(storage.list_children(i.folder)) == ["_LOGS", "_MANIFEST", "part-00000.avro"]
+
+    manifest = Manifest.from_bytes(storage.read_bytes(i.manifest))
+    assert (manifest.activity, manifest.provider, manifest.record_count) == ("indexing", "demo", 5)
+    assert manifest.partition == "2026-01-02|demo" and manifest.inputs == [h.folder]
+    assert manifest.start_time == i.started and manifest.start_time.tzinfo is not None
+    assert Manifest.from_bytes(storage.read_bytes(h.manifest)).extra == {"Summary mode": "incremental"}
+
+    prov = json.loads(storage.read_bytes(i.prov))
+    assert prov["generator"] == h.relative and prov["version"] == manifest.software_version
+    assert json.loads(storage.read_bytes(h.prov))["generator"] is None
+
+    plans = storage.list_children("demo/plan")
+    assert len(plans) == 1  # one plan per run
+    files = layout.plan_files(storage, "demo", layout.parse_timestamp(plans[0]))
+    by_schema = {f.split("-", 2)[-1]: json.loads(storage.read_bytes(f)) for f in files}
+    assert sorted(by_schema) == ["MAP4_0.IndexRecord.v1.json", "OriginalRecord.v1.json"]
+    assert by_schema["OriginalRecord.v1.json"] == {"harvest": h.relative, "version": manifest.software_version}
+    assert by_schema["MAP4_0.IndexRecord.v1.json"] == {
+        "harvest": h.relative,
+        "indexing": i.relative,
+        "version": manifest.software_version,
+    }
+
+    with storage.open_read(f"{i.folder}/part-00000.avro") as handle:
+        reader = fastavro.reader(handle)
+        assert "indexing of demo for 2026-01-02" in reader.writer_schema["doc"]
+        assert manifest.software_version in reader.writer_schema["doc"]
+        records = list(reader)
+    assert [r["id"] for r in records] == [f"oai:demo:2026-01-02:{n}" for n in range(5)]
+    assert [r["deleted"] for r in records] == [False] * 4 + [True]
+
+    mat = result.asset_materializations_for_node("toy_indexed")[0].metadata
+    assert mat["dagster/row_count"].value == 5
+    assert mat["dagster/uri"].value == storage.uri(i.folder)
+    assert mat["schema"].value == "MAP4_0.IndexRecord.v1" and mat["bytes"].value > 0
+
+
+def test_backfill_three_dates_then_load_upstream_partition(tmp_path, instance):
+    url = str(tmp_path / "s")
+    for day in ("2026-01-01", "2026-01-02", "2026-01-03"):
+        assert run(url, instance, day, assets=(toy_original,)).success
+    # downstream alone loads the upstream partition of the same date from storage
+    resources = {"storage": StorageResource(url=url)}
+    resources["record_io_manager"] = RecordIOManager(storage=resources["storage"])
+    result = dg.materialize([toy_indexed, toy_original.to_source_asset()], selection=[toy_indexed], partition_key=key("2026-01-02"), instance=instance, resources=resources)
+    assert result.success
+    storage = LocalStorage(url)
+    days = [o.day.isoformat() for o in layout.complete_outputs(storage, "demo", "harvest")]
+    assert days == ["2026-01-01", "2026-01-02", "2026-01-03"]
+    (indexed,) = layout.complete_outputs(storage, "demo", "indexing")
+    records = list(RecordSource(storage, indexed))
+    assert {r["id"].split(":")[2] for r in records} == {"2026-01-02"}
+    materialized = instance.get_materialized_partitions(dg.AssetKey("toy_original"))
+    assert {"2026-01-01|demo", "2026-01-02|demo", "2026-01-03|demo"} <= set(materialized)
+    assert len(storage.list_children("demo/plan")) == 4  # three backfill runs and the downstream run: own plans
+
+
+def test_failure_mid_write_leaves_no_output_and_rerun_succeeds(tmp_path, instance):
+    FAIL_AFTER["n"] = 3
+    try:
+        result = dg.materialize(
+            [toy_original],
+            partition_key=key("2026-01-05"),
+            instance=instance,
+            resources={"record_io_manager": RecordIOManager(storage=StorageResource(url=str(tmp_path / "s")))},
+            raise_on_error=False,
+        )
+    finally:
+        FAIL_AFTER["n"] = None
+    assert not result.success
+    storage = LocalStorage(tmp_path / "s")
+    assert layout.complete_outputs(storage, "demo", "harvest") == []
+    assert [k for k in storage.list_keys("") if "/harvest/" in k] == []
+    assert run(str(tmp_path / "s"), instance, "2026-01-05", assets=(toy_original,)).success
+    assert len(layout.complete_outputs(storage, "demo", "harvest")) == 1
+
+
+def test_missing_upstream_names_provider_and_asset(tmp_path, instance):
+    resources = {"record_io_manager": RecordIOManager(storage=StorageResource(url=str(tmp_path / "s")))}
+    result = dg.materialize([toy_indexed, toy_original.to_source_asset()], selection=[toy_indexed], partition_key=key("2026-01-07"), instance=instance, resources=resources, raise_on_error=False)
+    assert not result.success
+    message = str(result.failure_data_for_node("toy_indexed").error.cause)
+    assert "no complete harvest output for 2026-01-07" in message and "provider 'demo'" in message
+
+
+def test_s3_backend_through_the_io_manager(s3_endpoint, instance):
+    bucket = f"ingest-{uuid.uuid4().hex[:12]}"
+    client = boto3.client("s3", endpoint_url=s3_endpoint)
+    client.create_bucket(Bucket=bucket)
+    import os
+
+    os.environ["AWS_ENDPOINT_URL"] = s3_endpoint
+    try:
+        assert run(f"s3://{bucket}/hub", instance, "2026-01-02").success
+    finally:
+        del os.environ["AWS_ENDPOINT_URL"]
+    storage = S3Storage(bucket, "hub", endpoint_url=s3_endpoint)
+    (indexed,) = layout.complete_outputs(storage, "demo", "indexing")
+    assert len(list(RecordSource(storage, indexed))) == 5
+    keys = [o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]]
+    assert f"hub/{indexed.manifest}" in keys and f"hub/{indexed.prov}" in keys
+    assert all(k.startswith("hub/demo/") for k in keys)

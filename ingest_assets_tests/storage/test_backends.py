@@ -1,0 +1,81 @@
+"""The same storage contract against the local backend and S3 (moto's server over HTTP)."""
+
+import uuid
+
+import boto3
+import pytest
+
+from ingest_assets.storage import LocalStorage, S3Storage, open_storage
+
+
+@pytest.fixture(params=["local", "s3"])
+def storage(request, tmp_path):
+    if request.param == "local":
+        return LocalStorage(tmp_path / "root")
+    endpoint = request.getfixturevalue("s3_endpoint")
+    bucket = f"ingest-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=bucket)
+    return S3Storage(bucket, "hub/prefix", endpoint_url=endpoint)
+
+
+def test_write_once_files(storage):
+    storage.write_bytes("cdl/plan/a.json", b"1")
+    with pytest.raises(FileExistsError):
+        storage.write_bytes("cdl/plan/a.json", b"2")
+    assert storage.read_bytes("cdl/plan/a.json") == b"1"
+    storage.write_bytes("cdl/state/s.json", b"3", overwrite=True)
+    storage.write_bytes("cdl/state/s.json", b"4", overwrite=True)
+    assert storage.read_bytes("cdl/state/s.json") == b"4"
+    assert storage.list_children("cdl") == ["plan", "state"]
+    assert list(storage.list_keys("cdl")) == ["cdl/plan/a.json", "cdl/state/s.json"]
+
+
+def test_folder_appears_whole_with_manifest_last(storage):
+    with storage.folder("p/harvest/20260101/x.avro") as folder:
+        folder.write_bytes("part-00000.avro", b"a" * 10)
+        folder.write_bytes("_LOGS/report.csv", b"r")
+        folder.write_bytes("_MANIFEST", b"m")
+        assert not storage.is_complete("p/harvest/20260101/x.avro")
+    assert storage.is_complete("p/harvest/20260101/x.avro")
+    assert list(storage.list_keys("p/harvest/20260101/x.avro")) == [
+        "p/harvest/20260101/x.avro/_LOGS/report.csv",
+        "p/harvest/20260101/x.avro/_MANIFEST",
+        "p/harvest/20260101/x.avro/part-00000.avro",
+    ]
+    with pytest.raises(FileExistsError):
+        with storage.folder("p/harvest/20260101/x.avro") as folder:
+            folder.write_bytes("_MANIFEST", b"m")
+
+
+def test_failure_mid_write_leaves_nothing_visible(storage):
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        with storage.folder("p/mapping/20260101/y.avro") as folder:
+            folder.write_bytes("part-00000.avro", b"a")
+            raise RuntimeError("disk on fire")
+    assert not storage.exists("p/mapping/20260101/y.avro")
+    assert list(storage.list_keys("")) == []
+    with storage.folder("p/mapping/20260101/y.avro") as folder:  # a re-run succeeds
+        folder.write_bytes("_MANIFEST", b"m")
+    assert storage.is_complete("p/mapping/20260101/y.avro")
+
+
+def test_folder_without_marker_is_an_error(storage):
+    with pytest.raises(RuntimeError, match="_MANIFEST"):
+        with storage.folder("p/x.avro") as folder:
+            folder.write_bytes("part-00000.avro", b"a")
+    assert not storage.exists("p/x.avro")
+
+
+def test_keys_cannot_escape_the_root(storage):
+    for key in ("../etc/passwd", "/abs", "a//b", "a/./b"):
+        with pytest.raises(ValueError):
+            storage.write_bytes(key, b"x")
+
+
+def test_open_storage_selects_backend(tmp_path):
+    assert isinstance(open_storage(str(tmp_path)), LocalStorage)
+    assert isinstance(open_storage(f"file://{tmp_path}"), LocalStorage)
+    s3 = open_storage("s3://bucket/some/prefix")
+    assert isinstance(s3, S3Storage) and s3.uri("a/b") == "s3://bucket/some/prefix/a/b"
+    with pytest.raises(ValueError):
+        open_storage("ftp://host/dir")
