@@ -1,0 +1,81 @@
+"""Command line: ``ingest-assets demo`` runs the record pipeline end to end on embedded defaults."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from datetime import date
+from pathlib import Path
+
+DEMO_PORT = 8765
+
+
+def _demo(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from ingest_assets.demo.oai_server import serve_in_thread
+    from ingest_assets.demo.samples import sample_records
+    from ingest_assets.settings import Settings
+    from ingest_assets.storage import layout, open_storage
+
+    os.environ.setdefault("DAGSTER_HOME", str(Path.cwd()))
+    settings = Settings.from_env()
+    server, url = serve_in_thread(sample_records(day=args.date), port=args.port)
+    print(f"demo OAI-PMH endpoint: {url}")
+    from ingest_assets.definitions import defs
+    from ingest_assets.registry import load_registry
+
+    instance = dg.DagsterInstance.get()
+    providers = sorted(load_registry(settings.registry_path))
+    existing = set(instance.get_dynamic_partitions("providers"))
+    instance.add_dynamic_partitions("providers", [p for p in providers if p not in existing])
+    partition = dg.MultiPartitionKey({"date": args.date.isoformat(), "provider": args.provider})
+    result = defs.resolve_job_def("record_pipeline").execute_in_process(
+        partition_key=str(partition), instance=instance, raise_on_error=False
+    )
+    server.shutdown()
+    storage = open_storage(settings.storage_url)
+    print(f"\nrun {result.run_id}: {'success' if result.success else 'FAILED'}")
+    for activity in layout.ACTIVITIES:
+        output = layout.latest_output(storage, args.provider, activity, args.date)
+        if output:
+            print(f"  {activity:<10} {storage.uri(output.folder)}")
+    print(f"\nstorage: {storage.url}\nopen the UI:  DAGSTER_HOME={os.environ['DAGSTER_HOME']} uv run dagster dev")
+    return 0 if result.success else 1
+
+
+def _serve_demo(args: argparse.Namespace) -> int:
+    from ingest_assets.demo.oai_server import serve_in_thread
+    from ingest_assets.demo.samples import sample_records
+
+    server, url = serve_in_thread(sample_records(day=args.date), port=args.port)
+    print(f"serving demo OAI-PMH records at {url} (Ctrl-C to stop)")
+    try:
+        server._BaseServer__is_shut_down.wait()  # noqa: SLF001 - block until interrupted
+    except KeyboardInterrupt:
+        server.shutdown()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ingest-assets", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="harvest, map, enrich and index the demo provider for one day")
+    demo.add_argument("--date", type=date.fromisoformat, default=date(2026, 1, 15))
+    demo.add_argument("--provider", default="demo")
+    demo.add_argument("--port", type=int, default=DEMO_PORT)
+    demo.set_defaults(handler=_demo)
+
+    serve = commands.add_parser("serve-demo", help="serve the demo OAI-PMH endpoint (for runs from the UI)")
+    serve.add_argument("--date", type=date.fromisoformat, default=date(2026, 1, 15))
+    serve.add_argument("--port", type=int, default=DEMO_PORT)
+    serve.set_defaults(handler=_serve_demo)
+
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

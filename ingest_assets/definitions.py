@@ -1,0 +1,28 @@
+"""All definitions: shared resources chosen from the environment, plus each capability's defs."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from ingest_assets.defs.io_managers import RecordIOManager
+from ingest_assets.defs.records import defs as records_defs
+from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
+from ingest_assets.settings import Settings
+
+
+def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
+    storage = StorageResource(url=settings.storage_url)
+    return {
+        "storage": storage,
+        "sql": SqlResource(url=settings.database_url),
+        "registry": RegistryResource(path=str(settings.registry_path)),
+        "record_io_manager": RecordIOManager(storage=storage),
+    }
+
+
+def build_definitions(settings: Settings | None = None) -> dg.Definitions:
+    settings = settings or Settings.from_env()
+    return dg.Definitions.merge(dg.Definitions(resources=shared_resources(settings)), records_defs)
+
+
+defs = build_definitions()
