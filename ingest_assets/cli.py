@@ -58,6 +58,29 @@ def _serve_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _snapshot(args: argparse.Namespace) -> int:
+    from datetime import datetime, timezone
+
+    from ingest_assets.settings import Settings
+    from ingest_assets.storage import open_storage
+    from ingest_assets.storage.activities import RecordStream, write_activity
+    from ingest_assets.storage.avro import ORIGINAL_RECORD
+    from ingest_assets.storage.snapshot import snapshot_records, snapshot_sources
+
+    storage = open_storage(Settings.from_env().storage_url)
+    sources = snapshot_sources(storage, args.provider, args.as_of)
+    if not sources:
+        print(f"no harvest of {args.provider} at or before {args.as_of}", file=sys.stderr)
+        return 1
+    started = datetime.now(timezone.utc)
+    stream = RecordStream(snapshot_records(sources), inputs=sources, started=started, summary=lambda: {"mode": "snapshot"})
+    result = write_activity(storage, stream, provider=args.provider, activity="harvest", day=args.as_of,
+                            started=started, schema=ORIGINAL_RECORD, partition=f"snapshot as of {args.as_of}")
+    print(f"{result.records} records as of {args.as_of} from {len(sources)} harvests -> {result.uri}")
+    print(f"re-map it: run mapped_records with config {{source: {result.output.folder}}}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ingest-assets", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -72,6 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--date", type=date.fromisoformat, default=date(2026, 1, 15))
     serve.add_argument("--port", type=int, default=DEMO_PORT)
     serve.set_defaults(handler=_serve_demo)
+
+    snap = commands.add_parser("snapshot", help="rebuild a provider's records as of a date (newest versions, deletions applied)")
+    snap.add_argument("provider")
+    snap.add_argument("--as-of", type=date.fromisoformat, required=True)
+    snap.set_defaults(handler=_snapshot)
 
     args = parser.parse_args(argv)
     return args.handler(args)
