@@ -1,0 +1,1 @@
+"""Record pipeline domain code (DPLA Ingestion 3 style): harvest, mapping, enrichment, indexing."""

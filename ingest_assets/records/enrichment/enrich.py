@@ -1,0 +1,139 @@
+"""``enrich(record)``: one MAPRecord dict in, an enriched copy and the names of the fields it changed out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ingest_assets.records.enrichment.dates import parse_date
+from ingest_assets.records.enrichment.dcmitype import normalize_type
+from ingest_assets.records.enrichment.language import normalize_language
+from ingest_assets.records.enrichment.rights import normalize_rights
+from ingest_assets.records.enrichment.text import clean, clean_label, unique
+
+LABEL_FIELDS = ("title", "alternative", "extent", "format")
+TEXT_FIELDS = ("description", "rights", "relation", "identifier", "isReplacedBy", "replaces")
+NAMED_FIELDS = ("contributor", "creator", "publisher", "rightsHolder", "genre", "subject", "spatial")
+TIME_FIELDS = ("date", "temporal")
+REQUIRED = frozenset({"title", "rights"})
+
+
+def enrich(record: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """Clean text, dedupe, resolve dates, languages, types and rights URIs. The input is not modified."""
+    source = record["sourceResource"]
+    sr = dict(source)
+    changes: set[str] = set()
+
+    def put(name: str, new: list | None) -> None:
+        if not new and name in REQUIRED:
+            return
+        if new != source.get(name):
+            sr[name] = new or None
+            changes.add(name)
+
+    for name in LABEL_FIELDS:
+        if source.get(name):
+            put(name, unique(clean_label(v) for v in source[name]))
+    for name in TEXT_FIELDS:
+        if source.get(name):
+            put(name, unique(clean(v) for v in source[name]))
+    for name in NAMED_FIELDS:
+        if source.get(name):
+            put(name, _named(source[name]))
+    for name in TIME_FIELDS:
+        if source.get(name):
+            put(name, [_timespan(span) for span in source[name]])
+    if source.get("collection"):
+        put("collection", [_collection(c) for c in source["collection"] if c.get("title") or c.get("description")])
+    if source.get("language"):
+        put("language", _languages(source["language"]))
+    if source.get("type"):
+        types, formats = _types(source["type"])
+        put("type", types)
+        if formats:
+            put("format", unique([*(sr.get("format") or []), *formats]))
+
+    enriched = dict(record)
+    enriched["sourceResource"] = sr
+    data_provider = clean_label(record["dataProvider"])
+    if data_provider and data_provider != record["dataProvider"]:
+        enriched["dataProvider"] = data_provider
+        changes.add("dataProvider")
+    if record.get("intermediateProvider"):
+        providers = unique(clean_label(v) for v in record["intermediateProvider"])
+        if providers != record["intermediateProvider"]:
+            enriched["intermediateProvider"] = providers or None
+            changes.add("intermediateProvider")
+    statement = _rights_statement(record.get("rightsStatement"), sr.get("rights") or ())
+    if statement != record.get("rightsStatement"):
+        enriched["rightsStatement"] = statement
+        changes.add("rightsStatement")
+    return enriched, changes
+
+
+def _named(entities: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Agents, concepts and places: clean ``name``, drop empty and duplicate names."""
+    seen: set[str] = set()
+    out = []
+    for entity in entities:
+        name = clean_label(entity.get("name") or entity.get("providedLabel") or "")
+        key = name.casefold()
+        if not name or key in seen:
+            continue
+        seen.add(key)
+        out.append(entity if name == entity.get("name") else {**entity, "name": name})
+    return out
+
+
+def _timespan(span: dict[str, Any]) -> dict[str, Any]:
+    labels = span.get("providedLabel") or []
+    cleaned = unique(clean(v) for v in labels)
+    begin, end = span.get("begin"), span.get("end")
+    if begin is None and end is None:
+        for label in cleaned:
+            parsed = parse_date(label)
+            if parsed:
+                begin, end = parsed
+                break
+    if cleaned == labels and begin == span.get("begin") and end == span.get("end"):
+        return span
+    return {**span, "providedLabel": cleaned or None, "begin": begin, "end": end}
+
+
+def _collection(item: dict[str, Any]) -> dict[str, Any]:
+    title = clean_label(item["title"]) if item.get("title") else item.get("title")
+    description = clean(item["description"]) if item.get("description") else item.get("description")
+    if title == item.get("title") and description == item.get("description"):
+        return item
+    return {**item, "title": title or None, "description": description or None}
+
+
+def _languages(values: list[str]) -> list[str]:
+    """ISO 639-3 codes where the value is a known code or name (unknown values kept, cleaned)."""
+    out = []
+    for value in values:
+        label = clean_label(value)
+        found = normalize_language(label) if label else None
+        out.append(found[0] if found else label)
+    return unique(out)
+
+
+def _types(values: list[str]) -> tuple[list[str], list[str]]:
+    """DCMI terms, and the values that are not types (moved to ``format`` rather than lost)."""
+    types, other = [], []
+    for value in values:
+        label = clean_label(value)
+        if not label:
+            continue
+        term = normalize_type(label)
+        (types if term else other).append(term or label)
+    return unique(types), other
+
+
+def _rights_statement(current: str | None, rights: Any) -> str | None:
+    if current:
+        return normalize_rights(current) or current
+    for value in rights:
+        found = normalize_rights(value)
+        if found:
+            return found
+    return None

@@ -1,0 +1,30 @@
+"""Indexing: IndexRecord (MAP4_0) documents and the search index they go to (Elasticsearch or embedded).
+
+    index = open_search_index(settings.search)
+    stats = index.full_build("dpla-map4", (index_record(r) for r in map_records))
+"""
+
+from __future__ import annotations
+
+import os
+
+from ingest_assets.records.indexing.documents import deletion_record, index_record
+from ingest_assets.records.indexing.embedded_index import EmbeddedSearchIndex
+from ingest_assets.records.indexing.es_index import ElasticsearchIndex
+from ingest_assets.records.indexing.results import IndexBuildRefused, IndexStats, Reconciliation
+
+DEFAULT_ALIAS = "dpla-map4"
+
+__all__ = [
+    "DEFAULT_ALIAS", "ElasticsearchIndex", "EmbeddedSearchIndex", "IndexBuildRefused", "IndexStats",
+    "Reconciliation", "deletion_record", "index_record", "open_search_index",
+]
+
+
+def open_search_index(target: str | os.PathLike, **options) -> ElasticsearchIndex | EmbeddedSearchIndex:
+    """``http(s)://...`` -> ElasticsearchIndex; anything else -> EmbeddedSearchIndex in that directory.
+    ``options`` go to the backend's constructor."""
+    target = os.fspath(target)
+    if target.startswith(("http://", "https://")):
+        return ElasticsearchIndex(target, **options)
+    return EmbeddedSearchIndex(target, **options)

@@ -1,0 +1,197 @@
+"""IndexRecord (MAP4_0) documents: a MAPRecord flattened to the JSON a DPLA-style search portal indexes.
+
+The document follows the shape of DPLA API item documents (``@id`` URIs, ``provider``/``dataProvider``
+objects, ``sourceResource`` with agents as name strings, dates as ``{begin, end, displayDate}``,
+languages as ``{name, iso639_3}``), serialised as compact JSON with sorted keys so that the same record
+always yields the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+
+from iso639 import Lang
+from iso639.exceptions import InvalidLanguageValue
+
+from ingest_assets.errors import ValidationError
+
+ITEM_URI = "http://dp.la/api/items/"
+CONTEXT_URI = "http://dp.la/api/items/context"
+MAX_ID_BYTES = 512  # Elasticsearch's limit for a document _id
+MILLISECONDS_THRESHOLD = 100_000_000_000  # an epoch above this (year 5138 in seconds) is in milliseconds
+
+STRING_FIELDS = (
+    "alternative", "description", "extent", "format", "identifier", "isReplacedBy", "relation", "replaces",
+    "rights", "title", "type",
+)
+AGENT_FIELDS = ("contributor", "creator", "publisher", "rightsHolder")
+TIMESPAN_FIELDS = ("date", "temporal")
+PLACE_KEYS = ("name", "city", "county", "state", "country", "region", "coordinates")
+
+
+def index_record(map_record: dict) -> dict:
+    """IndexRecord for a MAPRecord dict: ``{"id", "document", "deleted": False}``.
+
+    Raises ValidationError (naming provider and record) when a field the portal needs is missing.
+    """
+    if not isinstance(map_record, dict):
+        raise ValidationError(f"MAPRecord must be a dict, got {type(map_record).__name__}")
+    record_id = map_record.get("id")
+    provider = map_record.get("provider")
+    where = {"provider": provider if isinstance(provider, str) else None, "record": record_id}
+    _check_id(record_id, where)
+    source = map_record.get("sourceResource")
+    if not isinstance(source, dict):
+        raise ValidationError("MAPRecord has no sourceResource", **where)
+    for name, value in (
+        ("provider", provider), ("dataProvider", map_record.get("dataProvider")),
+        ("isShownAt", map_record.get("isShownAt")), ("sourceResource.title", source.get("title")),
+    ):
+        if not value:
+            raise ValidationError(f"MAPRecord has no {name}", **where)
+        if name.endswith("rovider") and not isinstance(value, (str, dict)):
+            raise ValidationError(f"MAPRecord {name} must be a string or an agent, got {value!r}", **where)
+    item_uri = ITEM_URI + record_id
+    document = {
+        "@context": CONTEXT_URI,
+        "@id": item_uri,
+        "@type": "ore:Aggregation",
+        "aggregatedCHO": "#sourceResource",
+        "id": record_id,
+        "ingestType": map_record.get("ingestType") or "item",
+        "ingestDate": _iso_utc(map_record.get("ingestDate"), where),
+        "dataProvider": _named(map_record["dataProvider"]),
+        "provider": _named(provider),
+        "intermediateProvider": _strings(map_record.get("intermediateProvider")),
+        "isShownAt": map_record["isShownAt"],
+        "object": map_record.get("object") or None,
+        "hasView": [{"@id": uri} for uri in _strings(map_record.get("hasView"))],
+        "rights": map_record.get("rightsStatement") or None,
+        "sourceResource": _source_resource(source, item_uri + "#sourceResource"),
+    }
+    return {"id": record_id, "document": _dumps(_pruned(document)), "deleted": False}
+
+
+def deletion_record(dpla_id: str) -> dict:
+    """IndexRecord that removes ``dpla_id`` from the index."""
+    _check_id(dpla_id, {"record": dpla_id})
+    return {"id": dpla_id, "document": "", "deleted": True}
+
+
+def _check_id(record_id: Any, where: dict) -> None:
+    if not isinstance(record_id, str) or not record_id.strip():
+        raise ValidationError(f"record id must be a non-empty string, got {record_id!r}", **where)
+    if len(record_id.encode("utf-8")) > MAX_ID_BYTES:
+        raise ValidationError(f"record id is longer than {MAX_ID_BYTES} bytes", **where)
+
+
+def _iso_utc(value: Any, where: dict) -> str:
+    """MAPRecord ingestDate (UNIX seconds, or milliseconds when huge; or an aware datetime) -> ISO-8601 UTC."""
+    if isinstance(value, bool) or value is None:
+        raise ValidationError(f"ingestDate must be a UNIX timestamp, got {value!r}", **where)
+    if isinstance(value, (int, float)):
+        seconds = value / 1000 if abs(value) >= MILLISECONDS_THRESHOLD else value
+        moment = datetime.fromtimestamp(seconds, tz=UTC)
+    elif isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise ValidationError("ingestDate datetime must be timezone-aware", **where)
+        moment = value
+    else:
+        raise ValidationError(f"ingestDate must be a UNIX timestamp, got {value!r}", **where)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _source_resource(source: dict, uri: str) -> dict:
+    out: dict[str, Any] = {"@id": uri}
+    for name in STRING_FIELDS:
+        out[name] = _strings(source.get(name))
+    for name in AGENT_FIELDS:
+        out[name] = [label for label in map(_label, source.get(name) or ()) if label]
+    for name in TIMESPAN_FIELDS:
+        out[name] = [_timespan(span) for span in source.get(name) or ()]
+    out["genre"] = [label for label in map(_label, source.get("genre") or ()) if label]
+    out["subject"] = [_concept(concept) for concept in source.get("subject") or ()]
+    out["collection"] = [
+        {"title": item.get("title"), "description": item.get("description")} if isinstance(item, dict)
+        else {"title": item}
+        for item in source.get("collection") or ()
+    ]
+    out["spatial"] = [
+        {key: place.get(key) for key in PLACE_KEYS} if isinstance(place, dict) else {"name": place}
+        for place in source.get("spatial") or ()
+    ]
+    out["language"] = [_language(value) for value in source.get("language") or ()]
+    return out
+
+
+def _strings(values: Any) -> list[str]:
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    return [value for value in values if isinstance(value, str) and value.strip()]
+
+
+def _label(value: Any) -> str | None:
+    """Agent/Concept -> its display label: the (enriched) name, else the provided label."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return value.get("name") or value.get("providedLabel")
+    return None
+
+
+def _named(value: Any) -> dict:
+    """provider / dataProvider (a name, a URI, or an Agent dict) -> ``{"@id", "name"}``."""
+    if isinstance(value, dict):
+        return {"@id": value.get("uri") or value.get("@id"), "name": _label(value),
+                "exactMatch": value.get("exactMatch")}
+    if value.startswith(("http://", "https://")):
+        return {"@id": value}
+    return {"name": value}
+
+
+def _concept(value: Any) -> dict:
+    if isinstance(value, dict):
+        return {"name": _label(value), "scheme": value.get("inScheme")}
+    return {"name": value}
+
+
+def _timespan(value: Any) -> dict:
+    if not isinstance(value, dict):
+        return {"displayDate": value}
+    labels = value.get("providedLabel")
+    display = "; ".join(_strings(labels)) if not isinstance(labels, str) else labels
+    return {"begin": value.get("begin"), "end": value.get("end"), "displayDate": display or None}
+
+
+def _language(value: Any) -> dict:
+    """A language code or label -> ``{"name", "iso639_3"}`` when ISO 639 knows it, else ``{"name"}``."""
+    if isinstance(value, dict):
+        return {"name": value.get("name"), "iso639_3": value.get("iso639_3") or value.get("code")}
+    return _known_language(value) if isinstance(value, str) and value.strip() else {}
+
+
+@lru_cache(maxsize=4096)
+def _known_language(value: str) -> dict:
+    try:
+        lang = Lang(value.strip())
+    except InvalidLanguageValue:
+        return {"name": value}
+    return {"name": lang.name, "iso639_3": lang.pt3} if lang.pt3 else {"name": value}
+
+
+def _pruned(value: Any) -> Any:
+    """Drop None, empty strings, empty lists and empty objects, recursively (documents hold no numbers)."""
+    if isinstance(value, dict):
+        items = ((key, _pruned(item) if isinstance(item, (dict, list)) else item) for key, item in value.items())
+        return {key: item for key, item in items if item}
+    items = (_pruned(item) if isinstance(item, (dict, list)) else item for item in value)
+    return [item for item in items if item]
+
+
+def _dumps(document: dict) -> str:
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

@@ -1,0 +1,29 @@
+"""Alias and physical index names: one physical index per full build, ``<alias>-<yyyymmddhhmmss>`` (UTC)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from ingest_assets.errors import ConfigError
+
+ALIAS_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,200}")
+
+
+def check_alias(alias: str) -> str:
+    """An alias valid for Elasticsearch and safe as a file name (lowercase letters, digits, '-', '_')."""
+    if not isinstance(alias, str) or not ALIAS_PATTERN.fullmatch(alias):
+        raise ConfigError(f"search alias must match {ALIAS_PATTERN.pattern}, got {alias!r}")
+    return alias
+
+
+def build_name(alias: str, started: datetime, taken: Callable[[str], bool]) -> str:
+    """``<alias>-<yyyymmddhhmmss>`` for a build started at ``started``; a later second if that name is taken,
+    so two builds in the same second still get distinct, ordered names."""
+    moment = started.astimezone(UTC)
+    while True:
+        name = f"{check_alias(alias)}-{moment:%Y%m%d%H%M%S}"
+        if not taken(name):
+            return name
+        moment += timedelta(seconds=1)

@@ -1,0 +1,82 @@
+"""The mapping report of one run: counts, per message kind and field, with examples (flat memory)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from typing import Any
+
+from ingest_assets.records.mapping.mapper import MappingResult, Message
+
+CSV_COLUMNS = ("kind", "field", "count", "example_record", "example_value", "reason")
+
+
+class MappingReport:
+    """Accumulates ``MappingResult``s. Memory is bounded: one example message per (kind, field)."""
+
+    def __init__(self) -> None:
+        self.attempted = 0
+        self.mapped = 0
+        self.failed = 0
+        self.deleted = 0
+        self._counts: Counter[tuple[str, str]] = Counter()
+        self._examples: dict[tuple[str, str], Message] = {}
+
+    def add(self, result: MappingResult) -> None:
+        self.attempted += 1
+        if result.record is not None:
+            self.mapped += 1
+        elif result.deleted:
+            self.deleted += 1
+        else:
+            self.failed += 1
+        for message in result.messages:
+            key = (message.kind, message.field)
+            self._counts[key] += 1
+            self._examples.setdefault(key, message)
+
+    @property
+    def failure_rate(self) -> float:
+        """Failed / (attempted - deleted); 0.0 when nothing was mappable."""
+        mappable = self.attempted - self.deleted
+        return self.failed / mappable if mappable else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        fields: Counter[str] = Counter()
+        for (kind, field_name), count in self._counts.items():
+            if kind != "deleted":
+                fields[field_name] += count
+        return {
+            "attempted": self.attempted,
+            "mapped": self.mapped,
+            "failed": self.failed,
+            "deleted": self.deleted,
+            "failure_rate": round(self.failure_rate, 6),
+            "messages": {f"{kind}:{f}" if f else kind: n for (kind, f), n in sorted(self._counts.items())},
+            "fields": dict(sorted(fields.items())),
+        }
+
+    def csv(self) -> bytes:
+        """Totals then one row per (kind, field) with its count and first example."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(CSV_COLUMNS)
+        for name in ("attempted", "mapped", "failed", "deleted"):
+            writer.writerow(("total", name, getattr(self, name), "", "", ""))
+        for (kind, field_name), count in sorted(self._counts.items()):
+            example = self._examples[(kind, field_name)]
+            writer.writerow((kind, field_name, count, example.record, example.value[:500], example.reason))
+        return out.getvalue().encode("utf-8")
+
+    def metadata(self) -> dict[str, Any]:
+        """Plain values for Dagster asset metadata (numbers plot over partitions)."""
+        summary = self.summary()
+        return {
+            "attempted": summary["attempted"],
+            "mapped": summary["mapped"],
+            "failed": summary["failed"],
+            "deleted": summary["deleted"],
+            "failure_rate": summary["failure_rate"],
+            "messages": summary["messages"],
+        }

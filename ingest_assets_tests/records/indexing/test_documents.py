@@ -1,0 +1,101 @@
+"""IndexRecord documents built from MAPRecords, checked against DPLA's own search documents."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from ingest_assets.errors import ValidationError
+from ingest_assets.records.indexing import deletion_record, index_record
+
+
+def test_document_matches_dpla_api_item(map_records, dpla_sources):
+    usc, source = map_records[0], dpla_sources[0]
+    record = index_record(usc)
+    doc = json.loads(record["document"])
+    assert record["id"] == "4d85a6bd965dde8352c8235c43fe1c44" and record["deleted"] is False
+    for key in ("id", "@id", "@context", "@type", "aggregatedCHO", "ingestDate", "ingestType", "isShownAt", "object"):
+        assert doc[key] == source[key], key
+    assert doc["ingestDate"] == "2022-01-18T20:18:54.259Z"
+    assert doc["provider"] == {"name": "California Digital Library"}
+    assert doc["dataProvider"] == {"name": "University of Southern California Digital Library"}
+    sr, expected = doc["sourceResource"], source["sourceResource"]
+    assert sr["@id"] == "http://dp.la/api/items/4d85a6bd965dde8352c8235c43fe1c44#sourceResource"
+    for key in ("title", "creator", "description", "extent", "format", "identifier", "publisher", "relation",
+                "rights", "spatial", "subject", "type", "collection", "date", "temporal"):
+        assert sr[key] == expected[key], key
+    assert "originalRecord" not in doc and "preview" not in doc
+
+
+def test_legacy_single_values_and_languages(map_records, dpla_sources):
+    unt, kentucky = (json.loads(index_record(r)["document"]) for r in map_records[1:])
+    assert unt["sourceResource"]["subject"][0] == {
+        "name": "Williams, Byrd M. (Byrd Moore), IV, 1951- -- Photograph collections",
+        "scheme": "http://id.loc.gov/authorities#conceptscheme",
+    }
+    # DPLA stored the label as its own "code"; ISO 639-3 knows it as zxx
+    assert unt["sourceResource"]["language"] == [{"name": "No linguistic content", "iso639_3": "zxx"}]
+    assert kentucky["sourceResource"]["language"] == [{"name": "English", "iso639_3": "eng"}]
+    assert kentucky["sourceResource"]["date"] == [{"begin": "1906", "end": "1906", "displayDate": "1906"}]
+    assert kentucky["sourceResource"]["creator"] == ["Paducah sun (Paducah, Ky. : 1898)"]
+    assert kentucky["provider"] == {"name": "Kentucky Digital Library"}
+    assert kentucky["ingestDate"] == "2019-09-23T16:39:08.052Z"
+
+
+def test_document_bytes_are_deterministic_and_compact(map_records):
+    record = map_records[2]
+    shuffled = dict(reversed(list(copy.deepcopy(record).items())))
+    shuffled["sourceResource"] = dict(reversed(list(shuffled["sourceResource"].items())))
+    document = index_record(record)["document"]
+    assert index_record(shuffled)["document"] == document
+    parsed = json.loads(document)
+    assert document == json.dumps(parsed, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    assert list(parsed) == sorted(parsed) and list(parsed["sourceResource"]) == sorted(parsed["sourceResource"])
+
+
+def test_ingest_date_seconds_and_empty_values_dropped(map_records):
+    record = copy.deepcopy(map_records[2])
+    record["ingestDate"] = 1569256748
+    record["object"] = None
+    record["sourceResource"]["description"] = ["", "  "]
+    record["rightsStatement"] = "http://rightsstatements.org/vocab/InC/1.0/"
+    record["hasView"] = ["http://nyx.uky.edu/dips/xt7cnp1wfn5x/data/0358/0358.jpg"]
+    doc = json.loads(index_record(record)["document"])
+    assert doc["ingestDate"] == "2019-09-23T16:39:08.000Z"
+    assert "object" not in doc and "description" not in doc["sourceResource"]
+    assert doc["rights"] == "http://rightsstatements.org/vocab/InC/1.0/"
+    assert doc["hasView"] == [{"@id": "http://nyx.uky.edu/dips/xt7cnp1wfn5x/data/0358/0358.jpg"}]
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("id", "", "record id must be a non-empty string"),
+    ("id", "x" * 513, "longer than 512 bytes"),
+    ("isShownAt", None, "has no isShownAt"),
+    ("provider", ["a", "b"], "provider must be a string or an agent"),
+    ("ingestDate", "2019-09-23", "ingestDate must be a UNIX timestamp"),
+])
+def test_bad_map_record_names_provider_and_record(map_records, field, value, message):
+    record = copy.deepcopy(map_records[2])
+    record[field] = value
+    with pytest.raises(ValidationError, match=message) as caught:
+        index_record(record)
+    if field not in ("id", "provider"):
+        assert "record '7781509fd5609a093a5c58dcf5017d4d'" in str(caught.value)
+        assert "provider 'Kentucky Digital Library'" in str(caught.value)
+
+
+def test_missing_title_is_rejected(map_records):
+    record = copy.deepcopy(map_records[0])
+    record["sourceResource"]["title"] = []
+    with pytest.raises(ValidationError, match="has no sourceResource.title"):
+        index_record(record)
+
+
+def test_deletion_record():
+    assert deletion_record("7781509fd5609a093a5c58dcf5017d4d") == {
+        "id": "7781509fd5609a093a5c58dcf5017d4d", "document": "", "deleted": True,
+    }
+    with pytest.raises(ValidationError):
+        deletion_record("")

@@ -1,0 +1,154 @@
+"""EmbeddedSearchIndex (SQLite FTS5): builds, alias swap, incremental updates with deletes, search, CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ingest_assets.errors import IngestError
+from ingest_assets.records.indexing import (
+    EmbeddedSearchIndex,
+    IndexBuildRefused,
+    deletion_record,
+    index_record,
+    open_search_index,
+)
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def records(map_records):
+    return [index_record(record) for record in map_records]
+
+
+@pytest.fixture
+def index(tmp_path, build_clock):
+    search_index = open_search_index(tmp_path / "search", clock=build_clock)
+    assert isinstance(search_index, EmbeddedSearchIndex)
+    return search_index
+
+
+def ids(docs):
+    return sorted(doc["id"] for doc in docs)
+
+
+def test_full_build_then_search(index, tmp_path, records):
+    stats = index.full_build("dpla-map4", [*records, deletion_record("0" * 32)])
+
+    assert (stats.indexed, stats.deleted, stats.failed, stats.created) == (3, 1, 0, 3)
+    assert stats.index == "dpla-map4-20261122030000"
+    rec = stats.reconciliation
+    assert (rec.input, rec.accounted, rec.expected_count, rec.index_count, rec.ok) == (4, 4, 3, 3, True)
+    assert (tmp_path / "search" / "dpla-map4.alias").read_text() == "dpla-map4-20261122030000\n"
+    assert index.count("dpla-map4") == 3
+    assert ids(index.search("dpla-map4", "hamsters", 10)) == [
+        "4d85a6bd965dde8352c8235c43fe1c44", "c340ca5de0e46b0538213c65c650c8c6"]
+    assert index.search("dpla-map4", "Paducah sun", 10) == [json.loads(records[2]["document"])]
+    # phrase, prefix, subject and provider columns, diacritics folded, words all required
+    assert ids(index.search("dpla-map4", '"dwarf hamsters"', 10)) == ["4d85a6bd965dde8352c8235c43fe1c44"]
+    assert ids(index.search("dpla-map4", "hamst*", 10)) == [
+        "4d85a6bd965dde8352c8235c43fe1c44", "c340ca5de0e46b0538213c65c650c8c6"]
+    assert ids(index.search("dpla-map4", "Kentucky newspapers", 10)) == ["7781509fd5609a093a5c58dcf5017d4d"]
+    assert index.search("dpla-map4", "hamsters Kentucky", 10) == []
+    assert ids(index.search("dpla-map4", "Pádúcah", 10)) == ["7781509fd5609a093a5c58dcf5017d4d"]
+    assert len(index.search("dpla-map4", "*", 2)) == 2
+
+
+def test_query_syntax_never_errors(index, records):
+    index.full_build("dpla-map4", records)
+    for query in ('"unbalanced', "AND OR NOT", "title:(", "-", 'hamsters"', "NEAR(a b)"):
+        index.search("dpla-map4", query, 5)
+    assert ids(index.search("dpla-map4", 'hamsters"', 5)) == [
+        "4d85a6bd965dde8352c8235c43fe1c44", "c340ca5de0e46b0538213c65c650c8c6"]
+
+
+def test_rebuild_swaps_alias_and_removes_previous_file(index, tmp_path, records):
+    index.full_build("dpla-map4", records)
+    stats = index.full_build("dpla-map4", records[:1])
+
+    assert stats.index == "dpla-map4-20261122030001"
+    assert sorted(p.name for p in (tmp_path / "search").iterdir() if p.suffix == ".sqlite3") == [
+        "dpla-map4-20261122030001.sqlite3"]
+    assert index.count("dpla-map4") == 1
+
+
+def test_apply_upserts_and_deletes(index, records, map_records):
+    index.full_build("dpla-map4", records)
+    retitled = dict(map_records[0], sourceResource={**map_records[0]["sourceResource"],
+                                                   "title": ["Children and their hamsters, 1996"]})
+    stats = index.apply("dpla-map4", [
+        index_record(retitled), deletion_record(records[1]["id"]), deletion_record("f" * 32),
+        {"id": "c" * 32, "deleted": False, "document": "not json"},
+    ])
+
+    assert (stats.indexed, stats.created, stats.deleted, stats.removed, stats.failed) == (1, 0, 2, 1, 1)
+    assert stats.failures[0]["id"] == "c" * 32 and stats.failures[0]["type"] == "document_parsing_exception"
+    rec = stats.reconciliation
+    assert (rec.input, rec.accounted, rec.count_before, rec.expected_count, rec.index_count, rec.ok) == (
+        4, 4, 3, 2, 2, True)
+    assert ids(index.search("dpla-map4", "hamsters", 10)) == ["4d85a6bd965dde8352c8235c43fe1c44"]
+    assert index.search("dpla-map4", "play", 10) == []  # the old title is no longer searchable
+    [hit] = index.search("dpla-map4", "their hamsters", 10)
+    assert hit["sourceResource"]["title"] == ["Children and their hamsters, 1996"]
+
+
+def test_apply_creates_missing_index(index, records):
+    stats = index.apply("fresh", records[1:2])
+    assert stats.index == "fresh-20261122030000" and stats.created == 1 and index.count("fresh") == 1
+
+
+def test_failed_apply_changes_nothing(index, records):
+    index.full_build("dpla-map4", records)
+
+    def records_then_crash():
+        yield deletion_record(records[0]["id"])
+        raise RuntimeError("upstream reader broke")
+
+    with pytest.raises(RuntimeError):
+        index.apply("dpla-map4", records_then_crash())
+    assert index.count("dpla-map4") == 3
+
+
+def test_refused_build_keeps_previous_index(index, tmp_path, records):
+    index.full_build("dpla-map4", records)
+    broken = [{"id": f"{n:032x}", "deleted": False, "document": "[]"} for n in range(2)]
+    with pytest.raises(IndexBuildRefused, match="2 of 3 documents failed"):
+        index.full_build("dpla-map4", [records[0], *broken])
+    assert (tmp_path / "search" / "dpla-map4.alias").read_text() == "dpla-map4-20261122030000\n"
+    assert not (tmp_path / "search" / "dpla-map4-20261122030001.sqlite3").exists()
+    assert index.count("dpla-map4") == 3
+
+
+def test_bad_alias_and_missing_index(index):
+    with pytest.raises(IngestError, match="search alias must match"):
+        index.full_build("../etc", [])
+    with pytest.raises(IngestError, match="no search index behind alias 'nothing'"):
+        index.search("nothing", "x", 1)
+
+
+def test_command_line_search(tmp_path, records):
+    open_search_index(tmp_path / "search").full_build("dpla-map4", records)
+    env = {**os.environ, "INGEST_HOME": str(tmp_path)}  # default index: <home>/search
+    command = [sys.executable, "-m", "ingest_assets.records.indexing"]
+
+    found = subprocess.run([*command, "paducah"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout == (
+        "7781509fd5609a093a5c58dcf5017d4d\tImage 1 of Paducah sun (Paducah, Ky. : 1898), February 20, 1906\t"
+        "University of Kentucky\thttps://exploreuk.uky.edu/catalog/xt7cnp1wfn5x_1\n")
+    assert "1 hit(s) shown, 3 document(s) in 'dpla-map4'" in found.stderr
+
+    as_json = subprocess.run([*command, "hamsters", "--index", str(tmp_path / "search"), "--json", "--size", "1"],
+                             cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert [json.loads(line)["id"] for line in as_json.stdout.splitlines()] in (
+        ["4d85a6bd965dde8352c8235c43fe1c44"], ["c340ca5de0e46b0538213c65c650c8c6"])
+
+    missing = subprocess.run([*command, "x", "--alias", "other"], cwd=REPO, env=env, capture_output=True,
+                             text=True, timeout=60)
+    assert missing.returncode == 1 and "no search index behind alias 'other'" in missing.stderr

@@ -1,0 +1,139 @@
+"""Registry overrides on top of a named mapping, configuration errors, and records that cannot be mapped."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest_assets.errors import ConfigError
+from ingest_assets.records.mapping import mapper_for
+from ingest_assets.registry import ProviderEntry, parse_registry
+
+
+@pytest.fixture
+def maryland(originals):
+    (original,) = originals("dpla/provider-maryland-cdm-oai_qdc-record.xml", "maryland")
+    return original
+
+
+def qdc(**overrides):
+    return ProviderEntry("maryland", {"mapping": "qdc", "mapping_overrides": overrides})
+
+
+def test_identifier_pattern_and_template_build_the_thumbnail(maryland):
+    # ingestion3 derives Maryland's thumbnail from the collection and item in the CONTENTdm reference URL.
+    mapper = mapper_for(qdc(object={
+        "xpath": "dc:identifier",
+        "pattern": r"/cdm/ref/collection/(?P<collection>[^/]+)/id/(?P<item>\d+)",
+        "template": "http://webconfig.digitalmaryland.org/utils/getthumbnail/collection/{collection}/id/{item}",
+    }))
+    record = mapper.map(maryland).record
+    assert record["object"] == "http://webconfig.digitalmaryland.org/utils/getthumbnail/collection/mamo/id/29817"
+    assert record["preview"] == record["object"]
+    assert record["isShownAt"] == "http://collections.digitalmaryland.org/cdm/ref/collection/mamo/id/29817"
+
+
+def test_overrides_merge_key_by_key_and_constants_replace(maryland):
+    record = mapper_for(qdc(
+        dataProvider={"index": 1},  # keeps the named rule's xpath and ';' split: the second dc:source value
+        intermediateProvider={"value": ["Maryland Digital Cultural Heritage"]},
+        subject=None,  # switched off
+    )).map(maryland).record
+    assert record["dataProvider"] == "foo"
+    assert record["intermediateProvider"] == ["Maryland Digital Cultural Heritage"]
+    assert record["sourceResource"]["subject"] is None
+    assert [c["name"] for c in record["sourceResource"]["creator"]] == ["O'Dell, Mark"]  # untouched
+
+
+def test_overrides_from_yaml_registry(maryland):
+    registry = parse_registry({"maryland": {
+        "mapping": "qdc",
+        "label": "Digital Maryland",
+        "mapping_overrides": {"isShownAt": {"xpath": ["dc:relation", "dc:identifier"], "pattern": "digitalmaryland"}},
+    }})
+    record = mapper_for(registry["maryland"]).map(maryland).record
+    assert record["isShownAt"] == "http://collections.digitalmaryland.org/cdm/ref/collection/mamo/id/29817"
+
+
+def test_isshownat_that_is_not_a_url_fails_the_record(maryland):
+    result = mapper_for(qdc(isShownAt={"pattern": None, "index": 0})).map(maryland)
+    assert result.record is None and result.failed
+    (message,) = result.messages
+    assert (message.kind, message.field, message.value) == ("invalid_value", "isShownAt", "mamo036830")
+    assert message.record == maryland["id"]
+
+
+def test_each_missing_required_field_gets_its_own_message(maryland):
+    result = mapper_for(qdc(title=None, dataProvider=None, rights=None, rightsStatement=None)).map(maryland)
+    assert result.record is None
+    assert sorted((m.kind, m.field) for m in result.messages) == [
+        ("missing_required", "dataProvider"), ("missing_required", "rights"), ("missing_required", "title"),
+    ]
+    assert {m.record for m in result.messages} == {maryland["id"]}
+
+
+def test_rights_text_without_a_rights_uri_is_enough(maryland):
+    record = mapper_for(qdc(rightsStatement=None)).map(maryland).record
+    assert record["rightsStatement"] is None and record["sourceResource"]["rights"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "needle"),
+    [
+        ({}, "registry entry has no 'mapping'"),
+        ({"mapping": "marc"}, "unknown mapping 'marc'"),
+        ({"mapping": "qdc", "mapping_overrides": ["x"]}, "mapping_overrides must map"),
+        ({"mapping": "qdc", "mapping_overrides": {"colour": {"value": "x"}}}, "unknown field 'colour'"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": "dc:title"}}, "must be a mapping or null"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpth": "dc:title"}}}, "unknown keys ['xpth']"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": "dc:title["}}}, "bad xpath"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": "foo:title"}}}, "foo:title"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"pattern": "("}}}, "bad regex"),
+        ({"mapping": "qdc", "mapping_overrides": {"isShownAt": {"pattern": "(x)", "template": "{y}"}}}, "template"),
+        ({"mapping": "qdc", "mapping_overrides": {"dataProvider": {"value": " "}}}, "non-empty string"),
+        ({"mapping": "qdc", "mapping_overrides": {"dataProvider": {"value": 5}}}, "non-empty string"),
+        ({"mapping": "qdc", "mapping_overrides": {"subject": {"split": ""}}}, "'split' must be"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": "dc:title", "index": -1}}}, "non-negative"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": None}}}, "needs 'value' or 'xpath'"),
+    ],
+)
+def test_bad_configuration_is_a_config_error_naming_the_provider(settings, needle):
+    with pytest.raises(ConfigError) as caught:
+        mapper_for(ProviderEntry("maryland", settings))  # found before any record is mapped
+    assert needle in str(caught.value)
+    assert "provider 'maryland'" in str(caught.value)
+
+
+def test_deleted_records_are_not_mapped_and_not_failures(originals):
+    (original,) = originals("oai-pmh/erasmus-getrecord-deleted.xml", "erasmus")
+    assert original["deleted"]
+    result = mapper_for(ProviderEntry("erasmus", {"mapping": "oai_dc"})).map(original)
+    assert result.record is None and result.deleted and not result.failed
+    assert [(m.kind, m.record) for m in result.messages] == [("deleted", original["id"])]
+
+
+def test_documents_that_cannot_be_read(maryland):
+    mapper = mapper_for(qdc())
+    broken = mapper.map({**maryland, "document": maryland["document"][:-40]})
+    assert broken.failed
+    assert [(m.kind, m.field) for m in broken.messages] == [("unparseable", "document")]
+    assert "not well-formed XML" in broken.messages[0].reason
+
+    no_id = mapper.map({**maryland, "id": ""})
+    assert no_id.failed and [(m.kind, m.field) for m in no_id.messages] == [("missing_required", "id")]
+
+    json_doc = mapper.map({**maryland, "document": '{"title": "x"}', "mimetype": "application_json"})
+    assert json_doc.failed and "reads XML documents" in json_doc.messages[0].reason
+
+    wrong_format = mapper_for(ProviderEntry("maryland", {"mapping": "mods"})).map(maryland)
+    # the QDC record holds no MODS element: the first element inside <metadata> is used, and has no MODS fields
+    assert wrong_format.failed
+    assert {m.field for m in wrong_format.messages} >= {"title", "isShownAt", "dataProvider"}
+
+
+def test_entities_are_not_expanded(maryland):
+    evil = (
+        '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+        + maryland["document"].replace("<dc:title>", "<dc:title>&x;")
+    )
+    record = mapper_for(qdc()).map({**maryland, "document": evil}).record
+    assert "root:" not in record["sourceResource"]["title"][0]
