@@ -6,6 +6,7 @@ import dagster as dg
 
 from ingest_assets.defs.io_managers import RecordIOManager
 from ingest_assets.defs.records import defs as records_defs
+from ingest_assets.defs.records.search import SearchIndexResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.settings import Settings
 
@@ -17,6 +18,7 @@ def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
         "sql": SqlResource(url=settings.database_url),
         "registry": RegistryResource(path=str(settings.registry_path)),
         "record_io_manager": RecordIOManager(storage=storage),
+        "search": SearchIndexResource(target=settings.search),
     }
 
 

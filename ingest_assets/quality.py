@@ -40,7 +40,8 @@ def count_drop(storage: Storage, outputs: list[layout.ActivityOutput], current: 
 
 
 def failure_rate(manifest: Manifest) -> tuple[float, int, int]:
-    """``(failed / attempted, attempted, failed)`` from a mapping manifest's summary."""
+    """``(rate, attempted, failed)`` from a mapping manifest's summary; deletions are not failures."""
     attempted = int(manifest.extra.get("Summary attempted", manifest.record_count))
     failed = int(manifest.extra.get("Summary failed", 0))
-    return (failed / attempted if attempted else 0.0), attempted, failed
+    mappable = attempted - int(manifest.extra.get("Summary deleted", 0))
+    return (failed / mappable if mappable else 0.0), attempted, failed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
@@ -75,8 +75,14 @@ def write_activity(
     plan: PlanRef | None = None,
     version: str = SOFTWARE_VERSION,
 ) -> ActivityResult:
-    """Write one activity output atomically, then its prov file and a new plan journal entry."""
+    """Write one activity output atomically, then its prov file and a new plan journal entry.
+
+    Outputs are never overwritten: if another output of the same provider, activity and day already
+    holds this second, the activity takes the next free second.
+    """
     output = layout.activity_output(provider, activity, day, started, layout.schema_name(schema))
+    while storage.exists(output.folder) or storage.exists(output.prov):
+        output = replace(output, started=output.started + timedelta(seconds=1))
     inputs = [source.key for source in stream.inputs]
     doc = f"{activity} of {provider} for {day.isoformat()} by ingest-assets {version}" + (
         f"; derived from {', '.join(inputs)}" if inputs else ""
@@ -122,9 +128,14 @@ def _journal(storage: Storage, output: layout.ActivityOutput, plan: "PlanRef", v
             activities = max(documents, key=len)
             activities.pop("version", None)
     activities[output.activity] = output.relative
-    key = layout.plan_key(output.provider, plan.started, output.started, output.schema)
-    storage.write_bytes(key, plan_document(activities, version))
-    return key
+    entry = output.started
+    while True:  # activities of one plan may start within the same second and share a schema
+        key = layout.plan_key(output.provider, plan.started, entry, output.schema)
+        try:
+            storage.write_bytes(key, plan_document(activities, version))
+            return key
+        except FileExistsError:
+            entry += timedelta(seconds=1)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""A provider's records as of a date, rebuilt by walking back through its harvest outputs.
+"""A provider's records as of a date, rebuilt by walking back through its activity outputs.
 
 Each day's newest complete harvest output counts (a re-run of a day supersedes it). Walking from the
 newest day back, the first version of a record seen is its newest; a deletion hides it. A full harvest
@@ -21,10 +21,10 @@ from ingest_assets.storage.backends import Storage
 COMPLETE_STATE_MODES = ("full", "snapshot")
 
 
-def snapshot_sources(storage: Storage, provider: str, as_of: date) -> list[RecordSource]:
-    """The harvest outputs that make up the state at ``as_of``, newest first."""
+def snapshot_sources(storage: Storage, provider: str, as_of: date, activity: str = "harvest") -> list[RecordSource]:
+    """The outputs of ``activity`` that make up the state at ``as_of``, newest first."""
     newest_per_day: dict[date, layout.ActivityOutput] = {}
-    for output in layout.complete_outputs(storage, provider, "harvest"):
+    for output in layout.complete_outputs(storage, provider, activity):
         if output.day <= as_of:
             newest_per_day[output.day] = output  # complete_outputs is ordered by (day, started)
     sources = []

@@ -1,6 +1,5 @@
 """The four record assets: original -> mapped -> enriched -> indexed (plus pushing to the search index)."""
 
-from __future__ import annotations
 
 from datetime import datetime, timezone
 
@@ -13,7 +12,7 @@ from ingest_assets.http import HttpClient
 from ingest_assets.records.enrichment import EnrichmentReport, enrich
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
 from ingest_assets.records.indexing import deletion_record, index_record
-from ingest_assets.records.mapping import MappingReport, dpla_id, mapper_for
+from ingest_assets.records.mapping import MappingReport, mapper_for, mint_id
 from ingest_assets.storage.activities import RecordSource, RecordStream, source_from_path
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, ORIGINAL_RECORD
 
@@ -42,15 +41,20 @@ def original_records(context: dg.AssetExecutionContext, registry: RegistryResour
     provider, day = partition_parts(context.partition_key)
     entry = registry.load()[provider]
     started = datetime.now(timezone.utc)
-    harvest = entry.block("harvest")
+    window = None if entry.block("harvest").get("full") else day_window(day)
     run = harvest_records(
         entry,
         started=started,
-        window=None if harvest.get("full") else day_window(day),
-        http=HttpClient(allow_private=bool(harvest.get("allow_private", False))),
+        window=window,
+        http=HttpClient(),
         checkpoint=StorageCheckpoint(storage.storage, provider),
     )
-    return RecordStream(run, started=started, summary=getattr(run, "metadata", None))
+    return RecordStream(
+        run,
+        started=started,
+        logs=lambda: {"harvest-errors.csv": run.stats.errors_csv().encode("utf-8")},
+        summary=lambda: {"mode": "incremental" if window else "full", **run.metadata()},
+    )
 
 
 @dg.asset(
@@ -100,7 +104,7 @@ def enriched_records(
     def enriched():
         for record in source:
             result, changes = enrich(record)
-            report.add(record, result, changes)
+            report.add(record["id"], changes, samples=(record, result))
             yield result
 
     return RecordStream(enriched(), inputs=[source], logs=lambda: {"enrichment-report.csv": report.csv()}, summary=report.metadata)
@@ -127,6 +131,6 @@ def indexed_records(
         for original in original_records:
             if original.get("deleted"):
                 counts["deletions"] += 1
-                yield deletion_record(dpla_id(provider, original["id"]))
+                yield deletion_record(mint_id(provider, original["id"]))
 
     return RecordStream(documents(), inputs=[enriched_records, original_records], summary=lambda: counts)

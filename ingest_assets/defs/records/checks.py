@@ -3,7 +3,6 @@
 A failing gate stops the downstream assets of the run; its figures show in the UI as check metadata.
 """
 
-from __future__ import annotations
 
 import dagster as dg
 

@@ -1,6 +1,5 @@
 """Keeps the provider partitions in step with the registry file."""
 
-from __future__ import annotations
 
 import dagster as dg
 

@@ -1,0 +1,71 @@
+"""The search index: each partition's IndexRecords applied incrementally, and full rebuilds with an alias swap."""
+
+
+from datetime import datetime, timezone
+from itertools import chain
+
+import dagster as dg
+from pydantic import Field
+
+from ingest_assets.defs.partitions import partition_parts, record_partitions
+from ingest_assets.defs.resources import RegistryResource, StorageResource
+from ingest_assets.records.indexing import DEFAULT_ALIAS, IndexStats, open_search_index
+from ingest_assets.storage.activities import latest_source
+from ingest_assets.storage.snapshot import snapshot_records, snapshot_sources
+
+
+class SearchIndexResource(dg.ConfigurableResource):
+    """Elasticsearch (``http(s)://...``) or the embedded SQLite FTS index (a directory)."""
+
+    target: str
+    alias: str = DEFAULT_ALIAS
+
+    def open(self):
+        return open_search_index(self.target)
+
+
+def _report(stats: IndexStats) -> dg.MaterializeResult:
+    figures = stats.to_dict()
+    reconciliation = figures.get("reconciliation") or {}
+    return dg.MaterializeResult(
+        metadata={
+            "index": stats.index or "",
+            "indexed": stats.indexed,
+            "deleted": stats.deleted,
+            "failed": stats.failed,
+            "reconciled": bool(reconciliation.get("ok", False)),
+            "reconciliation": dg.MetadataValue.json(reconciliation),
+            "failures": dg.MetadataValue.json(figures.get("failures", [])),
+        }
+    )
+
+
+@dg.asset(partitions_def=record_partitions, group_name="records", kinds={"elasticsearch"}, deps=["indexed_records"])
+def search_index(context: dg.AssetExecutionContext, search: SearchIndexResource, storage: StorageResource) -> dg.MaterializeResult:
+    """Apply the partition's IndexRecords (upserts and deletions) to the live index behind the alias."""
+    provider, day = partition_parts(context.partition_key)
+    source = latest_source(storage.storage, provider, "indexing", day)
+    if source is None:
+        raise dg.Failure(f"no indexing output for {provider} on {day}")
+    index = search.open()
+    try:
+        return _report(index.apply(search.alias, source))
+    finally:
+        index.close()
+
+
+class RebuildConfig(dg.Config):
+    as_of: str | None = Field(default=None, description="YYYY-MM-DD; default today (UTC)")
+
+
+@dg.asset(group_name="search", kinds={"elasticsearch"}, deps=[search_index])
+def search_index_rebuild(config: RebuildConfig, search: SearchIndexResource, storage: StorageResource, registry: RegistryResource) -> dg.MaterializeResult:
+    """Rebuild the whole index from the layout (newest IndexRecord per id, deletions applied) into a new
+    physical index, then swap the alias onto it."""
+    as_of = datetime.fromisoformat(config.as_of).date() if config.as_of else datetime.now(timezone.utc).date()
+    per_provider = [snapshot_records(snapshot_sources(storage.storage, name, as_of, "indexing")) for name in registry.load()]
+    index = search.open()
+    try:
+        return _report(index.full_build(search.alias, chain.from_iterable(per_provider)))
+    finally:
+        index.close()

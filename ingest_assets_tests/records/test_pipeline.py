@@ -1,0 +1,122 @@
+"""The record pipeline end to end on embedded defaults: a real OAI-PMH server, Avro layout, search index."""
+
+import csv
+import io
+import json
+from datetime import date
+
+import dagster as dg
+import pytest
+
+from ingest_assets.definitions import build_definitions
+from ingest_assets.demo.oai_server import serve_in_thread
+from ingest_assets.demo.samples import sample_records
+from ingest_assets.records.indexing import open_search_index
+from ingest_assets.settings import Settings
+from ingest_assets.storage import LocalStorage, layout
+from ingest_assets.storage.activities import RecordSource
+from ingest_assets.storage.manifest import Manifest
+
+DAY = date(2026, 1, 15)
+PARTITION = dg.MultiPartitionKey({"date": DAY.isoformat(), "provider": "demo"})
+
+
+@pytest.fixture
+def hub(tmp_path):
+    server, url = serve_in_thread(sample_records(day=DAY))
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(
+        "demo:\n  label: Riverside Historical Society (demo)\n"
+        f"  harvest: {{type: oai, endpoint: '{url}', metadata_prefix: oai_dc, allow_private: true}}\n"
+        "  mapping: oai_dc\n"
+    )
+    settings = Settings.from_env({"INGEST_HOME": str(tmp_path / "home"), "INGEST_REGISTRY": str(registry)})
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("providers", ["demo"])
+        yield settings, instance, registry
+    server.shutdown()
+
+
+def run_job(settings, instance, run_config=None, selection=None):
+    defs = build_definitions(settings)
+    job = defs.resolve_job_def("record_pipeline")
+    if selection:
+        job = job.get_subset(asset_selection={dg.AssetKey(k) for k in selection})
+    return job.execute_in_process(partition_key=str(PARTITION), instance=instance, run_config=run_config, raise_on_error=False)
+
+
+def expected_in_window():
+    start, end = DAY.isoformat(), (DAY.replace(day=16)).isoformat()
+    return [r for r in sample_records(day=DAY) if start <= r.datestamp.date().isoformat() < end]
+
+
+def test_pipeline_end_to_end(hub):
+    settings, instance, _ = hub
+    result = run_job(settings, instance)
+    assert result.success
+    storage = LocalStorage(settings.storage_url)
+    outputs = {a: layout.latest_output(storage, "demo", a, DAY) for a in layout.ACTIVITIES}
+    assert all(outputs.values())
+
+    window = expected_in_window()
+    deleted = {r.identifier for r in window if r.deleted}
+    no_rights = {r.identifier for r in window if not r.fields["rights"] and not r.deleted}
+    originals = list(RecordSource(storage, outputs["harvest"]))
+    assert sorted(r["id"] for r in originals) == sorted(r.identifier for r in window)  # the day's records only
+    assert {r["id"] for r in originals if r["deleted"]} == deleted and deleted
+
+    mapped = list(RecordSource(storage, outputs["mapping"]))
+    assert len(mapped) == len(window) - len(deleted) - len(no_rights)
+    report = list(csv.reader(io.StringIO(storage.read_bytes(outputs["mapping"].folder + "/_LOGS/mapping-report.csv").decode())))
+    totals = {row[1]: int(row[2]) for row in report if row[0] == "total"}
+    assert totals == {"attempted": len(window), "mapped": len(mapped), "failed": len(no_rights), "deleted": len(deleted)}
+    manifest = Manifest.from_bytes(storage.read_bytes(outputs["mapping"].manifest))
+    assert manifest.extra["Summary failed"] == str(len(no_rights)) and manifest.inputs == [outputs["harvest"].folder]
+
+    enriched = {r["id"]: r for r in RecordSource(storage, outputs["enrichment"])}
+    sample = next(r for r in enriched.values() if r["isShownAt"] == "https://demo.example.org/items/00021")
+    source = sample["sourceResource"]
+    assert source["title"] == ["Mills in Millbrook, view 21"]  # "  Mills in Millbrook, view 21. " cleaned
+    assert source["description"] == ["Glass-plate negative of mills in Millbrook."]  # HTML removed
+    assert source["date"] == [{"providedLabel": ["ca. 1910"], "begin": "1910-01-01", "end": "1910-12-31"}]
+    assert source["language"] == ["eng"] and sample["dataProvider"] == "Riverside Historical Society"
+    assert sample["rightsStatement"] == "http://creativecommons.org/licenses/by/4.0/"
+
+    indexed = list(RecordSource(storage, outputs["indexing"]))
+    assert sum(r["deleted"] for r in indexed) == len(deleted)
+    assert {r["id"] for r in indexed if not r["deleted"]} == set(enriched)
+
+    index = open_search_index(settings.search)
+    assert index.count("dpla-map4") == len(enriched)
+    hits = index.search("dpla-map4", "Millbrook", 100)
+    assert hits and all("Millbrook" in json.dumps(h) for h in hits)
+
+    checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks == {"harvest_count_drop": True, "mapping_failure_rate": True}
+    assert (settings.home / "storage" / "demo" / "plan").is_dir()
+
+
+def test_mapping_failure_gate_blocks_downstream(hub):
+    settings, instance, registry = hub
+    registry.write_text(registry.read_text() + "  mapping_overrides:\n    rights: null\n    rightsStatement: null\n")
+    result = run_job(settings, instance)
+    checks = {e.asset_check_key.name: e for e in result.get_asset_check_evaluations()}
+    assert checks["mapping_failure_rate"].passed is False
+    assert checks["mapping_failure_rate"].metadata["failure_rate"].value == 1.0
+    materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    assert "mapped_records" in materialized and "enriched_records" not in materialized and "search_index" not in materialized
+
+
+def test_rerun_mapping_from_a_plan_file_or_a_generator_folder(hub):
+    settings, instance, _ = hub
+    assert run_job(settings, instance).success
+    storage = LocalStorage(settings.storage_url)
+    harvest = layout.latest_output(storage, "demo", "harvest", DAY)
+    plan_dir = storage.list_children("demo/plan")[0]
+    plan = next(k for k in layout.plan_files(storage, "demo", layout.parse_timestamp(plan_dir)) if k.endswith("OriginalRecord.v1.json"))
+    for source in (plan, harvest.folder):
+        result = run_job(settings, instance, {"ops": {"mapped_records": {"config": {"source": source}}}}, selection=["mapped_records"])
+        assert result.success
+        latest = layout.latest_output(storage, "demo", "mapping", DAY)
+        assert Manifest.from_bytes(storage.read_bytes(latest.manifest)).inputs == [harvest.folder]
+        assert json.loads(storage.read_bytes(latest.prov))["generator"] == harvest.relative
