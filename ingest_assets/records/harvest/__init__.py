@@ -1,0 +1,104 @@
+"""Harvest: a provider's records as OriginalRecord dicts, from OAI-PMH, a JSON API or files.
+
+    run = harvest_records(provider, started=..., window=(day_start, next_day), http=http, checkpoint=cp)
+    for record in run:      # {"id", "ingestDate", "provider", "document", "mimetype", "deleted"}
+        ...
+    run.stats               # HarvestStats: counts and the per-record errors that were skipped
+    run.metadata()          # the counts as a dict; run.stats.errors_csv() the kept errors as CSV
+
+The run is lazy: nothing is fetched before the first record is asked for, and memory holds one page.
+Fatal problems (a page that cannot be fetched or parsed) raise an :class:`IngestError` naming provider,
+page or file and URL; a bad record is skipped, counted and kept in ``run.stats.errors``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from datetime import datetime
+
+from ingest_assets.http import HttpClient
+from ingest_assets.records.harvest.api import ApiHarvester
+from ingest_assets.records.harvest.checkpoint import Checkpoint, StorageCheckpoint
+from ingest_assets.records.harvest.config import (
+    ApiConfig,
+    FileConfig,
+    HarvestConfig,
+    OaiConfig,
+    parse_harvest_config,
+)
+from ingest_assets.records.harvest.files import FileHarvester
+from ingest_assets.records.harvest.oai import OaiHarvester
+from ingest_assets.records.harvest.original import (
+    MIMETYPE_SYMBOLS,
+    HarvestStats,
+    ingest_date,
+    mimetype_from_symbol,
+    mimetype_symbol,
+)
+from ingest_assets.registry import ProviderEntry
+
+__all__ = [
+    "MIMETYPE_SYMBOLS",
+    "Checkpoint",
+    "HarvestConfig",
+    "HarvestRun",
+    "HarvestStats",
+    "StorageCheckpoint",
+    "harvest_records",
+    "mimetype_from_symbol",
+    "mimetype_symbol",
+    "parse_harvest_config",
+]
+
+
+class HarvestRun(Iterator[dict]):
+    """The records of one harvest (an iterator) plus its :class:`HarvestStats`."""
+
+    def __init__(self, records: Iterator[dict], stats: HarvestStats, config: HarvestConfig):
+        self._records, self.stats, self.config = records, stats, config
+
+    def __next__(self) -> dict:
+        return next(self._records)
+
+    def metadata(self) -> dict[str, int | bool]:
+        """The counts, for asset metadata (complete once the run is exhausted)."""
+        return self.stats.as_metadata()
+
+    def close(self) -> None:
+        self._records.close()
+
+
+def harvest_records(
+    provider: ProviderEntry,
+    *,
+    started: datetime,
+    window: tuple[datetime, datetime] | None,
+    http: HttpClient,
+    checkpoint: Checkpoint,
+) -> HarvestRun:
+    """Harvest ``provider`` as its ``harvest:`` block says (validated first: :class:`ConfigError`).
+
+    ``started`` (aware) is every record's ``ingestDate``; ``window`` (aware, half-open) restricts an OAI-PMH
+    harvest to records changed in it (ignored when the block says ``full: true``, and by API and file
+    harvests: they have no standard date filter). The block's ``allow_private`` decides whether ``http``
+    may reach loopback/private addresses.
+    """
+    config = parse_harvest_config(provider)
+    if config.full:
+        window = None
+    if http.allow_private != config.allow_private:
+        http = copy.copy(http)
+        http.allow_private = config.allow_private
+    stats = HarvestStats(provider.name)
+    ts = ingest_date(started)
+    if isinstance(config, OaiConfig):
+        harvester = OaiHarvester(
+            provider.name, config, ingest_ts=ts, window=window, http=http, checkpoint=checkpoint, stats=stats
+        )
+    elif isinstance(config, ApiConfig):
+        harvester = ApiHarvester(provider.name, config, ingest_ts=ts, http=http, checkpoint=checkpoint, stats=stats)
+    else:
+        assert isinstance(config, FileConfig)
+        harvester = FileHarvester(provider.name, config, ingest_ts=ts, http=http, stats=stats)
+    return HarvestRun(harvester.records(), stats, config)

@@ -1,0 +1,154 @@
+"""JSON API harvesting: pages by cursor, offset or next link, one page in memory at a time.
+
+``records_path`` and ``id_path`` are dotted paths (``hits.hits``, ``_source.id``; digits index lists).
+The list ends on an empty page, a missing/empty cursor or next link, or (offset paging with
+``total_path``) when the total is reached. A cursor or next link that repeats the current one is an error
+(it would loop forever). The checkpoint holds the position of the next page and is cleared at the end.
+Each record's document is the record object re-serialised as JSON (UTF-8, not ASCII-escaped).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Mapping
+from typing import Any
+from urllib.parse import urljoin
+
+import requests
+
+from ingest_assets.errors import FetchError, IngestError, ParseError, ValidationError
+from ingest_assets.http import HttpClient, HttpResponse
+from ingest_assets.records.harvest.checkpoint import Checkpoint
+from ingest_assets.records.harvest.config import ApiConfig
+from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
+
+log = logging.getLogger(__name__)
+
+
+def lookup(data: Any, path: str) -> Any:
+    """Follow a dotted path through mappings and lists; None where it leads nowhere."""
+    for part in path.split("."):
+        if isinstance(data, Mapping):
+            data = data.get(part)
+        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
+            data = data[int(part)]
+        else:
+            return None
+    return data
+
+
+def record_id(record: Any, id_path: str, provider: str) -> str:
+    if not isinstance(record, Mapping):
+        raise ValidationError(f"record is a JSON {type(record).__name__}, not an object", provider=provider)
+    value = lookup(record, id_path)
+    if value is None or isinstance(value, (Mapping, list, bool)) or str(value).strip() == "":
+        raise ValidationError(f"record has no usable id at {id_path!r} (got {value!r})", provider=provider)
+    return str(value).strip()
+
+
+class ApiHarvester:
+    def __init__(
+        self,
+        provider: str,
+        config: ApiConfig,
+        *,
+        ingest_ts: int,
+        http: HttpClient,
+        checkpoint: Checkpoint,
+        stats: HarvestStats,
+    ):
+        self.provider, self.config, self.ingest_ts = provider, config, ingest_ts
+        self.http, self.checkpoint, self.stats = http, checkpoint, stats
+        self.paging = config.paging
+
+    def records(self) -> Iterator[dict]:
+        request = {"endpoint": self.config.endpoint, "params": dict(self.config.params), "paging": self.paging.style}
+        position = self.first_position()
+        state = self.checkpoint.load()
+        if state and state.get("kind") == "api" and state.get("request") == request and state.get("position"):
+            position, self.stats.resumed = state["position"], True
+            self.stats.pages = int(state.get("page", 0))
+            log.info("harvest %s: resuming after page %s at %s", self.provider, self.stats.pages, position)
+        seen = SeenIds()
+        try:
+            while position is not None:
+                self.stats.pages += 1
+                page = self.stats.pages
+                response = self.fetch(position, page)
+                try:
+                    data = json.loads(response.content)
+                except ValueError as exc:
+                    raise ParseError(f"page {page} is not JSON: {exc}", provider=self.provider, file=response.url) from exc
+                items = lookup(data, self.config.records_path)
+                if not isinstance(items, list):
+                    raise ParseError(
+                        f"page {page} has no list at {self.config.records_path!r}", provider=self.provider,
+                        file=response.url,
+                    )
+                for number, item in enumerate(items, 1):
+                    try:
+                        local_id = record_id(item, self.config.id_path, self.provider)
+                    except IngestError as exc:
+                        exc.file, exc.record = response.url, f"page {page} record #{number}"
+                        self.stats.record_error(exc)
+                        continue
+                    if not seen.add(local_id):
+                        self.stats.duplicates += 1
+                        continue
+                    self.stats.records += 1
+                    document = json.dumps(item, ensure_ascii=False)
+                    yield original_record(self.provider, local_id, self.ingest_ts, document, "application/json", False)
+                position = self.next_position(position, data, response, len(items), page) if items else None
+                if position is not None:
+                    self.checkpoint.save({"kind": "api", "request": request, "position": position, "page": page})
+            self.checkpoint.clear()
+        finally:
+            seen.close()
+
+    def first_position(self) -> dict:
+        if self.paging.style == "cursor":
+            return {"cursor": self.paging.initial_cursor}
+        if self.paging.style == "offset":
+            return {"offset": 0}
+        return {"url": self.config.endpoint}
+
+    def fetch(self, position: dict, page: int) -> HttpResponse:
+        url, params = self.config.endpoint, dict(self.config.params)
+        if self.paging.style == "cursor" and position["cursor"] is not None:
+            params[self.paging.cursor_param] = position["cursor"]
+        elif self.paging.style == "offset":
+            params[self.paging.offset_param] = str(position["offset"])
+            params[self.paging.limit_param] = str(self.paging.page_size)
+        elif self.paging.style == "next" and position["url"] != self.config.endpoint:
+            url, params = position["url"], None  # a next link carries its own query
+        try:
+            return self.http.get(url, params=params, max_bytes=self.config.max_page_bytes)
+        except FetchError as exc:
+            raise FetchError(
+                f"{exc.message} fetching page {page}", status=exc.status, url=exc.url, provider=self.provider,
+                retryable=exc.retryable,
+            ) from exc
+
+    def next_position(self, position: dict, data: Any, response: HttpResponse, count: int, page: int) -> dict | None:
+        if self.paging.style == "offset":
+            offset = position["offset"] + count
+            total = lookup(data, self.paging.total_path) if self.paging.total_path else None
+            return None if isinstance(total, int) and offset >= total else {"offset": offset}
+        if self.paging.style == "cursor":
+            value = lookup(data, self.paging.cursor_path)
+            nxt = {"cursor": str(value)} if value not in (None, "") else None
+        else:
+            link = lookup(data, self.paging.next_path) if self.paging.next_path else _link_next(response)
+            nxt = {"url": urljoin(response.url, str(link))} if link else None
+        if nxt == position:
+            raise ParseError(f"page {page} points to itself as the next page: {nxt}", provider=self.provider, file=response.url)
+        return nxt
+
+
+def _link_next(response: HttpResponse) -> str | None:
+    header = next((value for key, value in response.headers.items() if key.lower() == "link"), None)
+    for link in requests.utils.parse_header_links(header) if header else ():
+        if link.get("rel") == "next":
+            return link.get("url")
+    return None

@@ -1,0 +1,228 @@
+"""File harvesting: an XML file (records selected by a streamed XPath), JSON lines, or a zip of either.
+
+The source is a local ``path`` or a ``url`` (downloaded with :class:`HttpClient` to a temporary file,
+within its size limit). Everything is streamed: XML through ``iterparse`` (each record is cleared once
+yielded), JSON lines one line at a time, zip members straight from the archive (nothing is extracted).
+
+Zip members are hostile: absolute or ``..`` paths, symbolic links and encrypted members are refused and
+reported; the member count, each member's size, the total size and (for members over 1 MiB) the
+compression ratio are limited. A member that cannot be read or parsed is reported and the others are
+still harvested. Files carry no deletions and are not checkpointed (one pass, nothing to resume).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from fnmatch import fnmatch
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+
+from lxml import etree
+
+from ingest_assets.errors import ConfigError, FetchError, IngestError, ParseError, ValidationError
+from ingest_assets.http import HttpClient
+from ingest_assets.records.harvest.api import record_id
+from ingest_assets.records.harvest.config import FileConfig, ZipLimits
+from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
+from ingest_assets.records.harvest.xmlparse import declares_entities, standalone
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+RATIO_CHECK_FROM = 1024 * 1024
+S_IFMT, S_IFLNK = 0o170000, 0o120000
+
+
+class FileHarvester:
+    def __init__(self, provider: str, config: FileConfig, *, ingest_ts: int, http: HttpClient, stats: HarvestStats):
+        self.provider, self.config, self.ingest_ts, self.http, self.stats = provider, config, ingest_ts, http, stats
+
+    def records(self) -> Iterator[dict]:
+        seen = SeenIds()
+        try:
+            with self.local_file() as path:
+                if self.config.format == "zip":
+                    records = self.zip_records(path)
+                else:
+                    self.stats.pages += 1
+                    records = self.stream_records(path.open("rb"), self.config.source)
+                for record in records:
+                    if not seen.add(record["id"]):
+                        self.stats.duplicates += 1
+                        continue
+                    self.stats.records += 1
+                    yield record
+        finally:
+            seen.close()
+
+    @contextmanager
+    def local_file(self) -> Iterator[Path]:
+        if self.config.path is not None:
+            path = Path(self.config.path)
+            if not path.is_file():
+                raise ConfigError("harvest.path: no such file", provider=self.provider, file=str(path))
+            yield path
+            return
+        with tempfile.TemporaryDirectory(prefix="harvest-file-") as tmp:
+            path = Path(tmp) / "download"
+            try:
+                with self.http.stream(self.config.url) as (response, _hops), path.open("wb") as out:
+                    size = 0
+                    for chunk in response.iter_content(1024 * 1024):
+                        size += len(chunk)
+                        if size > self.http.max_bytes:
+                            raise FetchError(f"download larger than {self.http.max_bytes} bytes", url=self.config.url, retryable=False)
+                        out.write(chunk)
+            except FetchError as exc:
+                raise FetchError(
+                    exc.message, status=exc.status, url=exc.url, provider=self.provider, retryable=exc.retryable
+                ) from exc
+            yield path
+
+    def stream_records(self, stream: BinaryIO, name: str) -> Iterator[dict]:
+        with stream:
+            if self.config.records_format == "xml":
+                yield from self.xml_records(stream, name)
+            else:
+                yield from self.jsonl_records(stream, name)
+
+    def xml_records(self, stream: BinaryIO, name: str) -> Iterator[dict]:
+        steps = self.config.record_steps
+        events = etree.iterparse(
+            stream, events=("end",), tag=steps[-1][1], resolve_entities=False, no_network=True, huge_tree=False,
+            load_dtd=False,
+        )
+        number = 0
+        try:
+            for _event, element in events:
+                if number == 0 and declares_entities(element):
+                    raise ParseError("the document declares entities in its DTD (refused)", provider=self.provider, file=name)
+                tags = [ancestor.tag for ancestor in element.iterancestors()][::-1] + [element.tag]
+                if not _path_matches(steps, tags):
+                    continue
+                number += 1
+                try:
+                    local_id = _xpath_text(self.config.id_xpath(element)).strip()
+                    if not local_id:
+                        raise ValidationError(f"record has no id at {self.config.id_xpath.path!r}", provider=self.provider)
+                    yield original_record(
+                        self.provider, local_id, self.ingest_ts, standalone(element), "application/xml", False
+                    )
+                except IngestError as exc:
+                    exc.file, exc.record = name, f"record #{number} (line {element.sourceline})"
+                    self.stats.record_error(exc)
+                finally:
+                    element.clear(keep_tail=True)
+                    parent = element.getparent()
+                    while parent is not None and element.getprevious() is not None:
+                        del parent[0]
+        except etree.XMLSyntaxError as exc:
+            raise ParseError(
+                f"not well-formed XML after record #{number}: {exc}", provider=self.provider, file=name
+            ) from exc
+
+    def jsonl_records(self, stream: BinaryIO, name: str) -> Iterator[dict]:
+        line_no = 0
+        while raw := stream.readline(MAX_LINE_BYTES + 1):
+            line_no += 1
+            try:
+                if len(raw) > MAX_LINE_BYTES:
+                    while raw and not raw.endswith(b"\n"):
+                        raw = stream.readline(MAX_LINE_BYTES + 1)
+                    raise ParseError(f"line longer than {MAX_LINE_BYTES} bytes", provider=self.provider)
+                text = raw.decode("utf-8").lstrip("\ufeff").strip()
+                if not text:
+                    continue
+                try:
+                    item = json.loads(text)
+                except ValueError as exc:
+                    raise ParseError(f"not JSON: {exc}", provider=self.provider) from exc
+                local_id = record_id(item, self.config.id_path, self.provider)
+            except UnicodeDecodeError as exc:
+                self.stats.record_error(ParseError(f"not UTF-8: {exc}", provider=self.provider, file=name, record=f"line {line_no}"))
+                continue
+            except IngestError as exc:
+                exc.file, exc.record = name, f"line {line_no}"
+                self.stats.record_error(exc)
+                continue
+            yield original_record(self.provider, local_id, self.ingest_ts, text, "application/json", False)
+
+    def zip_records(self, path: Path) -> Iterator[dict]:
+        limits = self.config.limits
+        try:
+            archive = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise ParseError(f"not a readable zip archive: {exc}", provider=self.provider, file=self.config.source) from exc
+        with archive:
+            members = archive.infolist()
+            if len(members) > limits.max_members:
+                raise ParseError(
+                    f"zip has {len(members)} members (limit {limits.max_members})", provider=self.provider,
+                    file=self.config.source,
+                )
+            total = 0
+            for info in members:
+                name = f"{self.config.source}!{info.filename}"
+                if info.is_dir():
+                    continue
+                problem = _unsafe_member(info, limits)
+                if problem:
+                    self.stats.record_error(ValidationError(f"zip member refused: {problem}", provider=self.provider, file=name))
+                    continue
+                if not fnmatch(info.filename, self.config.members):
+                    continue
+                total += info.file_size
+                if total > limits.max_total_bytes:
+                    raise ParseError(
+                        f"zip members exceed {limits.max_total_bytes} bytes uncompressed", provider=self.provider,
+                        file=self.config.source,
+                    )
+                self.stats.pages += 1
+                try:
+                    yield from self.stream_records(archive.open(info), name)
+                except ParseError as exc:
+                    self.stats.record_error(exc)
+                except (zipfile.BadZipFile, NotImplementedError, RuntimeError, zlib.error, EOFError) as exc:
+                    self.stats.record_error(ParseError(f"unreadable zip member: {exc}", provider=self.provider, file=name))
+
+
+def _unsafe_member(info: zipfile.ZipInfo, limits: ZipLimits) -> str | None:
+    name = info.filename
+    if name.startswith("/") or "\\" in name or re.match(r"^[A-Za-z]:", name) or ".." in PurePosixPath(name).parts:
+        return "path leaves the archive"
+    if (info.external_attr >> 16) & S_IFMT == S_IFLNK:
+        return "symbolic link"
+    if info.flag_bits & 0x1:
+        return "encrypted"
+    if info.file_size > limits.max_member_bytes:
+        return f"{info.file_size} bytes uncompressed (limit {limits.max_member_bytes})"
+    if info.file_size > RATIO_CHECK_FROM and info.file_size > limits.max_ratio * max(info.compress_size, 1):
+        return f"compression ratio over {limits.max_ratio} (zip bomb?)"
+    return None
+
+
+def _path_matches(steps: tuple[tuple[str, str], ...], tags: list[str]) -> bool:
+    """Whether the root-to-element tag path matches the parsed record_xpath steps."""
+
+    def match(step: int, depth: int) -> bool:
+        if step == len(steps):
+            return depth == len(tags)
+        axis, name = steps[step]
+        if axis == "child":
+            return depth < len(tags) and tags[depth] == name and match(step + 1, depth + 1)
+        return any(tags[d] == name and match(step + 1, d + 1) for d in range(depth, len(tags)))
+
+    return match(0, 0)
+
+
+def _xpath_text(result) -> str:
+    if isinstance(result, list):
+        if not result:
+            return ""
+        first = result[0]
+        return "".join(first.itertext()) if isinstance(first, etree._Element) else str(first)
+    return str(result)

@@ -1,0 +1,226 @@
+"""OAI-PMH ``ListRecords`` harvesting with lxml (one page in memory at a time).
+
+* Each ``<record>`` becomes an OriginalRecord whose document is the whole ``<record>`` element (header and
+  metadata), serialised standalone with every in-scope namespace declared (a ``GetRecord`` response is
+  read the same way: one record, no token). A ``<header status="deleted">``
+  record is kept with ``deleted=True`` and the ``<header>`` element as its document.
+* ``window=(start, end)`` (half-open) becomes ``from``/``until`` (inclusive) at the granularity the
+  repository's ``Identify`` announces: ``YYYY-MM-DD`` widens the window to whole days.
+* The list ends at a missing, empty (``<resumptionToken completeListSize="56"/>``, with or without
+  attributes) or self-closing token. ``noRecordsMatch`` is an empty list, not an error (on a resumed
+  page, where some servers send it once the rest of the list has gone, it ends the list).
+* A page that is not well-formed is repaired only by dropping XML-1.0-illegal control characters
+  (see :mod:`.xmlparse`); otherwise :class:`ParseError` names the provider, page number and URL.
+  Transport retries and backoff are :class:`HttpClient`'s.
+
+Checkpoint and token policy
+---------------------------
+After every page whose records were all handed on, the checkpoint holds ``{"kind": "oai", "request":
+<the ListRecords arguments: metadataPrefix, set, from, until>, "token": <next token>, "page": n}``.
+A run whose request equals the checkpoint's resumes from its token; a checkpoint for another request
+(another day, set or prefix) is ignored and replaced. The checkpoint is cleared when the list is complete.
+
+Tokens expire (a resumed multi-hour harvest is the usual case) and some servers lose them. When the
+server answers ``badResumptionToken``, the list is restarted ONCE per run from the beginning of the
+checkpointed request (the same ``from``/``until``: OAI-PMH lists are not ordered by datestamp, so no later
+``from`` is safe). Records already yielded in this run are not yielded again (ids are deduplicated for the
+whole run in a temporary SQLite file, so memory stays flat; ``stats.duplicates`` counts them). A second
+``badResumptionToken`` in the same run is a :class:`FetchError`. A token the server already issued in
+this pass over the list is an error too, never an endless loop.
+
+Note for callers: resuming yields only the records of the pages after the checkpoint; the records of the
+pages before it are those the earlier, failed run already received.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+
+from lxml import etree
+
+from ingest_assets.errors import FetchError, IngestError, ParseError, ValidationError
+from ingest_assets.http import HttpClient, HttpResponse
+from ingest_assets.records.harvest.checkpoint import Checkpoint
+from ingest_assets.records.harvest.config import OaiConfig
+from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
+from ingest_assets.records.harvest.xmlparse import UnsafeXML, parse_xml, standalone
+
+log = logging.getLogger(__name__)
+
+OAI = "http://www.openarchives.org/OAI/2.0/"
+NS = {"oai": OAI}
+DAY_GRANULARITY = "YYYY-MM-DD"
+
+
+def _q(name: str) -> str:
+    return f"{{{OAI}}}{name}"
+
+
+class OaiHarvester:
+    def __init__(
+        self,
+        provider: str,
+        config: OaiConfig,
+        *,
+        ingest_ts: int,
+        window: tuple[datetime, datetime] | None,
+        http: HttpClient,
+        checkpoint: Checkpoint,
+        stats: HarvestStats,
+    ):
+        self.provider, self.config, self.ingest_ts = provider, config, ingest_ts
+        self.window, self.http, self.checkpoint, self.stats = window, http, checkpoint, stats
+
+    def records(self) -> Iterator[dict]:
+        request = self.list_request()
+        state = self.checkpoint.load()
+        token = None
+        if state and state.get("kind") == "oai" and state.get("request") == request and state.get("token"):
+            token, self.stats.resumed = state["token"], True
+            self.stats.pages = int(state.get("page", 0))
+            log.info("harvest %s: resuming after page %s with token %r", self.provider, self.stats.pages, token)
+        elif state:
+            log.info("harvest %s: ignoring a checkpoint for another request: %s", self.provider, state.get("request"))
+        seen, tokens = SeenIds(), set()
+        try:
+            while True:
+                self.stats.pages += 1
+                page = self.stats.pages
+                params = {"resumptionToken": token} if token else request
+                response = self.fetch({"verb": "ListRecords", **params}, page)
+                root = self.parse(response, page)
+                error = root.find(_q("error"))
+                if error is not None:
+                    code = error.get("code", "")
+                    if code == "noRecordsMatch":
+                        break
+                    if code == "badResumptionToken" and token and self.stats.restarts == 0:
+                        self.stats.restarts += 1
+                        log.warning(
+                            "harvest %s: badResumptionToken on page %d (%s); restarting the list from %s",
+                            self.provider, page, response.url, request,
+                        )
+                        token = None
+                        tokens.clear()
+                        continue
+                    raise FetchError(
+                        f"OAI-PMH error {code or '(no code)'} on page {page}: {(error.text or '').strip()}",
+                        url=response.url, provider=self.provider, retryable=False,
+                    )
+                container = root.find(_q("ListRecords"))
+                if container is None:
+                    container = root.find(_q("GetRecord"))
+                if container is None:
+                    raise ParseError(
+                        f"page {page} is neither ListRecords nor an OAI-PMH error", provider=self.provider,
+                        file=response.url,
+                    )
+                yield from self.page_records(container, page, response.url, seen)
+                next_token = self.next_token(container)
+                if not next_token:
+                    break
+                if next_token in tokens:
+                    raise FetchError(
+                        f"server repeated resumption token {next_token!r} on page {page}", url=response.url,
+                        provider=self.provider, retryable=False,
+                    )
+                token = next_token
+                tokens.add(token)
+                self.checkpoint.save({"kind": "oai", "request": request, "token": token, "page": page})
+            self.checkpoint.clear()
+        finally:
+            seen.close()
+
+    def list_request(self) -> dict[str, str]:
+        request = {"metadataPrefix": self.config.metadata_prefix}
+        if self.config.set:
+            request["set"] = self.config.set
+        if self.window is not None:
+            start, end = (moment.astimezone(timezone.utc) for moment in _aware(self.window))
+            if end <= start:
+                raise ValueError(f"harvest window ends before it starts: {self.window}")
+            last = end - timedelta(seconds=1)
+            if self.granularity() == DAY_GRANULARITY:
+                request["from"], request["until"] = start.strftime("%Y-%m-%d"), last.strftime("%Y-%m-%d")
+            else:
+                request["from"] = start.strftime("%Y-%m-%dT%H:%M:%SZ")
+                request["until"] = last.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return request
+
+    def granularity(self) -> str:
+        response = self.fetch({"verb": "Identify"}, 0)
+        root = self.parse(response, 0)
+        value = root.findtext("oai:Identify/oai:granularity", namespaces=NS)
+        if value is None:
+            raise ParseError("Identify has no granularity", provider=self.provider, file=response.url)
+        return value.strip()
+
+    def fetch(self, params: dict[str, str], page: int) -> HttpResponse:
+        what = "Identify" if page == 0 else f"page {page}"
+        try:
+            return self.http.get(self.config.endpoint, params=params, max_bytes=self.config.max_page_bytes)
+        except FetchError as exc:
+            raise FetchError(
+                f"{exc.message} fetching {what}", status=exc.status, url=exc.url, provider=self.provider,
+                retryable=exc.retryable,
+            ) from exc
+
+    def parse(self, response: HttpResponse, page: int) -> etree._Element:
+        what = "Identify" if page == 0 else f"page {page}"
+        try:
+            root, removed = parse_xml(response.content)
+        except etree.XMLSyntaxError as exc:
+            raise ParseError(f"{what} is not well-formed XML: {exc}", provider=self.provider, file=response.url) from exc
+        except UnsafeXML as exc:
+            raise ParseError(f"{what}: {exc}", provider=self.provider, file=response.url) from exc
+        if removed:
+            self.stats.repaired_pages += 1
+            log.warning("harvest %s: %s: removed %d illegal control characters (%s)", self.provider, what, removed, response.url)
+        if root.tag != _q("OAI-PMH"):
+            raise ParseError(f"{what} is not an OAI-PMH response (root {root.tag})", provider=self.provider, file=response.url)
+        return root
+
+    def page_records(self, container: etree._Element, page: int, url: str, seen: SeenIds) -> Iterator[dict]:
+        for number, element in enumerate(container.iterfind(_q("record")), 1):
+            try:
+                record = self.record(element)
+            except IngestError as exc:
+                exc.file = exc.file or url
+                exc.record = exc.record or f"page {page} record #{number}"
+                self.stats.record_error(exc)
+                continue
+            if not seen.add(record["id"]):
+                self.stats.duplicates += 1
+                continue
+            self.stats.records += 1
+            self.stats.deleted += record["deleted"]
+            yield record
+
+    def record(self, element: etree._Element) -> dict:
+        header = element.find(_q("header"))
+        local_id = (header.findtext(_q("identifier")) or "").strip() if header is not None else ""
+        if not local_id:
+            raise ValidationError("record has no header identifier", provider=self.provider)
+        deleted = header.get("status") == "deleted"
+        if not deleted and element.find(_q("metadata")) is None:
+            raise ValidationError("record has no metadata and is not deleted", provider=self.provider, record=local_id)
+        document = standalone(header if deleted else element)
+        return original_record(self.provider, local_id, self.ingest_ts, document, "application/xml", deleted)
+
+    def next_token(self, container: etree._Element) -> str | None:
+        element = container.find(_q("resumptionToken"))
+        if element is None:
+            return None
+        size = element.get("completeListSize")
+        if size and size.isdigit():
+            self.stats.expected = int(size)
+        return (element.text or "").strip() or None
+
+
+def _aware(window: tuple[datetime, datetime]) -> tuple[datetime, datetime]:
+    for moment in window:
+        if moment.tzinfo is None or moment.utcoffset() is None:
+            raise ValueError("harvest window datetimes must be timezone-aware")
+    return window

@@ -1,0 +1,120 @@
+"""OriginalRecord dicts (``dpla.avro.v1.OriginalRecord``), the MimeType enum and per-harvest statistics."""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ingest_assets.errors import IngestError
+
+log = logging.getLogger(__name__)
+
+MIMETYPE_SYMBOLS = ("application_json", "application_xml", "text_turtle")
+MAX_KEPT_ERRORS = 1000
+
+
+def mimetype_symbol(mimetype: str) -> str:
+    """``application/xml`` -> ``application_xml`` (Avro enum symbols cannot hold '/')."""
+    symbol = mimetype.replace("/", "_")
+    if symbol not in MIMETYPE_SYMBOLS:
+        raise ValueError(f"mimetype {mimetype!r} is not one of the OriginalRecord MimeType symbols")
+    return symbol
+
+
+def mimetype_from_symbol(symbol: str) -> str:
+    """``application_xml`` -> ``application/xml``."""
+    if symbol not in MIMETYPE_SYMBOLS:
+        raise ValueError(f"{symbol!r} is not an OriginalRecord MimeType symbol")
+    return symbol.replace("_", "/", 1)
+
+
+def ingest_date(started: datetime) -> int:
+    """UNIX seconds of the harvest start (``started`` must be timezone-aware)."""
+    if started.tzinfo is None or started.utcoffset() is None:
+        raise ValueError("started must be a timezone-aware datetime")
+    return int(started.timestamp())
+
+
+def original_record(provider: str, local_id: str, ingest_ts: int, document: str, mimetype: str, deleted: bool) -> dict:
+    return {
+        "id": local_id,
+        "ingestDate": ingest_ts,
+        "provider": provider,
+        "document": document,
+        "mimetype": mimetype_symbol(mimetype),
+        "deleted": deleted,
+    }
+
+
+@dataclass
+class HarvestStats:
+    """Counts for one harvest run; per-record errors are counted and the first ones kept for the report."""
+
+    provider: str
+    pages: int = 0
+    records: int = 0
+    deleted: int = 0
+    failed: int = 0
+    duplicates: int = 0
+    repaired_pages: int = 0
+    restarts: int = 0
+    resumed: bool = False
+    expected: int | None = None  # e.g. OAI-PMH completeListSize, when the source announces it
+    errors: list[IngestError] = field(default_factory=list)
+
+    def record_error(self, error: IngestError) -> None:
+        self.failed += 1
+        if len(self.errors) < MAX_KEPT_ERRORS:
+            self.errors.append(error)
+            log.warning("harvest: skipped record: %s", error)
+        elif len(self.errors) == self.failed - 1:
+            log.warning("harvest %s: more than %d bad records; counting the rest only", self.provider, MAX_KEPT_ERRORS)
+
+    def as_metadata(self) -> dict[str, int | bool]:
+        data = {
+            "pages": self.pages,
+            "records": self.records,
+            "deleted": self.deleted,
+            "failed": self.failed,
+            "duplicates": self.duplicates,
+            "repaired_pages": self.repaired_pages,
+            "restarts": self.restarts,
+            "resumed": self.resumed,
+        }
+        if self.expected is not None:
+            data["expected"] = self.expected
+        return data
+
+    def errors_csv(self) -> str:
+        """The kept per-record errors as CSV: provider, file (page URL or file), record, message."""
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(["provider", "file", "record", "message"])
+        for error in self.errors:
+            writer.writerow([error.provider or self.provider, error.file or "", error.record or "", error.message])
+        return out.getvalue()
+
+
+class SeenIds:
+    """Record ids already yielded in this run, kept in a temporary SQLite file so memory stays flat."""
+
+    def __init__(self):
+        self._dir = tempfile.TemporaryDirectory(prefix="harvest-ids-")
+        self._db = sqlite3.connect(f"{self._dir.name}/ids.sqlite3")
+        self._db.execute("PRAGMA journal_mode=OFF")
+        self._db.execute("PRAGMA synchronous=OFF")
+        self._db.execute("CREATE TABLE ids (id TEXT PRIMARY KEY) WITHOUT ROWID")
+        # inserts run in one implicit transaction that is never committed: the file is thrown away
+
+    def add(self, local_id: str) -> bool:
+        """Remember ``local_id``; False if it was already seen."""
+        return self._db.execute("INSERT OR IGNORE INTO ids VALUES (?)", (local_id,)).rowcount == 1
+
+    def close(self) -> None:
+        self._db.close()
+        self._dir.cleanup()

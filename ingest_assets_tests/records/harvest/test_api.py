@@ -1,0 +1,129 @@
+"""JSON API harvests (cursor, offset, next link) over real HTTP, paging through real DPLA records."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs
+
+import pytest
+
+from ingest_assets.errors import FetchError, ParseError
+from ingest_assets.records.harvest import harvest_records
+
+STYLES = {
+    "cursor": {"style": "cursor", "cursor_param": "after", "cursor_path": "meta.next"},
+    "offset-total": {"style": "offset", "page_size": 2, "total_path": "total"},
+    "offset": {"style": "offset", "offset_param": "start", "limit_param": "rows", "page_size": 2},
+    "next": {"style": "next", "next_path": "links.next"},
+    "link": {"style": "next"},
+}
+
+
+class JsonApi:
+    """A paged JSON API: ``/<style>`` answers with ``{"data": [...], ...}`` two items a page."""
+
+    def __init__(self, items):
+        self.items, self.size, self.requests, self.fail = items, 2, [], None
+
+    def __call__(self, environ, start_response):
+        style = environ["PATH_INFO"].strip("/")
+        q = {k: v[0] for k, v in parse_qs(environ["QUERY_STRING"]).items()}
+        self.requests.append((style, q))
+        headers = [("Content-Type", "application/json")]
+        if self.fail and self.fail(q):
+            start_response("500 Server Error", headers)
+            return [b"{}"]
+        if style == "broken":
+            start_response("200 OK", [("Content-Type", "text/html")])
+            return [b"<html><body>Service temporarily moved</body></html>"]
+        if style == "cursor":
+            start = int(q.get("after", "0"))
+            end = start + self.size
+            body = {"data": self.items[start:end], "meta": {"next": str(end) if end < len(self.items) else None}}
+        elif style == "offset-total":
+            start = int(q["offset"])
+            body = {"data": self.items[start : start + int(q["limit"])], "total": len(self.items)}
+        elif style == "offset":
+            start = int(q["start"])
+            body = {"data": self.items[start : start + int(q["rows"])]}
+        else:  # next / link / loop
+            page = int(q.get("page", "1"))
+            more = page * self.size < len(self.items)
+            nxt = f"?page={page}" if style == "loop" else (f"?page={page + 1}" if more else None)
+            body = {"data": self.items[(page - 1) * self.size : page * self.size], "links": {"next": nxt}}
+            if style == "link" and more:
+                headers.append(("Link", f'<{environ["PATH_INFO"]}?page={page + 1}>; rel="next"'))
+        start_response("200 OK", headers)
+        return [json.dumps(body).encode()]
+
+
+@pytest.fixture
+def api(http_server, shared_fixtures):
+    es = json.loads((shared_fixtures / "dpla" / "dpla-api-es-item-search-list.json").read_text())
+    mdl = json.loads((shared_fixtures / "dpla" / "provider-minnesota-mdl-json.json").read_text())
+    sources = [hit["_source"] for hit in es["hits"]["hits"]]
+    items = [sources[0], ["not", "an object"], sources[1], {"title": "a record without an id"}, mdl]
+    app = JsonApi(items)
+    app.url = http_server(app=app)
+    app.good = [sources[0], sources[1], mdl]
+    return app
+
+
+def run(provider, api, style, http, checkpoint, started, paging=None):
+    block = {
+        "type": "api", "endpoint": f"{api.url}/{style}", "records_path": "data", "id_path": "id",
+        "paging": paging or STYLES[style], "params": {"q": "*"}, "allow_private": True,
+    }
+    return harvest_records(provider(block), started=started, window=None, http=http, checkpoint=checkpoint)
+
+
+@pytest.mark.parametrize("style", list(STYLES))
+def test_paging_styles_harvest_every_good_record(api, style, provider, http, checkpoint, started):
+    harvest = run(provider, api, style, http, checkpoint, started)
+    records = list(harvest)
+    assert [r["id"] for r in records] == [
+        "4d85a6bd965dde8352c8235c43fe1c44", "c340ca5de0e46b0538213c65c650c8c6", "00002e8fc21342f03889239b438edc3b28196031",
+    ]
+    assert [json.loads(r["document"]) for r in records] == api.good
+    assert {(r["mimetype"], r["deleted"]) for r in records} == {("application_json", False)}
+    assert harvest.stats.failed == 2
+    assert [(e.record, e.file.split("?")[0]) for e in harvest.stats.errors] == [
+        ("page 1 record #2", f"{api.url}/{style}"), ("page 2 record #2", f"{api.url}/{style}"),
+    ]
+    assert "JSON list, not an object" in str(harvest.stats.errors[0])
+    assert harvest.metadata() == {
+        "pages": 3 if style != "offset" else 4, "records": 3, "deleted": 0, "failed": 2, "duplicates": 0,
+        "repaired_pages": 0, "restarts": 0, "resumed": False,
+    }
+    csv_rows = harvest.stats.errors_csv().splitlines()
+    assert csv_rows[0] == "provider,file,record,message" and len(csv_rows) == 3
+    assert csv_rows[1].startswith(f"testprov,{api.url}/{style}")
+    assert csv_rows[1].endswith(',page 1 record #2,"record is a JSON list, not an object"')
+    assert "no usable id at 'id'" in str(harvest.stats.errors[1])
+    assert len(api.requests) == (4 if style == "offset" else 3)  # without a total, an empty page ends the list
+    assert all(q["q"] == "*" for _, q in api.requests[:1])
+    assert checkpoint.load() is None
+
+
+def test_failed_api_harvest_resumes_from_checkpoint(api, provider, http, checkpoint, started):
+    api.fail = lambda q: q.get("after") == "4"
+    first = run(provider, api, "cursor", http, checkpoint, started)
+    got = []
+    with pytest.raises(FetchError, match="HTTP 500 fetching page 3"):
+        for record in first:
+            got.append(record["id"])
+    assert len(got) == 2 and checkpoint.load()["position"] == {"cursor": "4"}
+    api.fail = None
+    second = run(provider, api, "cursor", http, checkpoint, started)
+    assert [r["id"] for r in second] == ["00002e8fc21342f03889239b438edc3b28196031"]
+    assert second.stats.resumed and checkpoint.load() is None
+
+
+def test_page_that_is_not_json_names_page_and_url(api, provider, http, checkpoint, started):
+    with pytest.raises(ParseError, match=r"page 1 is not JSON.*provider 'testprov', file 'http://127\.0\.0\.1:\d+/broken\?q="):
+        list(run(provider, api, "broken", http, checkpoint, started, paging=STYLES["next"]))
+
+
+def test_next_link_to_itself_is_an_error_not_a_loop(api, provider, http, checkpoint, started):
+    with pytest.raises(ParseError, match="points to itself"):
+        list(run(provider, api, "loop", http, checkpoint, started, paging=STYLES["next"]))
