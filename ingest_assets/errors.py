@@ -47,6 +47,7 @@ class FetchError(IngestError):
         super().__init__(message, **kwargs)
         self.status = status
         self.url = url
+        self.body: bytes | None = None  # the start of an error response, when there was one
 
 
 class ParseError(IngestError):

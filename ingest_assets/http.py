@@ -21,6 +21,7 @@ from ingest_assets.version import SOFTWARE_VERSION
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+ERROR_BODY_BYTES = 64 * 1024
 USER_AGENT = f"ingest-assets/{SOFTWARE_VERSION}"
 
 
@@ -132,7 +133,9 @@ class HttpClient:
             break
         try:
             if response.status_code >= 400:
-                raise FetchError(f"HTTP {response.status_code}", status=response.status_code, url=response.url)
+                error = FetchError(f"HTTP {response.status_code}", status=response.status_code, url=response.url)
+                error.body = response.raw.read(ERROR_BODY_BYTES, decode_content=True)  # e.g. an OAI-PMH error document
+                raise error
             yield response, history
         finally:
             response.close()

@@ -28,15 +28,6 @@ INDEX_RECORD_3_1 = "dpla.avro.v1.MAP3_1.IndexRecord"
 DEFAULT_PART_RECORDS = 250_000
 
 
-def mimetype_symbol(mimetype: str) -> str:
-    """``application/xml`` -> the Avro enum symbol ``application_xml`` ('/' is not allowed in symbols)."""
-    return mimetype.replace("/", "_")
-
-
-def mimetype_from_symbol(symbol: str) -> str:
-    return symbol.replace("_", "/", 1)
-
-
 @lru_cache(maxsize=None)
 def load_schema(full_name: str) -> dict:
     path = SCHEMA_DIR / f"{full_name}.avsc"
