@@ -5,7 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from ingest_assets.defs.io_managers import RecordIOManager
-from ingest_assets.defs.records import defs as records_defs
+from ingest_assets.defs import records
 from ingest_assets.defs.records.search import SearchIndexResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.settings import Settings
@@ -24,7 +24,7 @@ def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
 
 def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     settings = settings or Settings.from_env()
-    return dg.Definitions.merge(dg.Definitions(resources=shared_resources(settings)), records_defs)
+    return dg.Definitions.merge(dg.Definitions(resources=shared_resources(settings)), records.defs)
 
 
 defs = build_definitions()
