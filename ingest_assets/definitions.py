@@ -5,8 +5,9 @@ from __future__ import annotations
 import dagster as dg
 
 from ingest_assets.defs.io_managers import RecordIOManager
-from ingest_assets.defs import records
+from ingest_assets.defs import records, repository
 from ingest_assets.defs.records.search import SearchIndexResource
+from ingest_assets.defs.repository.resources import RepositoryResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.settings import Settings
 
@@ -19,12 +20,13 @@ def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
         "registry": RegistryResource(path=str(settings.registry_path)),
         "record_io_manager": RecordIOManager(storage=storage),
         "search": SearchIndexResource(target=settings.search),
+        "repository": RepositoryResource(target=settings.repository),
     }
 
 
 def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     settings = settings or Settings.from_env()
-    return dg.Definitions.merge(dg.Definitions(resources=shared_resources(settings)), records.defs)
+    return dg.Definitions.merge(dg.Definitions(resources=shared_resources(settings)), records.defs, repository.defs)
 
 
 defs = build_definitions()

@@ -1,0 +1,131 @@
+"""Repository assets: one ingest interval per provider, and the verification (garbage collection) run.
+
+Registry block (per provider)::
+
+    k2n:
+      repository:
+        template_index: https://.../TemplateParameterIndex   # or wiki_api: .../api.php + base_url: .../wiki/
+        default_language: en              # language of keys without one; wiki_languages: {<BaseURL>: de}
+        max_ingest_hours: 24              # MaximumIngestDuration
+        vocabularies: /etc/k2n/vocab      # folder of vocabulary XML files (default: the packaged ones)
+        start: 2009-01-01T00:00:00+00:00  # `from` of the very first interval (default: everything)
+        wiki_api: https://.../api.php     # with wiki_user_env / wiki_password_env (names of env vars):
+                                          # reports are also posted to "<collection page>/Metadata aggregation report"
+
+Environment: INGEST_REPOSITORY_HARVESTING_INTERVAL (s, default 120), INGEST_REPOSITORY_REMOVAL_MISSES (3),
+INGEST_REPOSITORY_REMOVAL_GRACE_DAYS (7); FEDORA_USER / FEDORA_PASSWORD when INGEST_REPOSITORY is Fedora.
+"""
+
+import os
+from datetime import datetime, timedelta
+
+import dagster as dg
+
+from ingest_assets.defs.partitions import provider_partitions
+from ingest_assets.defs.repository.resources import RepositoryResource
+from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
+from ingest_assets.errors import ConfigError
+from ingest_assets.http import HttpClient
+from ingest_assets.registry import ProviderEntry
+from ingest_assets.repository.bookkeeping import Bookkeeping
+from ingest_assets.repository.index import ObjectIndex
+from ingest_assets.repository.ingest import IngestSettings, RepositoryIngest, TemplateSource
+from ingest_assets.repository.mediawiki import MediaWikiApi, WikiEditor, WikiTemplateSource
+from ingest_assets.repository.removal import GarbageCollector
+from ingest_assets.repository.template_index import TemplateIndexClient
+from ingest_assets.repository.validation import load_vocabularies
+
+GROUP = "repository"
+BLOCK = "repository"
+
+
+def ingest_settings(entry: ProviderEntry) -> IngestSettings:
+    """The provider's ``repository:`` registry block -> service settings.
+
+    The source is ``template_index`` (a TemplateParameterIndex URL) or, to read one wiki directly,
+    ``wiki_api`` (its api.php) with ``base_url`` (its page URL prefix).
+    """
+    block = entry.block(BLOCK)
+    source = block.get("template_index") or (block.get("wiki_api") if block.get("base_url") else None)
+    if not source:
+        raise ConfigError("repository block needs template_index, or wiki_api with base_url", provider=entry.name)
+    start = block.get("start")
+    return IngestSettings(source=str(source), provider=entry.name,
+                          default_language=str(block.get("default_language", "en")),
+                          wiki_languages=dict(block.get("wiki_languages") or {}),
+                          start=datetime.fromisoformat(str(start)) if start else None)
+
+
+def template_source(entry: ProviderEntry, http: HttpClient) -> TemplateSource:
+    block = entry.block(BLOCK)
+    if block.get("template_index"):
+        return TemplateIndexClient(str(block["template_index"]), http, provider=entry.name)
+    return WikiTemplateSource.from_api(MediaWikiApi(str(block["wiki_api"]), http), base_url=str(block["base_url"]))
+
+
+def bookkeeping(entry: ProviderEntry, sql: SqlResource) -> Bookkeeping:
+    hours = float(entry.block(BLOCK).get("max_ingest_hours", 24))
+    return Bookkeeping(sql.engine(), max_duration=timedelta(hours=hours))
+
+
+def _report_poster(entry: ProviderEntry, repository: RepositoryResource):
+    """Posting reports needs ``wiki_api`` and the *names* of the env vars holding the bot credentials."""
+    block = entry.block(BLOCK)
+    if not block.get("wiki_api"):
+        return None
+    user, password = (os.environ.get(str(block.get(k, ""))) for k in ("wiki_user_env", "wiki_password_env"))
+    if not user or not password:
+        raise ConfigError("wiki_api needs wiki_user_env / wiki_password_env naming set env vars", provider=entry.name)
+    return WikiEditor(str(block["wiki_api"]), repository.source_http(), username=user, password=password).edit
+
+
+@dg.asset(group_name=GROUP, partitions_def=provider_partitions,
+          description="One HarvestingInterval of the Fedora ingest service for a provider's TemplateParameterIndex.")
+def repository_collections(context: dg.AssetExecutionContext, registry: RegistryResource, sql: SqlResource,
+                           storage: StorageResource, repository: RepositoryResource) -> dg.MaterializeResult:
+    entry = registry.load()[context.partition_key]
+    block = entry.block(BLOCK)
+    service = RepositoryIngest(
+        ingest_settings(entry), source=template_source(entry, repository.source_http()),
+        repository=repository.repository(),
+        index=ObjectIndex(sql.engine()), bookkeeping=bookkeeping(entry, sql),
+        vocabularies=load_vocabularies(block.get("vocabularies")), storage=storage.storage,
+        post_report=_report_poster(entry, repository))
+    result = service.run()
+    if result.refused:
+        return dg.MaterializeResult(metadata={"refused": True})
+    for problem in result.problems:
+        context.log.warning(problem)
+    for outcome in result.outcomes:
+        if outcome.report_error:
+            context.log.warning(f"report of {outcome.uri} not posted: {outcome.report_error}")
+    if result.failed:
+        raise dg.Failure("collections failed (retried next interval): "
+                         + "; ".join(f"{o.uri}: {o.error}" for o in result.failed))
+    done = [o for o in result.outcomes if not o.skipped]
+    return dg.MaterializeResult(metadata={
+        "refused": False,
+        "queried_from": str(result.since), "queried_until": str(result.until),
+        "units_ingested": len(done), "units_skipped": len(result.outcomes) - len(done),
+        "objects_ingested": sum(o.ingested for o in done), "objects_removed": sum(o.removed for o in done),
+        "errors": sum(i.severity == "error" for o in done for i in o.issues),
+        "warnings": sum(i.severity == "warning" for o in done for i in o.issues),
+        "reports": dg.MetadataValue.json([o.report_key for o in done if o.report_key]),
+        "source_problems": len(result.problems),
+    })
+
+
+@dg.asset(group_name=GROUP, deps=[repository_collections],
+          description="Verification service: removes collections whose HarvestingURL answered 404/410 "
+                      "repeatedly over the grace period (never on timeouts or server errors).")
+def repository_verification(context: dg.AssetExecutionContext, sql: SqlResource,
+                            repository: RepositoryResource) -> dg.MaterializeResult:
+    misses = int(os.environ.get("INGEST_REPOSITORY_REMOVAL_MISSES", "3"))
+    grace = timedelta(days=float(os.environ.get("INGEST_REPOSITORY_REMOVAL_GRACE_DAYS", "7")))
+    collector = GarbageCollector(ObjectIndex(sql.engine()), repository.repository(), repository.source_http(),
+                                 min_misses=misses, grace=grace)
+    result = collector.run()
+    for pid, reason in result.unreachable.items():
+        context.log.info(f"{pid}: source unreachable, left alone ({reason})")
+    return dg.MaterializeResult(metadata={"checked": result.checked, "missing": len(result.missing),
+                                          "removed": dg.MetadataValue.json(result.removed)})

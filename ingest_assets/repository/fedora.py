@@ -1,0 +1,131 @@
+"""Fedora 6 REST backend: LDP containers with DC/K2N/RELS-EXT triples, external content, ``fcr:tx``.
+
+* object ``<pid>`` lives at ``<base>/<pid, %-escaped>`` as an RDF source (Turtle);
+* its Best_Quality_URI is attached as external content (``<obj>/best_quality``, ``handling="redirect"``);
+* updates of existing objects send ``If-Match`` with the ETag just read (412 -> :class:`PreconditionFailed`);
+* ``delete`` sends DELETE and purges the tombstone (``<obj>/fcr:tombstone``) so the PID can be re-used;
+  a PUT over a tombstone (410) purges it first;
+* a transaction is ``POST <base>/fcr:tx`` (201 + Location); every request then carries ``Atomic-ID``;
+  commit = ``PUT <tx>``, rollback = ``DELETE <tx>``, keep-alive = ``POST <tx>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import quote
+
+from ingest_assets.errors import FetchError
+from ingest_assets.http import HttpClient
+from ingest_assets.repository.model import RepositoryObject
+from ingest_assets.repository.store import (
+    Conflict,
+    ObjectGone,
+    ObjectNotFound,
+    PreconditionFailed,
+    RepositoryError,
+)
+
+EXTERNAL_CONTENT = "http://fedora.info/definitions/fcrepo#ExternalContent"
+BASIC_CONTAINER = '<http://www.w3.org/ns/ldp#BasicContainer>; rel="type"'
+LENIENT = 'handling=lenient; received="minimal"'
+MAX_BODY = 16 * 1024 * 1024
+URI_SAFE = ":/?#[]@!$&'()*+,;=%~"
+
+
+class FedoraTransaction:
+    def __init__(self, repository: "FedoraRepository", tx_url: str):
+        self.repository = repository
+        self.tx_url = tx_url
+
+    def _call(self, method: str, url: str, headers: dict | None = None, data: bytes | None = None):
+        return self.repository.call(method, url, {**(headers or {}), "Atomic-ID": self.tx_url}, data)
+
+    def put(self, obj: RepositoryObject) -> None:
+        url = self.repository.object_url(obj.pid)
+        headers = {"Content-Type": "text/turtle", "Prefer": LENIENT}
+        try:
+            _, found, _ = self._call("HEAD", url)
+            headers["If-Match"] = found.get("ETag", "*")
+        except ObjectNotFound:
+            headers["Link"] = BASIC_CONTAINER
+        except ObjectGone:
+            self._call("DELETE", f"{url}/fcr:tombstone")
+            headers["Link"] = BASIC_CONTAINER
+        self._call("PUT", url, headers, obj.to_turtle(subject=url))
+        target = obj.first("Best_Quality_URI")
+        if target:
+            target = quote(target, safe=URI_SAFE)  # no space, quote or '>' may break the Link header
+            link = f'<{target}>; rel="{EXTERNAL_CONTENT}"; handling="redirect"; type="text/html"'
+            self._call("PUT", f"{url}/best_quality", {"Link": link}, b"")
+
+    def delete(self, pid: str) -> None:
+        url = self.repository.object_url(pid)
+        try:
+            self._call("DELETE", url)
+        except ObjectNotFound:
+            return
+        except ObjectGone:
+            pass  # deleted earlier, tombstone left behind
+        self._call("DELETE", f"{url}/fcr:tombstone")
+
+    def keep_alive(self) -> None:
+        self.repository.call("POST", self.tx_url)
+
+
+class FedoraRepository:
+    def __init__(self, base_url: str, http: HttpClient):
+        self.base_url = base_url.rstrip("/")
+        self.http = http
+
+    def object_url(self, pid: str) -> str:
+        return f"{self.base_url}/{quote(pid, safe='')}"
+
+    def call(self, method: str, url: str, headers: dict | None = None, data: bytes | None = None):
+        """One request -> ``(status, headers, body)``; 404/409/410/412 become repository errors."""
+        try:
+            with self.http.stream(url, method=method, headers=headers, data=data) as (response, _hops):
+                body = b""
+                for chunk in response.iter_content(64 * 1024) if method != "HEAD" else ():
+                    body += chunk
+                    if len(body) > MAX_BODY:
+                        raise RepositoryError(f"Fedora answer above {MAX_BODY} bytes", file=url)
+                return response.status_code, dict(response.headers), body
+        except FetchError as exc:
+            errors = {404: ObjectNotFound, 409: Conflict, 410: ObjectGone, 412: PreconditionFailed}
+            kind = errors.get(exc.status, RepositoryError)
+            detail = (exc.body or b"").decode("utf-8", "replace").strip()[:300]
+            message = f"Fedora {method} answered {exc.message}" + (f": {detail}" if detail else "")
+            raise kind(message, file=url, retryable=exc.retryable) from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[FedoraTransaction]:
+        _, headers, _ = self.call("POST", f"{self.base_url}/fcr:tx")
+        tx_url = headers.get("Location")
+        if not tx_url:
+            raise RepositoryError("Fedora created a transaction without a Location", file=self.base_url)
+        tx = FedoraTransaction(self, tx_url)
+        try:
+            yield tx
+        except BaseException:
+            try:
+                self.call("DELETE", tx_url)
+            except RepositoryError:
+                pass  # an expired or unknown transaction is rolled back already
+            raise
+        try:
+            self.call("PUT", tx_url)
+        except ObjectGone as exc:
+            raise RepositoryError("Fedora transaction expired before commit", file=tx_url,
+                                  retryable=True) from exc
+
+    def get(self, pid: str) -> RepositoryObject:
+        _, _, body = self.call("GET", self.object_url(pid), {"Accept": "text/turtle"})
+        return RepositoryObject.from_turtle(body, pid)
+
+    def exists(self, pid: str) -> bool:
+        try:
+            self.call("HEAD", self.object_url(pid))
+        except (ObjectNotFound, ObjectGone):
+            return False
+        return True

@@ -1,0 +1,50 @@
+"""What both repository backends (Fedora 6, embedded OCFL) offer, and their errors.
+
+Writes happen in a transaction: ``with repo.transaction() as tx: tx.put(obj); tx.delete(pid)``.
+Leaving the block normally commits; an exception rolls back (Fedora: ``fcr:tx``; OCFL: nothing of the
+buffered work is written). ``delete`` leaves a tombstone and purges it, so the PID can be re-used.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from ingest_assets.errors import IngestError
+from ingest_assets.repository.model import RepositoryObject
+
+
+class RepositoryError(IngestError):
+    """A repository operation failed."""
+
+
+class ObjectNotFound(RepositoryError):
+    """No object with this PID (HTTP 404)."""
+
+
+class ObjectGone(RepositoryError):
+    """The object was deleted and a tombstone remains (HTTP 410)."""
+
+
+class Conflict(RepositoryError):
+    """The repository refused a change that conflicts with its state or another transaction (409)."""
+
+
+class PreconditionFailed(RepositoryError):
+    """An ``If-Match`` precondition did not hold: the object changed meanwhile (412)."""
+
+
+class Transaction(Protocol):
+    def put(self, obj: RepositoryObject) -> None: ...
+
+    def delete(self, pid: str) -> None: ...
+
+    def keep_alive(self) -> None: ...
+
+
+class Repository(Protocol):
+    def transaction(self) -> AbstractContextManager[Transaction]: ...
+
+    def get(self, pid: str) -> RepositoryObject: ...
+
+    def exists(self, pid: str) -> bool: ...

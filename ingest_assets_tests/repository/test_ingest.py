@@ -1,0 +1,306 @@
+"""The ingest service end to end: fake TemplateParameterIndex -> OCFL or Fedora, SQL bookkeeping.
+
+Includes the crash test: the ingest runs as its own process and is killed mid-ingest.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from ingest_assets.errors import IngestError
+from ingest_assets.http import HttpClient
+from ingest_assets.repository.bookkeeping import Bookkeeping
+from ingest_assets.repository.fedora import FedoraRepository
+from ingest_assets.repository.index import ObjectIndex
+from ingest_assets.repository.ingest import IngestSettings, RepositoryIngest
+from ingest_assets.repository.mediawiki import MediaWikiApi, WikiEditor, WikiPage, WikiTemplateSource
+from ingest_assets.repository.ocfl_store import OcflRepository
+from ingest_assets.repository.pids import pid_from_uri
+from ingest_assets.repository.template_index import TemplateIndexClient, xml_datetime
+from ingest_assets.repository.validation import load_vocabularies
+from ingest_assets.sql import make_engine
+from ingest_assets.storage import LocalStorage
+
+WIKI = "http://www.keytonature.eu/wiki/"
+NOW = datetime.now(timezone.utc)
+
+
+def stamp(delta: timedelta) -> str:
+    return (NOW + delta).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def next_second(after: datetime) -> str:
+    """A TemplateParameterIndex time (whole seconds) later than ``after`` and already past."""
+    moment = after.replace(microsecond=0) + timedelta(seconds=1)
+    wait = (moment - datetime.now(timezone.utc)).total_seconds()
+    if wait > 0:
+        time.sleep(wait + 0.01)
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def metadata(page, collection, modified, **params):
+    return {"TemplateName": "Metadata", "BaseURL": WIKI, "PageName": page, "Modified": stamp(modified),
+            "Harvested": stamp(modified), "Collection Page": collection, **params}
+
+
+def wiki_records():
+    hour = timedelta(hours=-1)
+    return [
+        {"TemplateName": "Infobox Organisation", "BaseURL": WIKI, "PageName": "Naturalis", "Modified": stamp(2 * hour),
+         "Harvested": stamp(2 * hour), "name": "Naturalis Biodiversity Center", "homepage": "http://www.naturalis.nl/"},
+        metadata("Pollen collection", "Pollen collection", hour, Type="Collection", Title="Pollen",
+                 **{"Provider Page": "Naturalis", "Resource ID": "urn:uuid:3F2504E0-4F89-11D3-9A0C-0305E82C3301"}),
+        metadata("Pollen 1", "Pollen collection", hour, Type="StillImage", Title="''Pinus'' pollen",
+                 **{"Provider Page": "Naturalis", "Best Quality URI": "http://img.example.org/p1.jpg"}),
+        metadata("Pollen 2", "Pollen collection", hour, Type="StillImage", Title="Abies pollen",
+                 **{"Provider Page": "Naturalis", "Best Quality URI": "http://img.example.org/p2.jpg"}),
+        metadata("Pollen 3", "Pollen collection", hour, Type="Painting", Title="Not a K2N type",
+                 **{"Best Quality URI": "http://img.example.org/p3.jpg"}),
+        {"TemplateName": "Key Start", "BaseURL": WIKI, "PageName": "Thalictrum in Mitteleuropa",
+         "Modified": stamp(hour), "Harvested": stamp(hour), "title": "Thalictrum in Mitteleuropa",
+         "creators": "Ralf Hand", "audience": "Experten, Interessierte"},
+    ]
+
+
+@pytest.fixture
+def service_parts(tmp_path):
+    engine = make_engine(f"sqlite:///{tmp_path / 'ingest.sqlite3'}")
+    yield {"engine": engine, "index": ObjectIndex(engine), "books": Bookkeeping(engine),
+           "storage": LocalStorage(tmp_path / "storage"), "vocabularies": load_vocabularies()}
+    engine.dispose()
+
+
+def make_service(url, parts, repository):
+    return RepositoryIngest(IngestSettings(source=url, provider="k2n", default_language="de"),
+                            source=TemplateIndexClient(url, HttpClient(allow_private=True, retries=0), provider="k2n"),
+                            repository=repository,
+                            index=parts["index"], bookkeeping=parts["books"], vocabularies=parts["vocabularies"],
+                            storage=parts["storage"])
+
+
+def test_ingest_update_and_identity_on_ocfl(template_index, service_parts, tmp_path):
+    app, url = template_index
+    app.records = wiki_records()
+    repo = OcflRepository(tmp_path / "ocfl")
+    index, books = service_parts["index"], service_parts["books"]
+    first = make_service(url, service_parts, repo).run()
+    assert not first.refused and first.since is None and not first.failed and not first.problems
+    assert [(o.kind, o.uri) for o in first.outcomes] == [
+        ("provider", WIKI + "Naturalis"), ("metadata", WIKI + "Pollen_collection"),
+        ("keys", WIKI + "Thalictrum_in_Mitteleuropa")]
+    provider, pollen, keys = first.outcomes
+    assert provider.pid == "K2N:www.naturalis.nl"
+    assert pollen.pid == pid_from_uri(WIKI + "Pollen_collection") and pollen.records == 4 and pollen.ingested == 3
+    assert [(i.severity, i.record, i.message) for i in pollen.issues] == [
+        ("error", "Pollen 3#Metadata[0]", "no PID type code for resource type 'Painting'")]
+    assert app.queries_for(template="Metadata", parameter1="Collection Page", value1="Pollen collection")
+    delta = app.queries_for(template="Metadata", parameternames="Type;Collection Page")
+    assert len(delta) == 1 and "from" not in delta[0] and delta[0]["to"] == xml_datetime(first.until)
+    members = index.members(pollen.pid)
+    assert len(members) == 2 and all(p.startswith("K2N:im_") for p in members)
+    image = repo.get(members[0])
+    assert image.provider == "K2N:www.naturalis.nl" and image.collection == pollen.pid  # provider found by page
+    assert image.dc["type"] == ["StillImage"] and image.harvesting_url.startswith(WIKI + "Pollen_")
+    assert repo.get(pollen.pid).k2n["Resource_ID"] == ["urn:uuid:3F2504E0-4F89-11D3-9A0C-0305E82C3301"]
+    (key_pid,) = index.members(keys.pid)
+    assert repo.get(key_pid).k2n["Host_Application"] == ["Web Browser"]
+    assert repo.get(key_pid).dc["language"] == ["de"]
+    assert repo.exists("K2N:www.keytonature.eu_wiki")  # the wiki as provider of key pages
+    report = service_parts["storage"].read_bytes(pollen.report_key).decode()
+    assert pollen.report_key.startswith("k2n/repository-reports/")
+    assert "no PID type code for resource type 'Painting'" in report and "errors: 1; warnings: 0" in report
+    assert books.last_success(url) == first.until and books.watchdog_entry(url) is None
+
+    # the collection page is renamed and one image is edited: step 2 (provider + Resource ID) finds the
+    # collection, its members are deleted and re-ingested, the collection keeps its PID
+    later = next_second(first.until)
+    renamed = []
+    for record in wiki_records()[1:4]:
+        record = {**record, "Collection Page": "Pollen (renamed)", "Modified": later}
+        if record["PageName"] == "Pollen collection":
+            record["PageName"] = "Pollen (renamed)"
+        if record["PageName"] == "Pollen 2":
+            record["Title"] = "Abies alba pollen"
+        renamed.append(record)
+    app.records = [wiki_records()[0], *renamed]
+    second = make_service(url, service_parts, repo).run()
+    assert second.since == first.until and not second.failed
+    (outcome,) = second.outcomes
+    assert outcome.uri == WIKI + "Pollen_(renamed)" and outcome.pid == pollen.pid
+    new_members = index.members(pollen.pid)
+    assert len(new_members) == 2 and outcome.removed == 2 and not set(new_members) & set(members)
+    for old in members:
+        assert not repo.exists(old) and repo.versions(old)[-1] == "v2"  # v2 = tombstone
+    assert sorted(repo.get(p).dc["title"][0] for p in new_members) == ["<i>Pinus</i> pollen", "Abies alba pollen"]
+    assert repo.versions(pollen.pid) == ["v1", "v2"]  # updated in place: same object, new version
+
+
+def test_ingest_on_fedora_is_one_transaction_per_collection(template_index, service_parts, fake_fedora):
+    app, url = template_index
+    fake, base = fake_fedora
+    app.records = [r for r in wiki_records() if r["TemplateName"] == "Key Start"]
+    repo = FedoraRepository(base, HttpClient(allow_private=True, retries=0))
+    first = make_service(url, service_parts, repo).run()
+    edited = {**app.records[0], "description": "neu", "Modified": next_second(first.until)}
+    app.records = [edited]
+    fake.requests.clear()
+    result = make_service(url, service_parts, repo).run()
+    assert not result.failed
+    methods = [(m, p.split("/")[-1] if "fcr:" not in p else p) for m, p, _ in fake.requests]
+    (tx,) = [p for m, p in methods if m == "POST"]
+    assert methods[0] == ("POST", "/rest/fcr:tx") and methods[-1] == ("PUT", "/rest/fcr:tx/2")
+    deletes = [p for m, p, _ in fake.requests if m == "DELETE"]
+    assert len(deletes) == 2 and deletes[1] == deletes[0] + "/fcr:tombstone"  # old key + its tombstone
+    assert all(h.get("Atomic-ID") == f"{fake.base}/rest/fcr:tx/2" for _, _, h in fake.requests[1:-1])
+    collection_path = "/rest/" + pid_from_uri(WIKI + "Thalictrum_in_Mitteleuropa").replace(":", "%3A")
+    updates = [h for m, p, h in fake.requests if m == "PUT" and p == collection_path]
+    assert len(updates) == 1 and updates[0]["If-Match"].startswith('W/"')  # the collection keeps its identity
+
+
+def run_process(url, tmp_path, max_duration):
+    command = [sys.executable, "-m", "ingest_assets.repository", "--template-index", url,
+               "--database", f"sqlite:///{tmp_path / 'ingest.sqlite3'}", "--repository", str(tmp_path / "ocfl"),
+               "--storage", str(tmp_path / "storage"), "--allow-private", "--max-duration", str(max_duration)]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "INGEST_HOME": str(tmp_path / "home")})
+
+
+def test_crash_restart_skips_no_interval_and_ingests_nothing_twice(template_index, tmp_path):
+    app, url = template_index
+    alpha = [metadata("Alpha collection", "Alpha collection", timedelta(minutes=-30), Type="Collection", Title="A"),
+             *(metadata(f"Alpha {i}", "Alpha collection", timedelta(minutes=-30), Type="Sound",
+                        **{"Best Quality URI": f"http://snd.example.org/a{i}.mp3"}) for i in range(2))]
+    beta = [metadata("Beta collection", "Beta collection", timedelta(minutes=-20), Type="Collection", Title="B"),
+            *(metadata(f"Beta {i}", "Beta collection", timedelta(minutes=-20), Type="Movie",
+                       **{"Best Quality URI": f"http://mv.example.org/b{i}.mp4"}) for i in range(2))]
+    app.records = alpha + beta
+    engine = make_engine(f"sqlite:///{tmp_path / 'ingest.sqlite3'}")
+    books, index = Bookkeeping(engine), ObjectIndex(engine)
+    previous = NOW - timedelta(hours=1)  # a previous interval ended successfully here
+    books.finish(books.claim(url), previous)
+    app.hold_value = "Beta collection"  # the ingest is killed while it fetches the second collection
+
+    crashed = run_process(url, tmp_path, 3600)
+    assert app.reached.wait(60), crashed.communicate()
+    crashed.send_signal(signal.SIGKILL)
+    crashed.wait(10)
+    assert books.watchdog_entry(url) is not None and books.last_success(url) == previous
+    alpha_uri, beta_uri = WIKI + "Alpha_collection", WIKI + "Beta_collection"
+    assert books.last_success(url, alpha_uri) is not None and books.last_success(url, beta_uri) is None
+    alpha_members = index.members(pid_from_uri(alpha_uri))
+    assert len(alpha_members) == 2
+
+    refused = run_process(url, tmp_path, 3600)  # the dead ingest's watchdog is still fresh
+    out, err = refused.communicate(timeout=60)
+    assert refused.returncode == 3 and json.loads(out)["refused"], err
+
+    app.hold_value = None
+    app.release.set()
+    app.queries.clear()
+    restarted = run_process(url, tmp_path, 0.5)  # MaximumIngestDuration passed: a crash is assumed
+    out, err = restarted.communicate(timeout=60)
+    assert restarted.returncode == 0, err
+    summary = json.loads(out)
+    # no interval skipped: the restart asks again from the last general success
+    delta = app.queries_for(template="Metadata", parameternames="Type;Collection Page")
+    assert [q["from"] for q in delta] == [xml_datetime(previous)]
+    assert {(u["uri"], u["skipped"]) for u in summary["units"]} == {(alpha_uri, True), (beta_uri, False)}
+    # no double ingest: Alpha is not fetched nor written again
+    assert app.queries_for(value1="Alpha collection") == []
+    assert len(app.queries_for(value1="Beta collection")) == 1
+    repo = OcflRepository(tmp_path / "ocfl")
+    assert index.members(pid_from_uri(alpha_uri)) == alpha_members
+    for pid in [*alpha_members, pid_from_uri(alpha_uri)]:
+        assert repo.versions(pid) == ["v1"]
+    beta_members = index.members(pid_from_uri(beta_uri))
+    assert len(beta_members) == 2 and all(repo.versions(p) == ["v1"] for p in beta_members)
+    assert all(index.get(p)["state"] == "live" for p in [*alpha_members, *beta_members])
+    assert books.watchdog_entry(url) is None
+    assert books.last_success(url) == datetime.fromisoformat(summary["until"])
+    engine.dispose()
+
+
+KEY_PAGE = """Ein Schlüssel.
+{{Key Start
+|id=thalictrum
+|title=''Thalictrum'' in Mitteleuropa
+|creators=Ralf Hand
+|description="*" = siehe separate Schlüssel für Unterarten
+|audience=Experten, Interessierte
+|collaboration limited to=Ralf Hand
+|language=de
+}}
+{{Lead|1|Blätter [[Fieder]]n|2}}
+"""
+
+
+def test_ingest_from_the_mediawiki_api_and_post_the_report(mediawiki_api, service_parts, tmp_path):
+    page = WikiPage("Thalictrum in Mitteleuropa", 0, 7, datetime(2010, 1, 24, 0, 12, 39, tzinfo=timezone.utc),
+                    KEY_PAGE)
+    app, api_url = mediawiki_api([page])
+    http = HttpClient(allow_private=True, retries=0)
+    service = RepositoryIngest(
+        IngestSettings(source=api_url, provider="k2n"),
+        source=WikiTemplateSource.from_api(MediaWikiApi(api_url, http), base_url=WIKI),
+        repository=OcflRepository(tmp_path / "ocfl"), index=service_parts["index"],
+        bookkeeping=service_parts["books"], vocabularies=service_parts["vocabularies"],
+        post_report=WikiEditor(api_url, http, username="Bot@ingest", password="secret").edit)
+    result = service.run()
+    (outcome,) = result.outcomes
+    assert outcome.kind == "keys" and not outcome.error and outcome.ingested == 2
+    (key_pid,) = service_parts["index"].members(outcome.pid)
+    key = OcflRepository(tmp_path / "ocfl").get(key_pid)
+    assert key.dc["title"] == ["<i>Thalictrum</i> in Mitteleuropa"] and key.dc["language"] == ["de"]
+    assert key.k2n["Best_Quality_URI"] == [WIKI + "Thalictrum_in_Mitteleuropa#thalictrum"]
+    report = app.edits["Thalictrum in Mitteleuropa/Metadata aggregation report"]
+    assert "Records: 1; objects ingested: 2; errors: 0; warnings: 0" in report
+    assert "[[Category:Metadata aggregation reports]]" in report
+    login, edit = (q for q in app.queries if q.get("action") in ("login", "edit"))
+    assert login["lgname"] == "Bot@ingest" and edit["token"] == "csrf-token+\\\\"
+
+
+def test_fedora_transaction_abandoned_by_a_crash(template_index, service_parts, fake_fedora):
+    """A crashed ingest leaves an open fcr:tx holding its resources: the restart gets 409, the unit fails
+    and the interval stays open; once Fedora expires the transaction the next run ingests it."""
+    app, url = template_index
+    fake, base = fake_fedora
+    app.records = [r for r in wiki_records() if r["TemplateName"] == "Key Start"]
+    repo = FedoraRepository(base, HttpClient(allow_private=True, retries=0))
+    books = service_parts["books"]
+    collection = "/rest/" + pid_from_uri(WIKI + "Thalictrum_in_Mitteleuropa").replace(":", "%3A")
+    _, headers, _ = repo.call("POST", f"{base}/fcr:tx")  # the crashed process: began, wrote, never finished
+    repo.call("PUT", fake.base + collection, {"Atomic-ID": headers["Location"], "Content-Type": "text/turtle"}, b"")
+    blocked = make_service(url, service_parts, repo).run()
+    (outcome,) = blocked.outcomes
+    assert "409" in outcome.error and books.last_success(url) is None and books.watchdog_entry(url) is None
+    assert books.last_success(url, WIKI + "Thalictrum_in_Mitteleuropa") is None
+    assert ("DELETE", "/rest/fcr:tx/2", ) in [(m, p) for m, p, _ in fake.requests]  # our own tx rolled back
+    fake.expire(headers["Location"])
+    done = make_service(url, service_parts, repo).run()
+    assert done.since is None and not done.failed and books.last_success(url) == done.until
+    assert repo.get(pid_from_uri(WIKI + "Thalictrum_in_Mitteleuropa")).dc["title"] == ["Thalictrum in Mitteleuropa"]
+
+
+def test_records_of_another_wiki_and_a_failing_report_post(template_index, service_parts, tmp_path):
+    app, url = template_index
+    other_wiki = {**wiki_records()[2], "BaseURL": "http://other.example.org/wiki/", "PageName": "Pollen 9"}
+    app.records = [*wiki_records()[1:4], other_wiki]
+
+    def refuse(title, text):
+        raise IngestError("MediaWiki API error protectedpage: This page has been protected")
+
+    service = make_service(url, service_parts, OcflRepository(tmp_path / "ocfl"))
+    service.post_report = refuse
+    other, outcome = service.run().outcomes  # one unit per wiki: same page name, different collections
+    assert other.uri == "http://other.example.org/wiki/Pollen_collection" and other.ingested == 2
+    assert not outcome.error and outcome.ingested == 3 and "protectedpage" in outcome.report_error
+    assert [i.message for i in outcome.issues] == [
+        "belongs to collection http://other.example.org/wiki/Pollen_collection, not ingested here"]
+    assert service_parts["index"].members(outcome.pid) != service_parts["index"].members(other.pid)
+    assert service_parts["books"].last_success(url, WIKI + "Pollen_collection") is not None

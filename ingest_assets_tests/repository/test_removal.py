@@ -1,0 +1,52 @@
+"""The verification service removes a collection only after repeated 404/410 over the grace period."""
+
+from datetime import datetime, timedelta, timezone
+
+from ingest_assets.http import HttpClient
+from ingest_assets.repository.index import ObjectIndex
+from ingest_assets.repository.model import RepositoryObject
+from ingest_assets.repository.ocfl_store import OcflRepository
+from ingest_assets.repository.removal import GarbageCollector
+from ingest_assets.sql import make_engine
+
+
+def test_removal_only_on_repeated_404_or_410(tmp_path, http_server):
+    status = {"/wiki/Gone": "404 Not Found", "/wiki/Deleted": "410 Gone", "/wiki/Flaky": "503 Service Unavailable",
+              "/wiki/Here": "200 OK"}
+
+    def app(environ, start_response):
+        start_response(status[environ["PATH_INFO"]], [("Content-Type", "text/html")])
+        return [b""]
+
+    base = http_server(app=app)
+    engine = make_engine(f"sqlite:///{tmp_path / 'ingest.sqlite3'}")
+    index, repo = ObjectIndex(engine), OcflRepository(tmp_path / "ocfl")
+    objects = []
+    for name in ("Gone", "Deleted", "Flaky", "Here"):
+        coll = RepositoryObject(f"K2N:w_{name.lower()}", "collection", harvesting_url=f"{base}/wiki/{name}",
+                                k2n={"Best_Quality_URI": [f"{base}/wiki/{name}"]})
+        member = RepositoryObject(f"K2N:sd_{name.lower()}", "member", collection=coll.pid)
+        objects += [coll, member]
+    with repo.transaction() as tx:
+        for obj in objects:
+            tx.put(obj)
+    index.confirm(objects, {o.pid: o.harvesting_url for o in objects if o.kind == "collection"})
+    collector = GarbageCollector(index, repo, HttpClient(allow_private=True, retries=0), min_misses=3,
+                                 grace=timedelta(days=7))
+    day0 = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    first = collector.run(day0)
+    assert first.checked == 4 and sorted(first.missing) == ["K2N:w_deleted", "K2N:w_gone"]
+    assert list(first.unreachable) == ["K2N:w_flaky"] and first.removed == []
+    # three misses, but within the grace period: nothing removed yet
+    assert collector.run(day0 + timedelta(days=1)).removed == []
+    assert collector.run(day0 + timedelta(days=2)).removed == []
+    status["/wiki/Deleted"] = "200 OK"  # the page came back: its count starts again
+    assert collector.run(day0 + timedelta(days=8)).removed == ["K2N:w_gone"]
+    assert not repo.exists("K2N:w_gone") and not repo.exists("K2N:sd_gone")
+    assert index.get("K2N:w_gone") is None and index.get("K2N:sd_gone") is None
+    status["/wiki/Deleted"] = "410 Gone"
+    assert collector.run(day0 + timedelta(days=20)).removed == []  # one miss since it came back
+    # server errors never remove anything, however long they last
+    for name in ("K2N:w_flaky", "K2N:sd_flaky", "K2N:w_here", "K2N:sd_here", "K2N:w_deleted"):
+        assert repo.exists(name)
+    engine.dispose()
