@@ -25,17 +25,28 @@ class SourceConfig(dg.Config):
     source: str | None = None
 
 
+def record_asset(activity: str, schema: str):
+    """An asset of the record pipeline: one activity, written by the record IO manager as ``schema``."""
+    return dg.asset(
+        partitions_def=record_partitions,
+        io_manager_key="record_io_manager",
+        metadata=record_metadata(activity, schema),
+        group_name=RECORDS,
+        kinds={"avro"},
+    )
+
+
+def _reported(source: RecordSource, step, report, log_name: str) -> RecordStream:
+    """``step`` applied to each record of ``source`` (``None`` results dropped); ``report`` goes to ``_LOGS``."""
+    records = (out for out in map(step, source) if out is not None)
+    return RecordStream(records, inputs=[source], logs=lambda: {log_name: report.csv()}, summary=report.metadata)
+
+
 def _source(config: SourceConfig, storage: StorageResource, upstream: RecordSource, activity: str) -> RecordSource:
     return source_from_path(storage.storage, config.source, activity) if config.source else upstream
 
 
-@dg.asset(
-    partitions_def=record_partitions,
-    io_manager_key="record_io_manager",
-    metadata=record_metadata("harvest", ORIGINAL_RECORD),
-    group_name=RECORDS,
-    kinds={"avro"},
-)
+@record_asset("harvest", ORIGINAL_RECORD)
 def original_records(context: dg.AssetExecutionContext, registry: RegistryResource, storage: StorageResource) -> RecordStream:
     """Harvest the provider for the partition's day (OAI-PMH, JSON API or file, per the registry)."""
     provider, day = partition_parts(context.partition_key)
@@ -57,13 +68,7 @@ def original_records(context: dg.AssetExecutionContext, registry: RegistryResour
     )
 
 
-@dg.asset(
-    partitions_def=record_partitions,
-    io_manager_key="record_io_manager",
-    metadata=record_metadata("mapping", MAP_RECORD),
-    group_name=RECORDS,
-    kinds={"avro"},
-)
+@record_asset("mapping", MAP_RECORD)
 def mapped_records(
     context: dg.AssetExecutionContext,
     config: SourceConfig,
@@ -77,23 +82,15 @@ def mapped_records(
     mapper = mapper_for(registry.load()[provider])
     report = MappingReport()
 
-    def mapped():
-        for original in source:
-            result = mapper.map(original)
-            report.add(result)
-            if result.record is not None:
-                yield result.record
+    def step(original: dict) -> dict | None:
+        result = mapper.map(original)
+        report.add(result)
+        return result.record
 
-    return RecordStream(mapped(), inputs=[source], logs=lambda: {"mapping-report.csv": report.csv()}, summary=report.metadata)
+    return _reported(source, step, report, "mapping-report.csv")
 
 
-@dg.asset(
-    partitions_def=record_partitions,
-    io_manager_key="record_io_manager",
-    metadata=record_metadata("enrichment", MAP_RECORD),
-    group_name=RECORDS,
-    kinds={"avro"},
-)
+@record_asset("enrichment", MAP_RECORD)
 def enriched_records(
     config: SourceConfig, storage: StorageResource, mapped_records: RecordSource
 ) -> RecordStream:
@@ -101,22 +98,15 @@ def enriched_records(
     source = _source(config, storage, mapped_records, "mapping")
     report = EnrichmentReport()
 
-    def enriched():
-        for record in source:
-            result, changes = enrich(record)
-            report.add(record["id"], changes, samples=(record, result))
-            yield result
+    def step(record: dict) -> dict:
+        result, changes = enrich(record)
+        report.add(record["id"], changes, samples=(record, result))
+        return result
 
-    return RecordStream(enriched(), inputs=[source], logs=lambda: {"enrichment-report.csv": report.csv()}, summary=report.metadata)
+    return _reported(source, step, report, "enrichment-report.csv")
 
 
-@dg.asset(
-    partitions_def=record_partitions,
-    io_manager_key="record_io_manager",
-    metadata=record_metadata("indexing", INDEX_RECORD),
-    group_name=RECORDS,
-    kinds={"avro"},
-)
+@record_asset("indexing", INDEX_RECORD)
 def indexed_records(
     context: dg.AssetExecutionContext, enriched_records: RecordSource, original_records: RecordSource
 ) -> RecordStream:

@@ -17,16 +17,17 @@ MAX_COUNT_DROP = 0.15
 MAX_FAILURE_RATE = 0.20
 
 
-def _partition(context: dg.AssetCheckExecutionContext) -> tuple[str, object]:
-    return partition_parts(context.run.tags["dagster/partition"])
+def _partition_and_limit(context: dg.AssetCheckExecutionContext, registry: RegistryResource, key: str, default: float):
+    """The run's partition (checks see it through the run's tags) and the provider's threshold."""
+    provider, day = partition_parts(context.run.tags["dagster/partition"])
+    return provider, day, float(registry.load()[provider].block("quality").get(key, default))
 
 
 @dg.asset_check(asset=original_records, blocking=True, description="Harvest count dropped > 15% vs the previous full harvest")
 def harvest_count_drop(
     context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource
 ) -> dg.AssetCheckResult:
-    provider, day = _partition(context)
-    limit = float(registry.load()[provider].block("quality").get("max_count_drop", MAX_COUNT_DROP))
+    provider, day, limit = _partition_and_limit(context, registry, "max_count_drop", MAX_COUNT_DROP)
     outputs = layout.complete_outputs(storage.storage, provider, "harvest")
     current = latest_source(storage.storage, provider, "harvest", day)
     result = count_drop(storage.storage, outputs, current.output if current else None)
@@ -40,8 +41,7 @@ def harvest_count_drop(
 def mapping_failure_rate(
     context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource
 ) -> dg.AssetCheckResult:
-    provider, day = _partition(context)
-    limit = float(registry.load()[provider].block("quality").get("max_failure_rate", MAX_FAILURE_RATE))
+    provider, day, limit = _partition_and_limit(context, registry, "max_failure_rate", MAX_FAILURE_RATE)
     source = latest_source(storage.storage, provider, "mapping", day)
     rate, attempted, failed = failure_rate(source.manifest()) if source else (0.0, 0, 0)
     return dg.AssetCheckResult(
