@@ -94,16 +94,27 @@ class HttpClient:
         self.session.headers.setdefault("User-Agent", USER_AGENT)
 
     def get(self, url: str, *, params=None, headers=None, max_bytes: int | None = None) -> HttpResponse:
-        """GET with retries; the body is read fully but never beyond ``max_bytes``."""
-        with self.stream(url, params=params, headers=headers) as (response, history):
-            limit = self.max_bytes if max_bytes is None else max_bytes
-            chunks, size = [], 0
-            for chunk in response.iter_content(64 * 1024):
-                size += len(chunk)
-                if size > limit:
-                    raise FetchError(f"response larger than {limit} bytes", url=response.url, retryable=False)
-                chunks.append(chunk)
-            return HttpResponse(response.url, response.status_code, dict(response.headers), b"".join(chunks), history)
+        """GET with retries; the body is read fully but never beyond ``max_bytes``.
+
+        A connection that breaks while the body is read is retried like one that fails to open.
+        """
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        attempt = 0
+        while True:
+            try:
+                with self.stream(url, params=params, headers=headers) as (response, history):
+                    chunks, size = [], 0
+                    for chunk in response.iter_content(64 * 1024):
+                        size += len(chunk)
+                        if size > limit:
+                            raise FetchError(f"response larger than {limit} bytes", url=response.url, retryable=False)
+                        chunks.append(chunk)
+                    return HttpResponse(response.url, response.status_code, dict(response.headers), b"".join(chunks), history)
+            except (requests.exceptions.ChunkedEncodingError, requests.ConnectionError) as exc:
+                if attempt >= self.retries:
+                    raise FetchError(f"connection broke while reading the body: {exc}", url=url, retryable=True) from exc
+                self._sleep(attempt, None)
+                attempt += 1
 
     @contextmanager
     def stream(self, url: str, *, params=None, headers=None, method: str = "GET", data=None) -> Iterator[

@@ -147,7 +147,7 @@ def http_server() -> Iterator[Callable[..., str]]:
             server = make_server("127.0.0.1", 0, app, server_class=_ThreadingWSGIServer, handler_class=_QuietWSGIHandler)
         else:
             server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietFileHandler, directory=str(directory)))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         servers.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}"
 

@@ -66,3 +66,28 @@ def test_url_guard_refuses_hostile_urls(http_server):
     app, _ = app_factory({"/r": [("302 Found", [("Location", "file:///etc/passwd")], b"")]})
     with pytest.raises(FetchError, match="scheme 'file'"):
         HttpClient(allow_private=True).get(f"{http_server(app=app)}/r")
+
+
+def test_connection_broken_mid_body_is_retried():
+    import socket
+    import threading
+
+    attempts = []
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve():
+        while True:
+            conn, _ = listener.accept()
+            conn.recv(65536)
+            attempts.append(1)
+            if len(attempts) == 1:  # promise 100 bytes, send 10, hang up
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+            else:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nwhole")
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    response = HttpClient(allow_private=True, backoff=0.01).get(f"http://127.0.0.1:{listener.getsockname()[1]}/")
+    assert response.content == b"whol" and len(attempts) == 2

@@ -107,7 +107,7 @@ def serve_in_thread(records: Sequence[SampleRecord], host: str = "127.0.0.1", po
     server = make_server(host, port, lambda e, s: app(e, s), handler_class=_QuietHandler)
     url = f"http://{host}:{server.server_address[1]}/oai"
     app = make_app(records, url)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server, url
 
 

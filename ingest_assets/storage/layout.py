@@ -179,9 +179,11 @@ def hub_dated_key(area: str, started: datetime, name: str) -> str:
     return hub_key(area, datestamp(started), f"{timestamp(started)}-{name}")
 
 
-def provider_state_key(provider: str, name: str) -> str:
-    """Mutable per-provider documents (checkpoints, status): ``<provider>/state/<name>``."""
-    return f"{_provider(provider)}/{STATE}/{_parts([name])}"
+def provider_state_key(provider: str, *names: str) -> str:
+    """Mutable per-provider documents (checkpoints, spools, status): ``<provider>/state/<name>/...``."""
+    if not names:
+        raise ValueError("a state key needs a name")
+    return f"{_provider(provider)}/{STATE}/{_parts(names)}"
 
 
 # -- resourcesync (issue 5) ---------------------------------------------------------------------------

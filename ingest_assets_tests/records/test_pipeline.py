@@ -120,3 +120,22 @@ def test_rerun_mapping_from_a_plan_file_or_a_generator_folder(hub):
         latest = layout.latest_output(storage, "demo", "mapping", DAY)
         assert Manifest.from_bytes(storage.read_bytes(latest.manifest)).inputs == [harvest.folder]
         assert json.loads(storage.read_bytes(latest.prov))["generator"] == harvest.relative
+
+
+def test_harvest_count_drop_gate_compares_full_harvests(hub):
+    settings, instance, registry = hub
+    results = []
+    for count in (60, 57, 45):  # -5% passes, then -21% blocks
+        server, url = serve_in_thread(sample_records(count=count, day=DAY))
+        registry.write_text(
+            f"demo:\n  harvest: {{type: oai, endpoint: '{url}', metadata_prefix: oai_dc, allow_private: true, full: true}}\n"
+            "  mapping: oai_dc\n"
+        )
+        results.append(run_job(settings, instance, selection=["original_records", "mapped_records"]))
+        server.shutdown()
+    checks = [{e.asset_check_key.name: e for e in r.get_asset_check_evaluations()}["harvest_count_drop"] for r in results]
+    assert [c.passed for c in checks] == [True, True, False]
+    assert checks[2].metadata["current"].value == 45 and checks[2].metadata["previous"].value == 57
+    assert round(checks[2].metadata["drop"].value, 3) == round(1 - 45 / 57, 3)
+    materialized = [{e.asset_key.to_user_string() for e in r.get_asset_materialization_events()} for r in results]
+    assert "mapped_records" in materialized[1] and "mapped_records" not in materialized[2]

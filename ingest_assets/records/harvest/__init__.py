@@ -9,6 +9,9 @@
 The run is lazy: nothing is fetched before the first record is asked for, and memory holds one page.
 Fatal problems (a page that cannot be fetched or parsed) raise an :class:`IngestError` naming provider,
 page or file and URL; a bad record is skipped, counted and kept in ``run.stats.errors``.
+A paged harvest (OAI-PMH, JSON API) that failed is resumed by the next run of the same request: it
+re-yields the records of the pages before the failure from the checkpoint's spool, then fetches the rest
+(see :mod:`.progress`), so each run's records are the whole list.
 """
 
 from __future__ import annotations

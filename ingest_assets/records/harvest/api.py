@@ -3,8 +3,14 @@
 ``records_path`` and ``id_path`` are dotted paths (``hits.hits``, ``_source.id``; digits index lists).
 The list ends on an empty page, a missing/empty cursor or next link, or (offset paging with
 ``total_path``) when the total is reached. A cursor or next link that repeats the current one is an error
-(it would loop forever). The checkpoint holds the position of the next page and is cleared at the end.
-Each record's document is the record object re-serialised as JSON (UTF-8, not ASCII-escaped).
+(it would loop forever). Each record's document is the record object re-serialised as JSON (UTF-8, not
+ASCII-escaped).
+
+Resuming follows :mod:`.progress`: after each page the records it yielded are spooled, then the checkpoint
+holds ``{"kind": "api", "request": <endpoint, params, paging style>, "position": <next page's cursor, offset
+or URL>, "page": n, "spooled": <records of pages 1..n>}``. A re-run of the same request re-yields the
+spooled records first and continues at the position; another request's checkpoint and spool are cleared.
+Both are cleared at the end of the list. A record id is yielded once per run.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from ingest_assets.errors import FetchError, IngestError, ParseError, Validation
 from ingest_assets.http import HttpClient, HttpResponse
 from ingest_assets.records.harvest.checkpoint import Checkpoint
 from ingest_assets.records.harvest.config import ApiConfig
-from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
+from ingest_assets.records.harvest.original import HarvestStats, original_record
+from ingest_assets.records.harvest.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -64,14 +71,11 @@ class ApiHarvester:
 
     def records(self) -> Iterator[dict]:
         request = {"endpoint": self.config.endpoint, "params": dict(self.config.params), "paging": self.paging.style}
-        position = self.first_position()
-        state = self.checkpoint.load()
-        if state and state.get("kind") == "api" and state.get("request") == request and state.get("position"):
-            position, self.stats.resumed = state["position"], True
-            self.stats.pages = int(state.get("page", 0))
-            log.info("harvest %s: resuming after page %s at %s", self.provider, self.stats.pages, position)
-        seen = SeenIds()
+        progress = Progress(
+            self.provider, self.checkpoint, "api", request, "position", stats=self.stats, ingest_ts=self.ingest_ts
+        )
         try:
+            position = (yield from progress.resume()) or self.first_position()
             while position is not None:
                 self.stats.pages += 1
                 page = self.stats.pages
@@ -86,25 +90,25 @@ class ApiHarvester:
                         f"page {page} has no list at {self.config.records_path!r}", provider=self.provider,
                         file=response.url,
                     )
-                for number, item in enumerate(items, 1):
-                    try:
-                        local_id = record_id(item, self.config.id_path, self.provider)
-                    except IngestError as exc:
-                        exc.file, exc.record = response.url, f"page {page} record #{number}"
-                        self.stats.record_error(exc)
-                        continue
-                    if not seen.add(local_id):
-                        self.stats.duplicates += 1
-                        continue
-                    self.stats.records += 1
-                    document = json.dumps(item, ensure_ascii=False)
-                    yield original_record(self.provider, local_id, self.ingest_ts, document, "application/json", False)
+                yield from progress.page(self.page_records(items, page, response.url))
                 position = self.next_position(position, data, response, len(items), page) if items else None
                 if position is not None:
-                    self.checkpoint.save({"kind": "api", "request": request, "position": position, "page": page})
-            self.checkpoint.clear()
+                    progress.save(page, position)
+            progress.finish()
         finally:
-            seen.close()
+            progress.close()
+
+    def page_records(self, items: list, page: int, url: str) -> Iterator[dict]:
+        for number, item in enumerate(items, 1):
+            try:
+                local_id = record_id(item, self.config.id_path, self.provider)
+            except IngestError as exc:
+                exc.file, exc.record = url, f"page {page} record #{number}"
+                self.stats.record_error(exc)
+                continue
+            yield original_record(
+                self.provider, local_id, self.ingest_ts, json.dumps(item, ensure_ascii=False), "application/json", False
+            )
 
     def first_position(self) -> dict:
         if self.paging.style == "cursor":

@@ -50,12 +50,7 @@ class FileHarvester:
                 else:
                     self.stats.pages += 1
                     records = self.stream_records(path.open("rb"), self.config.source)
-                for record in records:
-                    if not seen.add(record["id"]):
-                        self.stats.duplicates += 1
-                        continue
-                    self.stats.records += 1
-                    yield record
+                yield from (record for record in records if self.stats.admit(record, seen))
         finally:
             seen.close()
 

@@ -13,23 +13,23 @@
   (see :mod:`.xmlparse`); otherwise :class:`ParseError` names the provider, page number and URL.
   Transport retries and backoff are :class:`HttpClient`'s.
 
-Checkpoint and token policy
----------------------------
-After every page whose records were all handed on, the checkpoint holds ``{"kind": "oai", "request":
-<the ListRecords arguments: metadataPrefix, set, from, until>, "token": <next token>, "page": n}``.
-A run whose request equals the checkpoint's resumes from its token; a checkpoint for another request
-(another day, set or prefix) is ignored and replaced. The checkpoint is cleared when the list is complete.
+Checkpoint, spool and token policy
+----------------------------------
+As in :mod:`.progress`: after every page whose records were all handed on, that page's records are
+spooled, then the checkpoint holds ``{"kind": "oai", "request": <the ListRecords arguments:
+metadataPrefix, set, from, until>, "token": <next token>, "page": n, "spooled": <records of pages 1..n>}``.
+A run whose request equals the checkpoint's first re-yields the spooled records of pages 1..n, then
+resumes from the token, so its output holds the whole list although the failed run's output was
+discarded; a checkpoint for another request (another day, set or prefix) is ignored and cleared with its
+spool. Checkpoint and spool are cleared when the list is complete.
 
 Tokens expire (a resumed multi-hour harvest is the usual case) and some servers lose them. When the
 server answers ``badResumptionToken``, the list is restarted ONCE per run from the beginning of the
 checkpointed request (the same ``from``/``until``: OAI-PMH lists are not ordered by datestamp, so no later
-``from`` is safe). Records already yielded in this run are not yielded again (ids are deduplicated for the
-whole run in a temporary SQLite file, so memory stays flat; ``stats.duplicates`` counts them). A second
-``badResumptionToken`` in the same run is a :class:`FetchError`. A token the server already issued in
-this pass over the list is an error too, never an endless loop.
-
-Note for callers: resuming yields only the records of the pages after the checkpoint; the records of the
-pages before it are those the earlier, failed run already received.
+``from`` is safe). Records already yielded in this run, spooled ones included, are not yielded again (ids
+are deduplicated for the whole run in a temporary SQLite file, so memory stays flat; ``stats.duplicates``
+counts them). A second ``badResumptionToken`` in the same run is a :class:`FetchError`. A token the
+server already issued in this pass over the list is an error too, never an endless loop.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ from ingest_assets.errors import FetchError, IngestError, ParseError, Validation
 from ingest_assets.http import HttpClient, HttpResponse
 from ingest_assets.records.harvest.checkpoint import Checkpoint
 from ingest_assets.records.harvest.config import OaiConfig
-from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
+from ingest_assets.records.harvest.original import HarvestStats, original_record
+from ingest_assets.records.harvest.progress import Progress
 from ingest_assets.records.harvest.xmlparse import UnsafeXML, parse_xml, standalone
 
 log = logging.getLogger(__name__)
@@ -75,16 +76,12 @@ class OaiHarvester:
 
     def records(self) -> Iterator[dict]:
         request = self.list_request()
-        state = self.checkpoint.load()
-        token = None
-        if state and state.get("kind") == "oai" and state.get("request") == request and state.get("token"):
-            token, self.stats.resumed = state["token"], True
-            self.stats.pages = int(state.get("page", 0))
-            log.info("harvest %s: resuming after page %s with token %r", self.provider, self.stats.pages, token)
-        elif state:
-            log.info("harvest %s: ignoring a checkpoint for another request: %s", self.provider, state.get("request"))
-        seen, tokens = SeenIds(), set()
+        progress = Progress(
+            self.provider, self.checkpoint, "oai", request, "token", stats=self.stats, ingest_ts=self.ingest_ts
+        )
+        tokens = set()
         try:
+            token = yield from progress.resume()
             while True:
                 self.stats.pages += 1
                 page = self.stats.pages
@@ -117,7 +114,7 @@ class OaiHarvester:
                         f"page {page} is neither ListRecords nor an OAI-PMH error", provider=self.provider,
                         file=response.url,
                     )
-                yield from self.page_records(container, page, response.url, seen)
+                yield from progress.page(self.page_records(container, page, response.url))
                 next_token = self.next_token(container)
                 if not next_token:
                     break
@@ -128,10 +125,10 @@ class OaiHarvester:
                     )
                 token = next_token
                 tokens.add(token)
-                self.checkpoint.save({"kind": "oai", "request": request, "token": token, "page": page})
-            self.checkpoint.clear()
+                progress.save(page, token)
+            progress.finish()
         finally:
-            seen.close()
+            progress.close()
 
     def list_request(self) -> dict[str, str]:
         request = {"metadataPrefix": self.config.metadata_prefix}
@@ -182,7 +179,7 @@ class OaiHarvester:
             raise ParseError(f"{what} is not an OAI-PMH response (root {root.tag})", provider=self.provider, file=response.url)
         return root
 
-    def page_records(self, container: etree._Element, page: int, url: str, seen: SeenIds) -> Iterator[dict]:
+    def page_records(self, container: etree._Element, page: int, url: str) -> Iterator[dict]:
         for number, element in enumerate(container.iterfind(_q("record")), 1):
             try:
                 record = self.record(element)
@@ -191,11 +188,6 @@ class OaiHarvester:
                 exc.record = exc.record or f"page {page} record #{number}"
                 self.stats.record_error(exc)
                 continue
-            if not seen.add(record["id"]):
-                self.stats.duplicates += 1
-                continue
-            self.stats.records += 1
-            self.stats.deleted += record["deleted"]
             yield record
 
     def record(self, element: etree._Element) -> dict:

@@ -75,6 +75,15 @@ class HarvestStats:
         elif len(self.errors) == self.failed - 1:
             log.warning("harvest %s: more than %d bad records; counting the rest only", self.provider, MAX_KEPT_ERRORS)
 
+    def admit(self, record: dict, seen: SeenIds) -> bool:
+        """Count ``record`` as harvested, unless its id was already yielded in this run (a duplicate)."""
+        if not seen.add(record["id"]):
+            self.duplicates += 1
+            return False
+        self.records += 1
+        self.deleted += record["deleted"]
+        return True
+
     def as_metadata(self) -> dict[str, int | bool]:
         data = {
             "pages": self.pages,

@@ -18,6 +18,7 @@ from oaipmh.server import Server, decodeResumptionToken
 from ingest_assets.http import HttpClient
 from ingest_assets.records.harvest import StorageCheckpoint
 from ingest_assets.registry import ProviderEntry
+from ingest_assets.storage.layout import provider_state_key
 
 OAI = "http://www.openarchives.org/OAI/2.0/"
 NS = {"oai": OAI}
@@ -50,6 +51,13 @@ def provider() -> Callable[..., ProviderEntry]:
 @pytest.fixture
 def checkpoint(tmp_storage) -> StorageCheckpoint:
     return StorageCheckpoint(tmp_storage, "testprov")
+
+
+@pytest.fixture
+def spool_files(tmp_storage) -> Callable[[], list[str]]:
+    """The harvest spool of ``testprov`` as ``<request digest>/<page>.avro`` names."""
+    folder = provider_state_key("testprov", "harvest-spool")
+    return lambda: [key.removeprefix(f"{folder}/") for key in tmp_storage.list_keys(folder)]
 
 
 class ReplayApp:
@@ -136,8 +144,9 @@ class FixtureRepository:
 
 
 class OaiServerApp:
-    """WSGI front of the oaipmh server. ``before(query)`` may return an HTTP status to answer with, or a
-    (changed) query - the way tests expire tokens or break pages; ``requests`` logs every query."""
+    """WSGI front of the oaipmh server. ``before(query)`` may return an HTTP status to answer with, ``"drop"``
+    (the page is cut short: its Content-Length promises more than is sent before the connection closes),
+    or a (changed) query - the way tests expire tokens or break pages; ``requests`` logs every query."""
 
     def __init__(self, repository: FixtureRepository, batch_size: int):
         registry = MetadataRegistry()
@@ -160,8 +169,11 @@ class OaiServerApp:
         if isinstance(outcome, int):
             start_response(f"{outcome} Injected", [("Content-Type", "text/plain")])
             return [b"injected failure"]
-        body = self.server.handleRequest(outcome)
-        start_response("200 OK", [("Content-Type", "text/xml; charset=utf-8"), ("Content-Length", str(len(body)))])
+        body = self.server.handleRequest(query if outcome == "drop" else outcome)
+        length = len(body)
+        if outcome == "drop":
+            body = body[: length // 2]
+        start_response("200 OK", [("Content-Type", "text/xml; charset=utf-8"), ("Content-Length", str(length))])
         return [body]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from urllib.parse import parse_qs
 
 import pytest
@@ -69,10 +70,10 @@ def api(http_server, shared_fixtures):
     return app
 
 
-def run(provider, api, style, http, checkpoint, started, paging=None):
+def run(provider, api, style, http, checkpoint, started, paging=None, params=None):
     block = {
         "type": "api", "endpoint": f"{api.url}/{style}", "records_path": "data", "id_path": "id",
-        "paging": paging or STYLES[style], "params": {"q": "*"}, "allow_private": True,
+        "paging": paging or STYLES[style], "params": params or {"q": "*"}, "allow_private": True,
     }
     return harvest_records(provider(block), started=started, window=None, http=http, checkpoint=checkpoint)
 
@@ -105,18 +106,46 @@ def test_paging_styles_harvest_every_good_record(api, style, provider, http, che
     assert checkpoint.load() is None
 
 
-def test_failed_api_harvest_resumes_from_checkpoint(api, provider, http, checkpoint, started):
-    api.fail = lambda q: q.get("after") == "4"
-    first = run(provider, api, "cursor", http, checkpoint, started)
+def fails_on_page_3(q: dict) -> bool:
+    return q.get("after") == "4" or q.get("offset") == "4" or q.get("start") == "4" or q.get("page") == "3"
+
+
+@pytest.mark.parametrize("style", ["cursor", "offset", "link"])  # a cursor, an offset and a URL as the position
+def test_rerun_after_a_failed_page_yields_every_record_once(api, style, provider, http, checkpoint, spool_files, started):
+    api.fail = fails_on_page_3
     got = []
     with pytest.raises(FetchError, match="HTTP 500 fetching page 3"):
-        for record in first:
-            got.append(record["id"])
-    assert len(got) == 2 and checkpoint.load()["position"] == {"cursor": "4"}
-    api.fail = None
-    second = run(provider, api, "cursor", http, checkpoint, started)
-    assert [r["id"] for r in second] == ["00002e8fc21342f03889239b438edc3b28196031"]
-    assert second.stats.resumed and checkpoint.load() is None
+        for record in run(provider, api, style, http, checkpoint, started):
+            got.append(record)
+    state = checkpoint.load()
+    assert len(got) == 2 and state["page"] == 2 and state["spooled"] == 2 and len(spool_files()) == 2
+
+    api.fail, api.requests = None, []
+    later = started + timedelta(hours=1)
+    second = run(provider, api, style, http, checkpoint, later)
+    records = list(second)
+    assert [json.loads(r["document"]) for r in records] == api.good  # pages 1-2 from the spool, 3 from the API
+    assert records[:2] == [{**r, "ingestDate": int(later.timestamp())} for r in got]
+    assert len(api.requests) == (2 if style == "offset" else 1)  # the API is asked for page 3 on only
+    assert fails_on_page_3(api.requests[0][1])
+    assert second.stats.resumed and second.stats.records == 3 and second.stats.duplicates == 0
+    assert checkpoint.load() is None and spool_files() == []
+
+
+def test_rerun_with_other_params_ignores_and_clears_the_old_spool(api, provider, http, checkpoint, spool_files, started):
+    api.fail = fails_on_page_3
+    with pytest.raises(FetchError):
+        list(run(provider, api, "cursor", http, checkpoint, started))
+    assert len(spool_files()) == 2
+    api.fail, api.requests = None, []
+    second = run(provider, api, "cursor", http, checkpoint, started, params={"q": "title:herbarium"})
+    first = next(second)
+    assert spool_files() == [] and checkpoint.load() is None  # another request: cleared, not replayed
+    records = [first, *second]
+    assert [json.loads(r["document"]) for r in records] == api.good and not second.stats.resumed
+    assert [q for _, q in api.requests] == [{"q": "title:herbarium"}, {"q": "title:herbarium", "after": "2"},
+                                           {"q": "title:herbarium", "after": "4"}]
+    assert checkpoint.load() is None and spool_files() == []
 
 
 def test_page_that_is_not_json_names_page_and_url(api, provider, http, checkpoint, started):

@@ -38,9 +38,9 @@ def test_resumption_from_harvard_page_to_datacite_final_page(replay, oai_fixture
     run = harvest(provider, url, http, checkpoint, started)
 
     records = [next(run) for _ in range(11)]  # page 1 fully handed on, first record of page 2
-    assert checkpoint.load() == {
-        "kind": "oai", "request": {"metadataPrefix": "mods", "set": "botanicals"}, "token": HARVARD_TOKEN, "page": 1,
-    }
+    request = {"metadataPrefix": "mods", "set": "botanicals"}
+    assert checkpoint.load() == {"kind": "oai", "request": request, "token": HARVARD_TOKEN, "page": 1, "spooled": 10}
+    assert list(checkpoint.spooled(request, 1)) == records[:10]  # page 1 spooled before the checkpoint moved on
     records += list(run)
     assert len(records) == 16 and run.stats.pages == 2
     assert records[0]["id"] == "arn00007c00001" and records[10]["id"] == "oai:oai.datacite.org:1543900"
@@ -89,7 +89,7 @@ def test_bad_resumption_token_from_checkpoint_restarts_from_its_request(
     app.add({"verb": "ListRecords", "resumptionToken": "stale"}, oai_fixtures / "spec-example-error-badresumptiontoken.xml")
     app.add(FIRST, oai_fixtures / HARVARD)
     app.add({"verb": "ListRecords", "resumptionToken": HARVARD_TOKEN}, oai_fixtures / DATACITE)
-    checkpoint.save({"kind": "oai", "request": {"metadataPrefix": "mods", "set": "botanicals"}, "token": "stale", "page": 3})
+    checkpoint.save({"kind": "oai", "request": {"metadataPrefix": "mods", "set": "botanicals"}, "token": "stale", "page": 3, "spooled": 0})
     run = harvest(provider, url, http, checkpoint, started)
     assert len(list(run)) == 16
     assert run.stats.resumed and run.stats.restarts == 1 and run.stats.pages == 6
@@ -130,6 +130,15 @@ def test_page_broken_beyond_repair_names_page_and_url(replay, oai_fixtures, prov
     assert "page 2 is not well-formed XML" in message and "testprov" in message
     assert f"{url}?verb=ListRecords&resumptionToken=" in message
     assert len(got) == 10 and checkpoint.load()["token"] == HARVARD_TOKEN  # a rerun resumes at page 2
+
+    app.routes[1] = ({"verb": "ListRecords", "resumptionToken": HARVARD_TOKEN}, oai_fixtures / DATACITE, "text/xml", None)
+    app.requests.clear()
+    rerun = harvest(provider, url, http, checkpoint, started)
+    records = list(rerun)
+    assert [r["id"] for r in records[:10]] == [r["id"] for r in got] and len(records) == 16
+    assert records[:10] == got  # page 1 from the spool, as the failed run yielded it
+    assert app.requests == [{"verb": "ListRecords", "resumptionToken": HARVARD_TOKEN}]
+    assert rerun.stats.resumed and rerun.stats.records == 16 and checkpoint.load() is None
 
 
 @pytest.mark.parametrize("content_type", ["text/xml; charset=utf-8", WRONG_CHARSET])

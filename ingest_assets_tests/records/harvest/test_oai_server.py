@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
+import requests
 from lxml import etree
 
-from ingest_assets.errors import FetchError
-from ingest_assets.records.harvest import harvest_records
+from ingest_assets.errors import FetchError, IngestError
+from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
+from ingest_assets.storage.layout import provider_state_key
 
 OAI = "http://www.openarchives.org/OAI/2.0/"
 MODS = "http://www.loc.gov/mods/v3"
@@ -89,26 +91,115 @@ def test_no_records_match_is_an_empty_harvest(oai_server, provider, http, checkp
     assert checkpoint.load() is None  # a checkpoint for another request is not used, and is cleared at the end
 
 
-def test_failed_harvest_resumes_from_the_checkpointed_token(oai_server, provider, http, checkpoint, started):
-    server = oai_server(batch_size=3)
-    server.before = lambda q: 503 if server.cursor(q) == 6 else q
-    first = run(provider, server, http, checkpoint, started)
+def fail_on_page_3(server, harvest_run, outcome=503) -> tuple[list[str], Exception]:
+    """Run a harvest whose page 3 fails (after retries); the ids it yielded before failing."""
+    server.before = lambda q: outcome if server.cursor(q) == 6 else q
     got = []
-    with pytest.raises(FetchError) as failure:
-        for record in first:
+    with pytest.raises((FetchError, requests.RequestException)) as failure:
+        for record in harvest_run():
             got.append(record["id"])
-    message = str(failure.value)
-    assert "HTTP 503" in message and "page 3" in message and "testprov" in message and server.url in message
-    assert len(got) == 6 and len(server.requests) == 3 + 2  # the 503 page was retried twice
-    state = checkpoint.load()
-    assert state["page"] == 2 and server.cursor({"resumptionToken": state["token"]}) == 6
-
     server.before = None
-    second = run(provider, server, http, checkpoint, started)
-    rest = [r["id"] for r in second]
+    server.requests.clear()
+    return got, failure.value
+
+
+@pytest.mark.parametrize("outcome", [503, "drop"])
+def test_rerun_after_a_failed_page_yields_the_whole_list_once(
+    oai_server, provider, http, checkpoint, spool_files, started, outcome
+):
+    server = oai_server(batch_size=3)
+    expected = server.repository.expected_ids("mods")
+    got, error = fail_on_page_3(server, lambda: run(provider, server, http, checkpoint, started), outcome)
+    if outcome == 503:
+        message = str(error)
+        assert "HTTP 503" in message and "page 3" in message and "testprov" in message and server.url in message
+    else:  # the connection closed mid-page
+        assert "IncompleteRead" in str(error)
+    assert got == expected[:6]
+    state = checkpoint.load()
+    assert state["page"] == 2 and state["spooled"] == 6 and server.cursor({"resumptionToken": state["token"]}) == 6
+    assert [name.split("/")[1] for name in spool_files()] == ["00000001.avro", "00000002.avro"]
+
+    later = started + timedelta(hours=5)
+    second = run(provider, server, http, checkpoint, later)
+    records = list(second)
+    assert [r["id"] for r in records] == expected  # every record once, in list order
+    assert [server.cursor(q) for q in server.requests] == [6, 9]  # pages 1-2 came from the spool
     assert second.stats.resumed and second.stats.pages == 4
-    assert got + rest == server.repository.expected_ids("mods")
-    assert checkpoint.load() is None
+    assert second.stats.records == 11 and second.stats.deleted == 1 and second.stats.duplicates == 0
+    assert {r["ingestDate"] for r in records} == {int(later.timestamp())}  # one harvest, one ingestDate
+    assert checkpoint.load() is None and spool_files() == []
+
+    fresh = list(run(provider, server, http, checkpoint, later))
+    assert records == fresh  # the spooled records are exactly what the server serves
+
+
+def test_page_spooled_but_not_checkpointed_is_fetched_again(oai_server, provider, http, tmp_storage, spool_files, started):
+    class SaveFailsOnPage2(StorageCheckpoint):
+        def save(self, state):
+            if state["page"] == 2:
+                raise OSError("storage unavailable")
+            super().save(state)
+
+    server = oai_server(batch_size=3)
+    got = []
+    with pytest.raises(OSError, match="storage unavailable"):
+        for record in run(provider, server, http, SaveFailsOnPage2(tmp_storage, "testprov"), started):
+            got.append(record["id"])
+    checkpoint = StorageCheckpoint(tmp_storage, "testprov")
+    assert len(got) == 6 and checkpoint.load()["page"] == 1 and len(spool_files()) == 2
+
+    server.requests.clear()
+    second = run(provider, server, http, checkpoint, started)
+    assert [r["id"] for r in second] == server.repository.expected_ids("mods")
+    assert [server.cursor(q) for q in server.requests] == [3, 6, 9]  # page 2 is fetched again, its spool replaced
+    assert second.stats.duplicates == 0 and spool_files() == []
+
+
+@pytest.mark.parametrize(
+    ("damage", "error"),
+    [
+        ("delete", r"spool of pages 1-2 holds 3 records, the checkpoint counts 6.*provider 'testprov'"),
+        ("truncate", r"unreadable harvest spool page .*provider 'testprov', file '.*/00000001\.avro'"),
+    ],
+)
+def test_damaged_spool_fails_rather_than_losing_records(
+    oai_server, provider, http, checkpoint, tmp_storage, spool_files, started, damage, error
+):
+    server = oai_server(batch_size=3)
+    fail_on_page_3(server, lambda: run(provider, server, http, checkpoint, started))
+    key = f"{provider_state_key('testprov', 'harvest-spool')}/{spool_files()[0]}"
+    if damage == "delete":
+        tmp_storage.delete(key)
+    else:
+        tmp_storage.write_bytes(key, tmp_storage.read_bytes(key)[:-40], overwrite=True)
+    with pytest.raises(IngestError, match=error):
+        list(run(provider, server, http, checkpoint, started))
+    assert server.requests == [] and checkpoint.load()["page"] == 2  # nothing fetched, nothing forgotten
+
+
+def test_rerun_for_another_window_ignores_and_clears_the_old_spool(
+    oai_server, provider, http, checkpoint, spool_files, started
+):
+    server = oai_server(batch_size=3)
+    fail_on_page_3(server, lambda: run(provider, server, http, checkpoint, started))
+    (old,) = {name.split("/")[0] for name in spool_files()}
+
+    window = (datetime(2024, 3, 2, tzinfo=timezone.utc), datetime(2024, 3, 3, tzinfo=timezone.utc))
+    second = run(provider, server, http, checkpoint, started, window=window)
+    records = [next(second)]
+    assert checkpoint.load() is None and spool_files() == []  # cleared before the first page was handed on
+    records += [next(second) for _ in range(3)]  # page 1 handed on, first record of page 2
+    (new,) = {name.split("/")[0] for name in spool_files()}
+    assert new != old and checkpoint.load()["request"]["from"] == "2024-03-02T00:00:00Z"
+    records += list(second)
+
+    assert [r["id"] for r in records] == server.repository.expected_ids("mods", day=2)
+    assert not second.stats.resumed and second.stats.records == 4
+    assert server.requests[1] == {
+        "verb": "ListRecords", "metadataPrefix": "mods", "from": "2024-03-02T00:00:00Z", "until": "2024-03-02T23:59:59Z",
+    }
+    assert checkpoint.load() is None and spool_files() == []
 
 
 def test_bad_resumption_token_restarts_the_list_once_without_duplicates(oai_server, provider, http, checkpoint, started):
@@ -140,7 +231,7 @@ def test_second_bad_resumption_token_fails(oai_server, provider, http, checkpoin
 
 def test_expired_checkpoint_token_restarts_from_the_checkpointed_request(oai_server, provider, http, checkpoint, started):
     server = oai_server(batch_size=4)
-    checkpoint.save({"kind": "oai", "request": {"metadataPrefix": "mods"}, "token": "expired", "page": 5})
+    checkpoint.save({"kind": "oai", "request": {"metadataPrefix": "mods"}, "token": "expired", "page": 5, "spooled": 0})
     harvest = run(provider, server, http, checkpoint, started)
     ids = [r["id"] for r in harvest]
     assert server.requests[0] == {"verb": "ListRecords", "resumptionToken": "expired"}
