@@ -1,0 +1,76 @@
+"""Publishing the ResourceSync documents, and the hook that feeds the resource index from index events."""
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import dagster as dg
+
+from ingest_assets.defs.partitions import partition_parts, record_partitions
+from ingest_assets.defs.resources import RegistryResource, StorageResource
+from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
+from ingest_assets.resourcesync.feed import FeedReport, feed_index_records
+from ingest_assets.storage import layout
+from ingest_assets.storage.activities import latest_source
+
+RESOURCESYNC = "resourcesync"
+
+
+@dg.asset(group_name=RESOURCESYNC, kinds={"xml"})
+def resourcesync_documents(
+    context: dg.AssetExecutionContext,
+    resourcesync: ResourceSyncResource,
+    storage: StorageResource,
+    registry: RegistryResource,
+) -> dg.MaterializeResult:
+    """Source Description, Capability Lists, Resource Lists and Change Lists of every resource set
+    (providers with a ``resourcesync:`` registry block), written into ``_resourcesync/`` of the storage."""
+    sets = resourcesync.sets(registry.load())
+    summary = resourcesync.publisher(storage.storage).publish(sets)
+    context.log.info(f"published ResourceSync documents for {len(sets)} resource sets")
+    return dg.MaterializeResult(
+        metadata={
+            "resource_sets": len(sets),
+            "resources": sum(s["resources"] for s in summary.values()),
+            "change_lists_written": sum(s["change_lists_written"] for s in summary.values()),
+            "summary": dg.MetadataValue.json(summary),
+        }
+    )
+
+
+@dg.asset(partitions_def=record_partitions, group_name="records", kinds={"xml"}, deps=["indexed_records"])
+def resourcesync_changes(
+    context: dg.AssetExecutionContext,
+    resourcesync: ResourceSyncResource,
+    storage: StorageResource,
+    registry: RegistryResource,
+) -> dg.MaterializeResult:
+    """The partition's IndexRecords as created/updated/deleted events of the provider's resource set.
+
+    The event time is the start of the harvest that observed the change, not the time of publishing.
+    """
+    provider, day = partition_parts(context.partition_key)
+    source = latest_source(storage.storage, provider, "indexing", day)
+    if source is None:
+        raise dg.Failure(f"no indexing output for {provider} on {day}")
+    outputs = [layout.parse_output(key) for key in source.manifest().inputs]
+    observed = next((o.started for o in outputs if o.activity == "harvest"), source.output.started)
+    report = feed_indexed_records(resourcesync, registry, provider, source, observed)
+    if report is None:
+        return dg.MaterializeResult(metadata={"resource_set": "none (no resourcesync: block in the registry)"})
+    return dg.MaterializeResult(metadata={"event_time": observed.isoformat(), **report.metadata})
+
+
+def feed_indexed_records(
+    resourcesync: ResourceSyncResource,
+    registry: RegistryResource,
+    provider: str,
+    records: Iterable[dict],
+    event_time: datetime,
+) -> FeedReport | None:
+    """Call from the asset that writes ``indexed_records``: IndexRecords of ``provider`` written at
+    ``event_time`` become created/updated/deleted events of its resource set (None when the provider
+    publishes no resource set). Returns the counts and the records refused."""
+    sets = {s.name: s for s in resourcesync.sets(registry.load())}
+    if provider not in sets:
+        return None
+    return feed_index_records(resourcesync.index(), sets[provider], records, event_time)

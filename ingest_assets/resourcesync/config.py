@@ -1,0 +1,50 @@
+"""Resource sets from the registry: every provider with a ``resourcesync:`` block is one set.
+
+    myprovider:
+      resourcesync:
+        url_prefix: https://data.example.org/myprovider/   # optional, default <base_url>/<name>/resources/
+        root: /srv/files/myprovider                          # optional: directory or storage URL of its files
+
+The base URL the documents are published under comes from ``INGEST_RESOURCESYNC_URL``
+(default ``http://127.0.0.1:8080``, the server's default address).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ingest_assets.errors import ConfigError
+from ingest_assets.registry import Registry
+from ingest_assets.resourcesync.es_index import ElasticsearchResourceIndex
+from ingest_assets.resourcesync.index import ResourceIndex
+from ingest_assets.resourcesync.model import ResourceSet
+from ingest_assets.resourcesync.sql_index import SqlResourceIndex
+from ingest_assets.sql import make_engine
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8080"
+
+
+def base_url(env: dict[str, str] | None = None) -> str:
+    return ((os.environ if env is None else env).get("INGEST_RESOURCESYNC_URL") or DEFAULT_BASE_URL).rstrip("/")
+
+
+def open_resource_index(search: str, database_url: str, prefix: str = "resourcesync") -> ResourceIndex:
+    """``search`` http(s) -> Elasticsearch indices ``<prefix>-resource/-change``, else the embedded tables
+    in ``database_url`` (the platform's Settings.search and Settings.database_url)."""
+    if search.startswith(("http://", "https://")):
+        return ElasticsearchResourceIndex(search, prefix=prefix)
+    return SqlResourceIndex(make_engine(database_url))
+
+
+def resource_sets(registry: Registry, base: str | None = None) -> list[ResourceSet]:
+    base = (base or base_url()).rstrip("/")
+    sets = []
+    for entry in registry.providers_with("resourcesync"):
+        block = entry.block("resourcesync")
+        unknown = set(block) - {"url_prefix", "root"}
+        if unknown:
+            raise ConfigError(f"unknown resourcesync keys {sorted(unknown)}", provider=entry.name, file=registry.source)
+        sets.append(
+            ResourceSet(entry.name, block.get("url_prefix") or f"{base}/{entry.name}/resources/", block.get("root"))
+        )
+    return sets

@@ -1,0 +1,168 @@
+"""Elasticsearch resource index: ``<prefix>-resource`` and ``<prefix>-change`` with the mappings of
+``schemas/resourcesync-{resource,change}.json``, through the official client.
+
+Each event is one ``_bulk`` request (resource index/delete + change create), refresh left to
+:meth:`refresh`; a change already logged (same ``change_id``) answers 409 and is kept as it was.
+Elasticsearch has no transactions: if one half is refused the event raises (retryable for 429/5xx) and
+recording it again completes it, since both writes are idempotent.
+Lists are read with a point in time and ``search_after``, so a publish sees one consistent state.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from elasticsearch import ApiError, Elasticsearch, NotFoundError, TransportError
+
+from ingest_assets.errors import FetchError, IngestError
+from ingest_assets.resourcesync.index import ResourceIndex
+from ingest_assets.resourcesync.model import stored_time
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+KEEP_ALIVE = "5m"
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_SORT_RESOURCES = [
+    {"location.value": {"order": "asc", "nested": {"path": "location"}}},
+    {"location.type": {"order": "asc", "nested": {"path": "location"}}},
+]
+_SORT_CHANGES = [{"datetime": "asc"}, {"timestamp": "asc"}, {"change_id": "asc"}]
+
+
+def mapping(kind: str) -> dict:
+    """The index body (mappings) for ``resource`` or ``change``."""
+    return json.loads((SCHEMAS / f"resourcesync-{kind}.json").read_text())
+
+
+class ElasticsearchResourceIndex(ResourceIndex):
+    def __init__(self, url: str, prefix: str = "resourcesync", page: int = 5000):
+        self.url = url
+        self.client = Elasticsearch(url, request_timeout=60, max_retries=3, retry_on_timeout=True)
+        self.resource_index = f"{prefix}-resource"
+        self.change_index = f"{prefix}-change"
+        self.page = page
+        with self._errors("create indices"):
+            for kind, name in (("resource", self.resource_index), ("change", self.change_index)):
+                if not self.client.indices.exists(index=name):
+                    try:
+                        self.client.indices.create(index=name, **mapping(kind))
+                    except ApiError as exc:  # created meanwhile by another process
+                        if exc.meta.status != 400 or "resource_already_exists" not in str(exc.body):
+                            raise
+
+    def _errors(self, action: str):
+        return _EsErrors(action, self.url)
+
+    def apply(self, resource_key: str, resource: dict | None, change: dict) -> None:
+        if resource is None:
+            operations = [{"delete": {"_index": self.resource_index, "_id": resource_key}}]
+        else:
+            operations = [{"index": {"_index": self.resource_index, "_id": resource_key}}, resource]
+        operations += [{"create": {"_index": self.change_index, "_id": change["change_id"]}}, change]
+        with self._errors("record event"):
+            response = self.client.bulk(operations=operations)
+        if response["errors"]:
+            for item in response["items"]:
+                ((op, result),) = item.items()
+                if result.get("status", 200) < 300 or (op, result["status"]) in (("delete", 404), ("create", 409)):
+                    continue
+                raise IngestError(
+                    f"Elasticsearch refused {op}: {result.get('error')}",
+                    provider=change["resource_set"],
+                    file=self.url,
+                    record=change["location"]["value"],
+                    retryable=result["status"] == 429 or result["status"] >= 500,
+                )
+
+    def _scan(self, index: str, query: dict, sort: list) -> Iterator[dict]:
+        with self._errors(f"read {index}"):
+            pit = self.client.open_point_in_time(index=index, keep_alive=KEEP_ALIVE)["id"]
+        try:
+            after = None
+            while True:
+                with self._errors(f"read {index}"):
+                    page = self.client.search(
+                        pit={"id": pit, "keep_alive": KEEP_ALIVE},
+                        query=query,
+                        sort=sort,
+                        size=self.page,
+                        search_after=after,
+                        track_total_hits=False,
+                    )
+                hits = page["hits"]["hits"]
+                pit = page.get("pit_id", pit)
+                for hit in hits:
+                    yield hit["_source"]
+                if len(hits) < self.page:
+                    return
+                after = hits[-1]["sort"]
+        finally:
+            with self._errors(f"close point in time on {index}"):
+                self.client.close_point_in_time(id=pit)
+
+    def get_resource(self, resource_key: str) -> dict | None:
+        with self._errors("get resource"):
+            try:
+                return self.client.get(index=self.resource_index, id=resource_key)["_source"]
+            except NotFoundError:
+                return None
+
+    def resources(self, resource_set: str) -> Iterator[dict]:
+        return self._scan(self.resource_index, {"term": {"resource_set": resource_set}}, _SORT_RESOURCES)
+
+    def changes(self, resource_set: str, start: str | None = None, end: str | None = None) -> Iterator[dict]:
+        filters: list[dict] = [{"term": {"resource_set": resource_set}}]
+        bounds = {k: v for k, v in (("gte", start), ("lt", end)) if v is not None}
+        if bounds:
+            filters.append({"range": {"datetime": bounds}})
+        return self._scan(self.change_index, {"bool": {"filter": filters}}, _SORT_CHANGES)
+
+    def change_span(self, resource_set: str, recorded_after: str | None = None) -> tuple[str, str] | None:
+        filters: list[dict] = [{"term": {"resource_set": resource_set}}]
+        if recorded_after is not None:
+            filters.append({"range": {"timestamp": {"gt": recorded_after}}})
+        with self._errors("read change span"):
+            response = self.client.search(
+                index=self.change_index,
+                size=0,
+                query={"bool": {"filter": filters}},
+                aggs={"first": {"min": {"field": "datetime"}}, "last": {"max": {"field": "timestamp"}}},
+            )
+        first, last = (response["aggregations"][k]["value"] for k in ("first", "last"))
+        if first is None:
+            return None
+        return _from_millis(first), _from_millis(last)
+
+    def refresh(self) -> None:
+        with self._errors("refresh"):
+            self.client.indices.refresh(index=[self.resource_index, self.change_index])
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _from_millis(value: float) -> str:
+    return stored_time(EPOCH + timedelta(milliseconds=int(value)))
+
+
+class _EsErrors:
+    """Turn client errors into :class:`FetchError` naming the server and the action."""
+
+    def __init__(self, action: str, url: str):
+        self.action, self.url = action, url
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if isinstance(exc, ApiError):
+            raise FetchError(
+                f"Elasticsearch {self.action} failed: {exc.meta.status} {exc.message}",
+                status=exc.meta.status,
+                url=self.url,
+            ) from exc
+        if isinstance(exc, TransportError):
+            raise FetchError(f"Elasticsearch {self.action} failed: {exc}", url=self.url) from exc
+        return False

@@ -1,0 +1,136 @@
+"""A small HTTP server for the published documents and the resources of each set.
+
+    python -m ingest_assets.resourcesync.server [--host 127.0.0.1] [--port 8080] [--publish]
+
+serves ``/<path>`` from the storage key ``_resourcesync/<path>`` (see :mod:`.publish`) and
+``/<set>/resources/<relative path>`` from the set's root. Nothing is listed and nothing outside the
+published tree or a set's root can be reached (keys are validated; symlinks do not leave a local root).
+"""
+
+from __future__ import annotations
+
+import argparse
+import mimetypes
+import os
+from collections.abc import Mapping
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from ingest_assets.storage.backends import LocalStorage, Storage, open_storage
+from ingest_assets.storage.layout import resourcesync_key
+
+CHUNK = 64 * 1024
+XML = "application/xml; charset=utf-8"
+
+
+class ResourceSyncApp:
+    """WSGI application: GET/HEAD of documents and resources, 404 for anything else."""
+
+    def __init__(self, storage: Storage, roots: Mapping[str, str]):
+        """``roots``: resource set name -> directory or storage URL of its resources."""
+        self.storage = storage
+        self.roots = {name: open_storage(root) for name, root in roots.items()}
+
+    def __call__(self, environ, start_response):
+        if environ["REQUEST_METHOD"] not in ("GET", "HEAD"):
+            start_response("405 Method Not Allowed", [("Allow", "GET, HEAD"), ("Content-Length", "0")])
+            return [b""]
+        try:
+            # WSGI gives the percent-decoded path as latin-1 characters of its bytes
+            parts = environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8").lstrip("/").split("/")
+            storage, key, mime = self._locate(parts)
+            handle = storage.open_read(key)
+        except (ValueError, LookupError, OSError):  # UnicodeError is a ValueError
+            start_response("404 Not Found", [("Content-Type", "text/plain"), ("Content-Length", "9")])
+            return [b"not found"]
+        headers = [("Content-Type", mime)]
+        size = _size(handle)
+        if size is not None:
+            headers.append(("Content-Length", str(size)))
+        start_response("200 OK", headers)
+        if environ["REQUEST_METHOD"] == "HEAD":
+            handle.close()
+            return [b""]
+        return _chunks(handle)
+
+    def _locate(self, parts: list[str]) -> tuple[Storage, str, str]:
+        if len(parts) > 2 and parts[1] == "resources" and parts[0] in self.roots:
+            storage = self.roots[parts[0]]
+            key = "/".join(parts[2:])
+            _check_inside(storage, key)
+            return storage, key, mimetypes.guess_type(key)[0] or "application/octet-stream"
+        if parts[-1] == "changelists.json":
+            raise LookupError("publisher state is not published")
+        key = resourcesync_key(*parts)
+        if not (parts[-1].endswith(".xml") or parts == [".well-known", "resourcesync"]):
+            raise LookupError(key)
+        return self.storage, key, XML
+
+
+def _check_inside(storage: Storage, key: str) -> None:
+    """A local root must not be left through a symbolic link."""
+    if isinstance(storage, LocalStorage):
+        real = os.path.realpath(storage.uri(key))
+        if not real.startswith(str(storage.root) + os.sep):
+            raise LookupError(key)
+
+
+def _size(handle) -> int | None:
+    try:
+        return os.fstat(handle.fileno()).st_size
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _chunks(handle):
+    with handle:
+        while data := handle.read(CHUNK):
+            yield data
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - signature of the base class
+        pass
+
+
+def make_app_server(app, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False):
+    """A threading WSGI server for ``app`` (``port=0`` picks a free port: see ``server.server_port``)."""
+    return make_server(
+        host, port, app, server_class=_ThreadingServer, handler_class=_QuietHandler if quiet else WSGIRequestHandler
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve (after publishing once with ``--publish``) with the platform's settings and registry."""
+    from ingest_assets.registry import load_registry
+    from ingest_assets.resourcesync.config import open_resource_index, resource_sets
+    from ingest_assets.resourcesync.publish import Publisher
+    from ingest_assets.settings import Settings
+
+    parser = argparse.ArgumentParser(description="Serve the published ResourceSync documents and resources.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--publish", action="store_true", help="regenerate the documents from the index first")
+    args = parser.parse_args(argv)
+    settings = Settings.from_env()
+    storage = open_storage(settings.storage_url)
+    server = make_app_server(None, args.host, args.port)
+    base = os.environ.get("INGEST_RESOURCESYNC_URL") or f"http://{args.host}:{server.server_port}"
+    sets = resource_sets(load_registry(settings.registry_path), base)
+    if args.publish:
+        index = open_resource_index(settings.search, settings.database_url)
+        try:
+            Publisher(index, storage, base).publish(sets)
+        finally:
+            index.close()
+    server.set_app(ResourceSyncApp(storage, {s.name: s.root for s in sets if s.root}))
+    print(f"serving ResourceSync on {base}/.well-known/resourcesync", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,259 @@
+"""The Elasticsearch backend at the HTTP boundary (fake server: exact requests, real-shaped answers), and
+live when ELASTICSEARCH_URL is set; it gives the same documents as the embedded backend."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from ingest_assets.errors import FetchError, IngestError
+from ingest_assets.events import record_event
+from ingest_assets.resourcesync.es_index import ElasticsearchResourceIndex
+from ingest_assets.resourcesync.model import ResourceSet
+from ingest_assets.resourcesync.publish import Publisher
+from ingest_assets.resourcesync.sql_index import SqlResourceIndex
+from ingest_assets.sql import make_engine
+from ingest_assets.storage import LocalStorage
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+RECORDED = datetime(2026, 2, 1, tzinfo=timezone.utc)
+RS = ResourceSet("set1", "https://data.example.org/set1/", "/srv/set1")
+
+
+def events(index, t0: datetime) -> None:
+    """A realistic history: files created over two days, one updated twice, one deleted, a link."""
+
+    def event(location, change, when, **kw):
+        record_event(
+            index,
+            RS,
+            location,
+            change,
+            when if change != "deleted" else None,
+            when,
+            timestamp=RECORDED + (when - t0),
+            **kw,
+        )
+
+    for i in range(5):
+        event(
+            f"/srv/set1/docs/r{i}.pdf",
+            "created",
+            t0 + timedelta(hours=i),
+            length=1000 + i,
+            md5=f"{i:032x}",
+            mime="application/pdf",
+            links=[{"rel": "describedby", "href": f"meta/r{i}.xml", "mime": "application/xml"}],
+        )
+    event("https://other.example.org/landing/1", "created", t0 + timedelta(hours=6), mime="text/html")
+    event("docs/r1.pdf", "updated", t0 + timedelta(days=1), length=2001, md5="a" * 32, sha256="b" * 64)
+    event("docs/r2.pdf", "deleted", t0 + timedelta(days=1, hours=1, milliseconds=250))
+    event("docs/r1.pdf", "updated", t0 + timedelta(days=1, hours=2), length=2002, md5="c" * 32)
+
+
+def test_indices_are_created_with_the_schema_mappings(fake_es):
+    ElasticsearchResourceIndex(fake_es.url)
+    assert [(m, p) for m, p, _, _ in fake_es.requests] == [
+        ("HEAD", "/resourcesync-resource"),
+        ("PUT", "/resourcesync-resource"),
+        ("HEAD", "/resourcesync-change"),
+        ("PUT", "/resourcesync-change"),
+    ]
+    for kind, (_, _, _, body) in zip(("resource", "change"), fake_es.requests[1::2], strict=True):
+        assert body == json.loads((SCHEMAS / f"resourcesync-{kind}.json").read_text())
+    resource = fake_es.indices["resourcesync-resource"]["mappings"]
+    assert set(resource) == {"_meta", "dynamic", "properties"}  # no mapping type level
+    props = resource["properties"]
+    assert props["resource_set"] == {"type": "keyword"}
+    assert props["location"]["type"] == props["ln"]["type"] == props["ln"]["properties"]["href"]["type"] == "nested"
+    assert props["timestamp"]["type"] == "date" and props["length"]["type"] == "long"
+    change = fake_es.indices["resourcesync-change"]["mappings"]["properties"]
+    assert {change[k]["type"] for k in ("datetime", "timestamp", "lastmod")} == {"date"}
+    assert not any(v.get("type") in ("string", "text") for v in {**props, **change}.values())
+
+    fake_es.requests.clear()
+    ElasticsearchResourceIndex(fake_es.url)  # existing indices are left alone
+    assert [(m, p) for m, p, _, _ in fake_es.requests] == [
+        ("HEAD", "/resourcesync-resource"),
+        ("HEAD", "/resourcesync-change"),
+    ]
+
+
+def test_index_created_meanwhile_by_another_process_is_fine(fake_es):
+    ElasticsearchResourceIndex(fake_es.url)
+    fake_es.fail(r"^/resourcesync-resource$", 404, {})  # HEAD says missing, PUT then answers "already exists"
+    ElasticsearchResourceIndex(fake_es.url)
+    assert [r[:2] for r in fake_es.requests[-3:]] == [
+        ("HEAD", "/resourcesync-resource"),
+        ("PUT", "/resourcesync-resource"),
+        ("HEAD", "/resourcesync-change"),
+    ]
+
+
+def test_each_event_is_one_bulk_request_with_both_documents(fake_es, t0):
+    index = ElasticsearchResourceIndex(fake_es.url)
+    change = record_event(index, RS, "/srv/set1/a.txt", "created", t0, t0, length=3, md5="d" * 32, timestamp=RECORDED)
+    method, path, _, body = fake_es.requests[-1]
+    resource = {
+        "resource_set": "set1",
+        "location": {"type": "rel_path", "value": "a.txt"},
+        "length": 3,
+        "md5": "d" * 32,
+        "sha256": None,
+        "mime": None,
+        "lastmod": "2026-01-05T09:00:00.000Z",
+        "ln": [],
+        "timestamp": "2026-02-01T00:00:00.000Z",
+    }
+    resource_id = fake_es.requests[-1][3][0]["index"]["_id"]
+    assert (method, path) == ("PUT", "/_bulk")
+    assert body == [
+        {"index": {"_index": "resourcesync-resource", "_id": resource_id}},
+        resource,
+        {"create": {"_index": "resourcesync-change", "_id": change["change_id"]}},
+        change,
+    ]
+    assert change == {
+        "change_id": change["change_id"],
+        "resource_set": "set1",
+        "location": {"type": "rel_path", "value": "a.txt"},
+        "change": "created",
+        "lastmod": "2026-01-05T09:00:00.000Z",
+        "datetime": "2026-01-05T09:00:00.000Z",
+        "timestamp": "2026-02-01T00:00:00.000Z",
+        "length": 3,
+        "md5": "d" * 32,
+        "sha256": None,
+        "mime": None,
+    }
+
+    deleted = record_event(index, RS, "a.txt", "deleted", None, t0 + timedelta(hours=1), timestamp=RECORDED)
+    assert fake_es.requests[-1][3] == [
+        {"delete": {"_index": "resourcesync-resource", "_id": resource_id}},
+        {"create": {"_index": "resourcesync-change", "_id": deleted["change_id"]}},
+        deleted,
+    ]
+    # a replayed deletion: 404 for the resource, 409 for the change; both mean "already done"
+    record_event(index, RS, "a.txt", "deleted", None, t0 + timedelta(hours=1), timestamp=RECORDED)
+    assert len(fake_es.indices["resourcesync-change"]["docs"]) == 2
+
+
+def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(fake_es, t0):
+    index = ElasticsearchResourceIndex(fake_es.url)
+    original = fake_es.bulk
+
+    def refuse(lines):
+        result = original(lines)
+        result["errors"] = True
+        result["items"][0] = {
+            "index": {
+                "_index": "resourcesync-resource",
+                "_id": "x",
+                "status": 429,
+                "error": {
+                    "type": "es_rejected_execution_exception",
+                    "reason": "rejected execution of coordinating operation",
+                },
+            }
+        }
+        return result
+
+    fake_es.bulk = refuse
+    with pytest.raises(IngestError, match="es_rejected_execution_exception") as err:
+        record_event(index, RS, "a.txt", "created", t0, t0)
+    assert err.value.retryable and err.value.record == "a.txt" and err.value.provider == "set1"
+    fake_es.bulk = original
+
+    unavailable = {
+        "error": {
+            "root_cause": [{"type": "cluster_block_exception", "reason": "blocked"}],
+            "type": "cluster_block_exception",
+            "reason": "blocked",
+        },
+        "status": 503,
+    }
+    fake_es.fail(r"^/_bulk$", 503, unavailable, times=1)  # retried by the client, then fine
+    record_event(index, RS, "b.txt", "created", t0, t0)
+    fake_es.fail(r"^/_bulk$", 503, unavailable, times=4)
+    with pytest.raises(FetchError) as err:
+        record_event(index, RS, "c.txt", "created", t0, t0)
+    assert err.value.status == 503 and err.value.retryable and fake_es.url in str(err.value)
+
+    bad = {
+        "error": {
+            "root_cause": [{"type": "query_shard_exception", "reason": "No mapping found for [datetime]"}],
+            "type": "search_phase_execution_exception",
+            "reason": "all shards failed",
+        },
+        "status": 400,
+    }
+    fake_es.fail(r"^/_search$", 400, bad)
+    with pytest.raises(FetchError, match="400") as err:
+        list(index.changes("set1"))
+    assert not err.value.retryable
+    assert fake_es.requests[-1][:2] == ("DELETE", "/_pit") and not fake_es.pits  # the point in time is closed
+
+
+def _publish_all(index, tmp: Path, t0: datetime) -> dict[str, bytes]:
+    moments = iter(t0 + timedelta(days=3, seconds=s) for s in range(1000))
+    storage = LocalStorage(tmp)
+    Publisher(index, storage, "https://rs.example.org", limit=3, clock=lambda: next(moments)).publish([RS])
+    return {key: storage.read_bytes(key) for key in storage.list_keys()}
+
+
+def test_embedded_and_elasticsearch_give_the_same_documents(fake_es, tmp_path, t0):
+    es = ElasticsearchResourceIndex(fake_es.url, page=2)  # small pages: search_after paging is exercised
+    sql = SqlResourceIndex(make_engine(f"sqlite:///{tmp_path}/index.sqlite3"))
+    for index in (es, sql):
+        events(index, t0)
+    assert list(es.resources("set1")) == list(sql.resources("set1"))
+    assert list(es.changes("set1")) == list(sql.changes("set1"))
+    assert es.change_span("set1") == sql.change_span("set1") == ("2026-01-05T09:00:00.000Z", "2026-02-02T02:00:00.000Z")
+    ours = _publish_all(sql, tmp_path / "sql", t0)
+    theirs = _publish_all(es, tmp_path / "es", t0)
+    assert ours == theirs
+    assert len([k for k in ours if "/changelist/" in k]) == 3  # six changes on day one, three on day two
+    assert b'change="deleted" datetime="2026-01-06T10:00:00.250Z"' in b"".join(ours.values())
+    searches = [body for m, p, _, body in fake_es.requests if p == "/_search"]
+    assert searches[0]["sort"] == [
+        {"location.value": {"order": "asc", "nested": {"path": "location"}}},
+        {"location.type": {"order": "asc", "nested": {"path": "location"}}},
+    ]
+    assert any(body.get("search_after") for body in searches)
+
+
+@pytest.mark.skipif(not os.environ.get("ELASTICSEARCH_URL"), reason="ELASTICSEARCH_URL not set")
+def test_live_elasticsearch_gives_the_same_documents(tmp_path, t0):
+    prefix = f"rs-test-{uuid.uuid4().hex[:8]}"
+    es = ElasticsearchResourceIndex(os.environ["ELASTICSEARCH_URL"], prefix=prefix, page=2)
+    try:
+        sql = SqlResourceIndex(make_engine(f"sqlite:///{tmp_path}/index.sqlite3"))
+        for index in (es, sql):
+            events(index, t0)
+        es.refresh()
+        assert list(es.resources("set1")) == list(sql.resources("set1"))
+        assert _publish_all(es, tmp_path / "es", t0) == _publish_all(sql, tmp_path / "sql", t0)
+    finally:
+        es.client.indices.delete(index=[es.resource_index, es.change_index])  # no wildcards: destructive_requires_name
+        es.close()
+
+
+def test_postgresql_tables_give_the_same_documents(pg_url, tmp_path, t0):
+    """The embedded backend's tables on the production database (byte order of paths kept: COLLATE "C")."""
+    pg = SqlResourceIndex(make_engine(pg_url))
+    sql = SqlResourceIndex(make_engine(f"sqlite:///{tmp_path}/index.sqlite3"))
+    try:
+        for index in (pg, sql):
+            events(index, t0)
+            record_event(index, RS, "docs/Z.pdf", "created", t0, t0, timestamp=RECORDED)  # sorts before "docs/r"
+        assert list(pg.resources("set1")) == list(sql.resources("set1"))
+        assert _publish_all(pg, tmp_path / "pg", t0) == _publish_all(sql, tmp_path / "sql", t0)
+    finally:
+        with pg.engine.begin() as conn:
+            conn.exec_driver_sql("DROP TABLE rs_resource, rs_change")
+        pg.close()

@@ -1,0 +1,109 @@
+"""Index events (IndexRecords) feed the resource index; the Dagster asset publishes the documents."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import dagster as dg
+import pytest
+import yaml
+
+from ingest_assets.defs.resources import RegistryResource, StorageResource
+from ingest_assets.defs.resourcesync import feed_indexed_records
+from ingest_assets.defs.resourcesync.assets import resourcesync_documents
+from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
+from ingest_assets.errors import ConfigError
+from ingest_assets.records.indexing import deletion_record
+from ingest_assets.registry import load_registry
+from ingest_assets.resourcesync.config import resource_sets
+from ingest_assets.resourcesync.feed import feed_index_records
+
+ITEM = "http://dp.la/api/items/"
+
+
+def document(record_id: str, title: str) -> dict:
+    body = {"@id": ITEM + record_id, "id": record_id, "sourceResource": {"title": [title]}}
+    return {"id": record_id, "document": json.dumps(body, sort_keys=True, separators=(",", ":")), "deleted": False}
+
+
+def test_index_records_become_created_updated_deleted_events(source, t0):
+    src = source()
+    first = feed_index_records(src.index, src.set, [document("a1", "A"), document("b2", "B")], t0)
+    assert first.counts == {"created": 2, "updated": 0, "deleted": 0, "unchanged": 0} and first.errors == []
+
+    later = t0 + timedelta(days=1)
+    second = feed_index_records(
+        src.index,
+        src.set,
+        [
+            document("a1", "A"),  # same bytes: no event
+            document("b2", "B, corrected"),  # updated
+            deletion_record("c3"),  # never published: nothing to tell
+            {"id": None, "document": "{}"},  # bad records are reported, the others go on
+            {"id": "d4", "document": ""},
+            deletion_record("a1"),  # deleted
+        ],
+        later,
+    )
+    assert second.counts == {"created": 0, "updated": 1, "deleted": 1, "unchanged": 2}
+    assert len(second.errors) == 2 and "'d4'" in second.errors[1] and "'set1'" in second.errors[1]
+    assert second.metadata["errors"] == 2 and second.metadata["first_errors"] == second.errors
+    changes = [(c["location"]["value"], c["change"], c["datetime"]) for c in src.index.changes("set1")]
+    assert changes == [
+        (ITEM + "a1", "created", "2026-01-05T09:00:00.000Z"),
+        (ITEM + "b2", "created", "2026-01-05T09:00:00.000Z"),
+        (ITEM + "b2", "updated", "2026-01-06T09:00:00.000Z"),
+        (ITEM + "a1", "deleted", "2026-01-06T09:00:00.000Z"),
+    ]  # same event time: in the order they were recorded
+    [b2] = src.index.resources("set1")
+    assert (b2["mime"], b2["length"]) == ("application/ld+json", len(document("b2", "B, corrected")["document"]))
+
+
+def test_asset_publishes_the_sets_of_the_registry(tmp_path, t0):
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(
+        yaml.safe_dump(
+            {
+                "demo": {"resourcesync": {}},
+                "files": {
+                    "resourcesync": {"root": str(tmp_path / "files"), "url_prefix": "https://cdn.example.org/files/"}
+                },
+                "quiet": {"harvest": {"type": "file"}},
+            }
+        )
+    )
+    resourcesync = ResourceSyncResource(
+        search=str(tmp_path / "search"),
+        database_url=f"sqlite:///{tmp_path}/db.sqlite3",
+        base_url="https://rs.example.org/",
+    )
+    registry_resource = RegistryResource(path=str(registry))
+    report = feed_indexed_records(
+        resourcesync, registry_resource, "demo", [document("a1", "A")], datetime.now(timezone.utc)
+    )
+    assert report.counts["created"] == 1
+    assert feed_indexed_records(resourcesync, registry_resource, "quiet", [document("q", "Q")], t0) is None
+
+    storage = StorageResource(url=str(tmp_path / "storage"))
+    result = dg.materialize(
+        [resourcesync_documents],
+        resources={"resourcesync": resourcesync, "storage": storage, "registry": registry_resource},
+    )
+    assert result.success
+    [materialization] = result.asset_materializations_for_node("resourcesync_documents")
+    assert materialization.metadata["resource_sets"].value == 2 and materialization.metadata["resources"].value == 1
+    description = storage.storage.read_bytes("_resourcesync/.well-known/resourcesync").decode()
+    assert "https://rs.example.org/demo/capabilitylist.xml" in description
+    assert "https://rs.example.org/files/capabilitylist.xml" in description
+    [snapshot] = storage.storage.list_children("_resourcesync/demo/resourcelist")
+    resource_list = storage.storage.read_bytes(f"_resourcesync/demo/resourcelist/{snapshot}/resourcelist.xml")
+    assert b"<loc>http://dp.la/api/items/a1</loc>" in resource_list
+
+
+def test_unknown_registry_keys_are_refused_naming_the_provider(tmp_path):
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(yaml.safe_dump({"demo": {"resourcesync": {"url-prefix": "https://x.org/"}}}))
+    with pytest.raises(ConfigError, match="url-prefix") as err:
+        resource_sets(load_registry(registry), "https://rs.example.org")
+    assert "'demo'" in str(err.value) and str(registry) in str(err.value)
