@@ -1,0 +1,73 @@
+"""Command-line entry points the main CLI wires in: ``submit`` (queue for the sensor) and ``process`` (now)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ingest_assets.datasets.ingest import make_context, parse_request_lines, run_requests
+from ingest_assets.datasets.model import IngestRequest
+from ingest_assets.errors import ValidationError
+from ingest_assets.settings import Settings
+from ingest_assets.sql import make_engine
+from ingest_assets.storage import Storage, open_storage
+from ingest_assets.storage.layout import dataset_key
+
+IA_ACCESS_ENV, IA_SECRET_ENV = "IA_ACCESS_KEY", "IA_SECRET_KEY"
+
+
+def submit(requests_jsonl: str | Path, *, storage: Storage | None = None) -> dict:
+    """Check a JSON-lines requests file and drop it into the requests folder the sensor watches.
+
+    Raises :class:`ValidationError` (naming file and line) when no line is a valid request.
+    """
+    source = Path(requests_jsonl)
+    with open(source, encoding="utf-8") as handle:
+        parsed = list(parse_request_lines(handle, str(source)))
+    valid = sum(isinstance(p, IngestRequest) for p in parsed)
+    if not valid:
+        problems = "; ".join(p.error_message or "" for p in parsed[:3]) or "file is empty"
+        raise ValidationError(f"no valid dataset request: {problems}", file=str(source))
+    storage = storage or open_storage(Settings.from_env().storage_url)
+    started = datetime.now(timezone.utc)
+    key = dataset_key("requests", f"{uuid.uuid4().hex[:12]}-{source.stem}.jsonl", started)
+    storage.write_file(key, source)
+    return {"key": key, "valid": valid, "invalid": len(parsed) - valid}
+
+
+def process(requests_jsonl: str | Path, *, settings: Settings | None = None) -> dict:
+    """Process a requests file at once (no Dagster); returns the results key and counts per status."""
+    settings = settings or Settings.from_env()
+    storage = open_storage(settings.storage_url)
+    ctx = make_context(
+        storage,
+        make_engine(settings.database_url),
+        ia_access_key=os.environ.get(IA_ACCESS_ENV),
+        ia_secret_key=os.environ.get(IA_SECRET_ENV),
+    )
+    started = datetime.now(timezone.utc)
+    key = dataset_key("results", f"{Path(requests_jsonl).stem}.jsonl", started)
+    with open(requests_jsonl, encoding="utf-8") as handle, tempfile.NamedTemporaryFile("w+", suffix=".jsonl") as out:
+        summary = run_requests(handle, ctx, str(requests_jsonl), out)
+        out.flush()
+        storage.write_file(key, out.name)
+    return {"results": key, "status": dict(sorted(summary.by_status.items()))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``ingest-assets datasets submit|process FILE.jsonl``."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(
+        prog="ingest-assets datasets", description="Queue (submit) or run now (process) a file of dataset ingest requests."
+    )
+    parser.add_argument("command", choices=["submit", "process"])
+    parser.add_argument("requests", type=Path, help="JSON lines: {ingest_type: dataset, base_url: ...}")
+    args = parser.parse_args(argv)
+    result = submit(args.requests) if args.command == "submit" else process(args.requests)
+    print(json.dumps(result, indent=2))
+    return 0

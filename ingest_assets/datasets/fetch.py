@@ -1,0 +1,80 @@
+"""Fetch a request's base URL: redirect hops, terminal URL/status/time/sha1, and a size-limited landing page."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from requests.structures import CaseInsensitiveDict
+
+from ingest_assets.datasets.status import DatasetIngestFailure
+from ingest_assets.errors import FetchError
+from ingest_assets.http import HttpClient
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+@dataclass
+class Terminal:
+    """Where the base URL ended: a landing page (``body`` set) or a non-HTML file (``body`` None)."""
+
+    url: str
+    status: int
+    headers: Mapping[str, str]  # case-insensitive
+    dt: str
+    hops: list[str] = field(default_factory=list)
+    body: bytes | None = None
+
+    @property
+    def mimetype(self) -> str:
+        return self.headers.get("Content-Type", "").split(";")[0].strip().lower()
+
+    @property
+    def is_html(self) -> bool:
+        return self.mimetype in HTML_TYPES
+
+    @property
+    def sha1hex(self) -> str | None:
+        return hashlib.sha1(self.body).hexdigest() if self.body is not None else None
+
+
+def timestamp14(moment: datetime | None = None) -> str:
+    """``YYYYMMDDhhmmss`` in UTC, the wayback-style capture time."""
+    return (moment or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y%m%d%H%M%S")
+
+
+def failure_for(exc: FetchError, what: str) -> DatasetIngestFailure:
+    """Map a fetch error to a status: retryable -> fetch-error, HTTP 4xx -> terminal-bad-status."""
+    if exc.retryable:
+        return DatasetIngestFailure("fetch-error", f"{what}: {exc}", terminal_status_code=exc.status)
+    if exc.status is not None:
+        return DatasetIngestFailure("terminal-bad-status", f"{what}: {exc}", terminal_status_code=exc.status)
+    return DatasetIngestFailure("fetch-refused", f"{what}: {exc}")
+
+
+def fetch_terminal(client: HttpClient, url: str, *, landing_max_bytes: int) -> Terminal:
+    """Follow ``url`` to its terminal response; read the body only if it is an HTML landing page."""
+    try:
+        with client.stream(url) as (response, history):
+            terminal = Terminal(
+                url=response.url,
+                status=response.status_code,
+                headers=CaseInsensitiveDict(response.headers),
+                dt=timestamp14(),
+                hops=[hop_url for hop_url, _status in history] + [response.url],
+            )
+            if terminal.is_html:
+                chunks, size = [], 0
+                for chunk in response.iter_content(64 * 1024):
+                    size += len(chunk)
+                    if size > landing_max_bytes:
+                        raise DatasetIngestFailure(
+                            "fetch-refused", f"landing page {response.url} is larger than {landing_max_bytes} bytes"
+                        )
+                    chunks.append(chunk)
+                terminal.body = b"".join(chunks)
+            return terminal
+    except FetchError as exc:
+        raise failure_for(exc, f"fetching {url}") from exc
