@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from datetime import date
 from pathlib import Path
 
 DEMO_PORT = 8765
+# Capability commands with their own argument parsers: ``ingest-assets <name> ...`` hands the rest on.
+DELEGATED = {
+    "search": ("ingest_assets.records.indexing.__main__", "query the search index"),
+    "serve-resourcesync": ("ingest_assets.resourcesync.server", "serve the ResourceSync documents over HTTP"),
+    "repository": ("ingest_assets.repository.__main__", "repository ingest commands"),
+    "datasets": ("ingest_assets.datasets.cli", "submit or process dataset ingest requests"),
+}
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -18,7 +26,9 @@ def _demo(args: argparse.Namespace) -> int:
     from ingest_assets.demo.samples import sample_records
     from ingest_assets.settings import Settings
     from ingest_assets.storage import layout, open_storage
+    from ingest_assets.storage.manifest import Manifest
 
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     os.environ.setdefault("DAGSTER_HOME", str(Path.cwd()))
     settings = Settings.from_env()
     server, url = serve_in_thread(sample_records(day=args.date), port=args.port)
@@ -32,7 +42,10 @@ def _demo(args: argparse.Namespace) -> int:
     instance.add_dynamic_partitions("providers", [p for p in providers if p not in existing])
     partition = dg.MultiPartitionKey({"date": args.date.isoformat(), "provider": args.provider})
     result = defs.resolve_job_def("record_pipeline").execute_in_process(
-        partition_key=str(partition), instance=instance, raise_on_error=False
+        partition_key=str(partition),
+        instance=instance,
+        raise_on_error=False,
+        run_config={"loggers": {"console": {"config": {"log_level": "INFO"}}}},
     )
     server.shutdown()
     storage = open_storage(settings.storage_url)
@@ -40,7 +53,9 @@ def _demo(args: argparse.Namespace) -> int:
     for activity in layout.ACTIVITIES:
         output = layout.latest_output(storage, args.provider, activity, args.date)
         if output:
-            print(f"  {activity:<10} {storage.uri(output.folder)}")
+            count = Manifest.from_bytes(storage.read_bytes(output.manifest)).record_count
+            print(f"  {activity:<10} {count:>5} records  {storage.uri(output.folder)}")
+    print(f"\nsearch it:    uv run python -m ingest_assets.records.indexing Millbrook")
     print(f"\nstorage: {storage.url}\nopen the UI:  DAGSTER_HOME={os.environ['DAGSTER_HOME']} uv run dagster dev")
     return 0 if result.success else 1
 
@@ -82,6 +97,11 @@ def _snapshot(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in DELEGATED:
+        from importlib import import_module
+
+        return import_module(DELEGATED[argv[0]][0]).main(argv[1:]) or 0
     parser = argparse.ArgumentParser(prog="ingest-assets", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -100,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     snap.add_argument("provider")
     snap.add_argument("--as-of", type=date.fromisoformat, required=True)
     snap.set_defaults(handler=_snapshot)
+
+    for name, (_, help_text) in DELEGATED.items():  # listed in --help; main() hands them on before parsing
+        commands.add_parser(name, help=f"{help_text} (see: ingest-assets {name} --help)")
 
     args = parser.parse_args(argv)
     return args.handler(args)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import dagster as dg
 
 from ingest_assets.defs.io_managers import RecordIOManager
-from ingest_assets.defs import records, repository
+from ingest_assets.defs import datasets, records, repository, resourcesync
 from ingest_assets.defs.records.search import SearchIndexResource
 from ingest_assets.defs.repository.resources import RepositoryResource
+from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.settings import Settings
 
@@ -21,12 +22,13 @@ def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
         "record_io_manager": RecordIOManager(storage=storage),
         "search": SearchIndexResource(target=settings.search),
         "repository": RepositoryResource(target=settings.repository),
+        "resourcesync": ResourceSyncResource.from_settings(settings),
     }
 
 
 def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     settings = settings or Settings.from_env()
-    return dg.Definitions.merge(dg.Definitions(resources=shared_resources(settings)), records.defs, repository.defs)
+    return dg.Definitions.merge(dg.Definitions(resources=shared_resources(settings)), records.defs, repository.defs, resourcesync.defs, datasets.defs)
 
 
 defs = build_definitions()

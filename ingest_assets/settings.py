@@ -19,6 +19,7 @@ class Settings:
     triplestore: str
     search: str
     repository: str
+    resourcesync_url: str
     partition_start: date
 
     @classmethod
@@ -38,5 +39,6 @@ class Settings:
             triplestore=env.get("INGEST_TRIPLESTORE") or str(home / "oxigraph"),
             search=env.get("INGEST_SEARCH") or str(home / "search"),
             repository=env.get("INGEST_REPOSITORY") or str(home / "ocfl"),
+            resourcesync_url=(env.get("INGEST_RESOURCESYNC_URL") or "http://127.0.0.1:8080").rstrip("/"),
             partition_start=partition_start,
         )

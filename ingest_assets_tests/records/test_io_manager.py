@@ -2,7 +2,6 @@
 
 import json
 import uuid
-from datetime import datetime, timezone
 
 import boto3
 import dagster as dg

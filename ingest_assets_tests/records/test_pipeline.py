@@ -28,7 +28,7 @@ def hub(tmp_path):
     registry.write_text(
         "demo:\n  label: Riverside Historical Society (demo)\n"
         f"  harvest: {{type: oai, endpoint: '{url}', metadata_prefix: oai_dc, allow_private: true}}\n"
-        "  mapping: oai_dc\n"
+        "  mapping: oai_dc\n  resourcesync: {}\n"
     )
     settings = Settings.from_env({"INGEST_HOME": str(tmp_path / "home"), "INGEST_REGISTRY": str(registry)})
     with dg.instance_for_test() as instance:
@@ -93,6 +93,10 @@ def test_pipeline_end_to_end(hub):
 
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks == {"harvest_count_drop": True, "mapping_failure_rate": True}
+
+    changes = result.asset_materializations_for_node("resourcesync_changes")[0].metadata
+    assert changes["created"].value == len(enriched) and changes["deleted"].value == 0  # deleted items were never published
+    assert changes["event_time"].value == outputs["harvest"].started.isoformat()
     assert (settings.home / "storage" / "demo" / "plan").is_dir()
 
 

@@ -3,8 +3,6 @@
 import dagster as dg
 import yaml
 
-from ingest_assets.definitions import build_definitions
-from ingest_assets.settings import Settings
 from ingest_assets.defs.repository.assets import repository_collections, repository_verification
 from ingest_assets.defs.repository.resources import RepositoryResource
 from ingest_assets.defs.repository.sensors import repository_harvesting_sensor
@@ -12,16 +10,6 @@ from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageR
 from ingest_assets.repository.bookkeeping import Bookkeeping
 from ingest_assets.repository.ocfl_store import OcflRepository
 from ingest_assets.sql import make_engine
-
-
-def test_definitions_load(tmp_path):
-    merged = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
-    dg.Definitions.validate_loadable(merged)
-    repository = merged.get_repository_def()
-    assert {job.name for job in repository.get_all_jobs()} >= {"repository_ingest", "repository_verification_run"}
-    assert {s.name for s in repository.sensor_defs} >= {"repository_harvesting_sensor",
-                                                         "repository_verification_sensor"}
-    assert repository_harvesting_sensor.minimum_interval_seconds == 120  # HarvestingInterval default
 
 
 def test_sensor_asset_and_watchdog(tmp_path, template_index, thalictrum):

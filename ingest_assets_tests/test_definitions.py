@@ -1,0 +1,23 @@
+"""All capabilities load as one code location with the shared, settings-selected resources."""
+
+import dagster as dg
+
+from ingest_assets.definitions import build_definitions
+from ingest_assets.settings import Settings
+
+
+def test_everything_loads_as_one_code_location(tmp_path):
+    defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
+    dg.Definitions.validate_loadable(defs)
+    repository = defs.get_repository_def()
+    assert {job.name for job in repository.get_all_jobs() if not job.name.startswith("__")} >= {
+        "record_pipeline", "repository_ingest", "repository_verification_run", "resourcesync_publish", "dataset_ingest",
+    }
+    assert {s.name for s in repository.sensor_defs} >= {
+        "registry_partitions_sensor", "repository_harvesting_sensor", "repository_verification_sensor",
+        "dataset_requests_sensor",
+    }
+    pipeline = {key.to_user_string() for key in defs.resolve_job_def("record_pipeline").asset_layer.executable_asset_keys}
+    assert pipeline == {
+        "original_records", "mapped_records", "enriched_records", "indexed_records", "search_index", "resourcesync_changes",
+    }
