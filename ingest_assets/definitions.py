@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dagster as dg
 
+from ingest_assets.defs import datasets, linked_data, records, repository, resourcesync
 from ingest_assets.defs.io_managers import RecordIOManager
-from ingest_assets.defs import datasets, records, repository, resourcesync
+from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.records.search import SearchIndexResource
 from ingest_assets.defs.repository.resources import RepositoryResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
@@ -21,6 +22,7 @@ def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
         "registry": RegistryResource(path=str(settings.registry_path)),
         "record_io_manager": RecordIOManager(storage=storage),
         "search": SearchIndexResource(target=settings.search),
+        "triplestore": TripleStoreResource(location=settings.triplestore),
         "repository": RepositoryResource(target=settings.repository),
         "resourcesync": ResourceSyncResource.from_settings(settings),
     }
@@ -28,7 +30,8 @@ def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
 
 def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     settings = settings or Settings.from_env()
-    return dg.Definitions.merge(dg.Definitions(resources=shared_resources(settings)), records.defs, repository.defs, resourcesync.defs, datasets.defs)
+    capabilities = (records, linked_data, repository, datasets, resourcesync)
+    return dg.Definitions.merge(dg.Definitions(resources=shared_resources(settings)), *(c.defs for c in capabilities))
 
 
 defs = build_definitions()

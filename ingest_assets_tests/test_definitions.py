@@ -15,8 +15,10 @@ def test_everything_loads_as_one_code_location(tmp_path):
     }
     assert {s.name for s in repository.sensor_defs} >= {
         "registry_partitions_sensor", "repository_harvesting_sensor", "repository_verification_sensor",
-        "dataset_requests_sensor",
+        "dataset_requests_sensor", "linked_data_void_sensor",
     }
+    assert defs.resolve_sensor_def("linked_data_void_sensor").minimum_interval_seconds == 60
+    assert {"linked_data/provider_graph", "linked_data/export"} <= {k.to_user_string() for k in defs.resolve_all_asset_keys()}
     pipeline = {key.to_user_string() for key in defs.resolve_job_def("record_pipeline").asset_layer.executable_asset_keys}
     assert pipeline == {
         "original_records", "mapped_records", "enriched_records", "indexed_records", "search_index", "resourcesync_changes",

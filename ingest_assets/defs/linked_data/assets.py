@@ -1,0 +1,138 @@
+"""Linked-data assets: one provider graph per provider partition, and the export of their union."""
+
+import gzip
+from datetime import datetime, timezone
+from functools import partial
+
+import dagster as dg
+
+from ingest_assets.defs.linked_data.resources import TripleStoreResource
+from ingest_assets.defs.partitions import provider_partitions
+from ingest_assets.defs.resources import RegistryResource, StorageResource
+from ingest_assets.errors import IngestError
+from ingest_assets.linked_data.export import export
+from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
+from ingest_assets.linked_data.modified import format_modified
+from ingest_assets.linked_data.status import check_fields, harvest_fields, update_status
+from ingest_assets.storage.layout import MANIFEST, hub_dated_key
+from ingest_assets.storage.manifest import Manifest
+from ingest_assets.version import SOFTWARE_VERSION
+
+LINKED_DATA = "linked_data"
+EXPORT_FILES = ("graphs.nq.gz", "combined.nt.gz")
+# after any provider graph changed, once no import is running (eager() would wait for every partition)
+EXPORT_WHEN = (
+    dg.AutomationCondition.any_deps_updated().since_last_handled()
+    & ~dg.AutomationCondition.any_deps_in_progress()
+    & ~dg.AutomationCondition.in_progress()
+).with_label("after a provider graph changed")
+
+
+def status_metadata(document: dict) -> dict[str, dg.MetadataValue]:
+    """The status document as UI metadata (the same fields a provider can poll)."""
+    harvested = document.get("harvested") or {}
+    return {
+        "last_check": dg.MetadataValue.text(str(document.get("last_check"))),
+        "modified_seen": dg.MetadataValue.text(str(document.get("modified_seen"))),
+        "harvested_modified": dg.MetadataValue.text(str(harvested.get("modified"))),
+        "last_import": dg.MetadataValue.text(str(harvested.get("imported"))),
+        "triples": dg.MetadataValue.int(int(harvested.get("triples") or 0)),
+        "last_error": dg.MetadataValue.text(str(document.get("last_error") or "")),
+        "graph": dg.MetadataValue.text(str(document.get("graph"))),
+    }
+
+
+@dg.asset(
+    key=[LINKED_DATA, "provider_graph"],
+    partitions_def=provider_partitions,
+    group_name=LINKED_DATA,
+    output_required=False,
+    kinds={"oxigraph"},
+)
+def provider_graph(
+    context: dg.AssetExecutionContext,
+    registry: RegistryResource,
+    triplestore: TripleStoreResource,
+    storage: StorageResource,
+):
+    """The provider's named graph, brought up to its VoID's ``dcterms:modified`` (delete-by-subject)."""
+    provider = context.partition_key
+    source = ProviderSource.from_settings(provider, registry.load()[provider].settings)
+    graphs = triplestore.graphs(provider)
+    started = datetime.now(timezone.utc)
+    try:
+        with triplestore.open(writable=False) as snapshot:
+            writer = partial(triplestore.open, writable=True)
+            result = import_update(source, snapshot, source.client(), graphs, now=started, writer=writer)
+    except IngestError as exc:
+        update_status(storage.storage, provider, check_fields(started, source.void_url, None, str(exc)))
+        if exc.retryable:
+            raise dg.RetryRequested(max_retries=3, seconds_to_wait=60) from exc
+        raise
+    with triplestore.open(writable=True) as store:
+        triples = store.count(result.state.current) if result.state.current else 0
+        document = update_status(
+            storage.storage,
+            provider,
+            {
+                **check_fields(started, source.void_url, result.void.modified, None),
+                **harvest_fields(graphs.name, result.state, triples),
+            },
+        )
+        dropped = cleanup(store, graphs)
+    context.log.info(f"{provider}: {result.strategy}, {result.triples_loaded} triples loaded, dropped {dropped}")
+    if result.strategy == "unchanged":
+        return
+    yield dg.MaterializeResult(
+        metadata={
+            **status_metadata(document),
+            "strategy": dg.MetadataValue.text(result.strategy),
+            "kind": dg.MetadataValue.text(result.void.kind),
+            "dumps": dg.MetadataValue.json(
+                [{"url": f.url, "format": f.rdf_format.name, "triples": f.triples} for f in result.files]
+            ),
+            "modified": dg.MetadataValue.text(format_modified(result.void.modified)),
+        }
+    )
+
+
+@dg.asset(
+    key=[LINKED_DATA, "export"],
+    deps=[provider_graph],
+    group_name=LINKED_DATA,
+    automation_condition=EXPORT_WHEN,
+    kinds={"oxigraph"},
+)
+def linked_data_export(
+    context: dg.AssetExecutionContext,
+    registry: RegistryResource,
+    triplestore: TripleStoreResource,
+    storage: StorageResource,
+) -> dg.MaterializeResult:
+    """All current provider graphs as gzip N-Quads (graph = provider) plus one combined N-Triples dump."""
+    started = datetime.now(timezone.utc)
+    key = hub_dated_key(LINKED_DATA, started, "export")
+    providers = list(registry.load())
+    with triplestore.open(writable=False) as store, storage.storage.folder(key) as folder:
+        with folder.open(EXPORT_FILES[0]) as nq_raw, folder.open(EXPORT_FILES[1]) as nt_raw:
+            with gzip.GzipFile(fileobj=nq_raw, mode="wb") as nq, gzip.GzipFile(fileobj=nt_raw, mode="wb") as nt:
+                counts = export(store, providers, nq, nt, triplestore.graph_base)
+        manifest = Manifest(
+            activity="export",
+            provider=",".join(sorted(counts)),
+            schema="N-Quads+N-Triples",
+            record_count=sum(counts.values()),
+            start_time=started,
+            software_version=SOFTWARE_VERSION,
+            partition="",
+            extra={f"Triples {provider}": str(count) for provider, count in counts.items()},
+        )
+        folder.write_bytes(MANIFEST, manifest.to_bytes())
+    context.log.info(f"exported {sum(counts.values())} triples of {len(counts)} providers to {key}")
+    return dg.MaterializeResult(
+        metadata={
+            "path": dg.MetadataValue.path(storage.storage.uri(key)),
+            "triples": dg.MetadataValue.int(sum(counts.values())),
+            "providers": dg.MetadataValue.json(counts),
+        }
+    )

@@ -1,0 +1,112 @@
+"""The VoID sensor: every minute, check providers' VoID files and request an import when one changed.
+
+Concurrency: each run carries the tag ``ingest/linked-data-provider=<name>``; the instance's dagster.yaml
+limits it to one run per provider::
+
+    concurrency:
+      runs:
+        tag_concurrency_limits:
+          - key: "ingest/linked-data-provider"
+            value: {applyLimitPerUniqueValue: true}
+            limit: 1
+
+A change seen while an import runs queues exactly one follow-up: while a run of that provider is still
+waiting to start, no other is requested (the waiting run reads the newest VoID when it starts).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+
+import dagster as dg
+
+from ingest_assets.defs.linked_data.assets import provider_graph, status_metadata
+from ingest_assets.defs.linked_data.resources import TripleStoreResource
+from ingest_assets.defs.partitions import provider_partitions
+from ingest_assets.defs.resources import RegistryResource, StorageResource
+from ingest_assets.errors import IngestError
+from ingest_assets.linked_data.importer import ProviderSource, check, fetch_void
+from ingest_assets.linked_data.modified import format_modified
+from ingest_assets.linked_data.status import check_fields, update_status
+
+PROVIDER_TAG = "ingest/linked-data-provider"
+TICK_BUDGET_SECONDS = 30.0  # stop starting checks after this; a check is bounded by the VoID timeouts
+VOID_TIMEOUT = (3.0, 10.0)
+WAITING = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING]
+
+
+def run_key(provider: str, modified: datetime) -> str:
+    """The same VoID change requests one run, whatever the spelling of its date."""
+    return f"{provider}@{format_modified(modified)}"
+
+
+def _rotation(names: list[str], after: str | None) -> list[str]:
+    """All names, starting after the cursor's (wrapping around)."""
+    start = next((i for i, name in enumerate(names) if after is not None and name > after), 0)
+    return names[start:] + names[:start]
+
+
+@dg.sensor(
+    name="linked_data_void_sensor",
+    target=provider_graph,
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+)
+def void_sensor(
+    context: dg.SensorEvaluationContext,
+    registry: RegistryResource,
+    triplestore: TripleStoreResource,
+    storage: StorageResource,
+):
+    """Check providers round-robin within a time budget; report unreachable or bad VoIDs and go on."""
+    try:
+        entries = {e.name: e for e in registry.load().providers_with("void")}
+    except IngestError as exc:
+        return dg.SkipReason(f"registry not loaded: {exc}")
+    cursor = json.loads(context.cursor) if context.cursor else {}
+    deadline = time.monotonic() + TICK_BUDGET_SECONDS
+    existing = set(context.instance.get_dynamic_partitions(provider_partitions.name))
+    requests, events, notes, checked = [], [], [], None
+    with triplestore.open(writable=False, timeout=VOID_TIMEOUT) as store:
+        for name in _rotation(sorted(entries), cursor.get("after")):
+            if checked is not None and time.monotonic() > deadline:
+                break
+            checked = name
+            now = datetime.now(timezone.utc)
+            try:
+                source = ProviderSource.from_settings(name, entries[name].settings)
+                void = fetch_void(source.client(timeout=VOID_TIMEOUT, retries=0), source)
+                found = check(source, void, triplestore.graphs(name).read_state(store))
+            except IngestError as exc:
+                context.log.warning(f"linked data: {exc}")
+                notes.append(f"{name}: {exc}")
+                fields = check_fields(now, entries[name].get("void"), None, str(exc))
+            else:
+                fields = check_fields(now, source.void_url, void.modified, None)
+            document = update_status(storage.storage, name, fields)
+            events.append(dg.AssetObservation(provider_graph.key, partition=name, metadata=status_metadata(document)))
+            if fields["last_error"] is not None or not found.due:
+                continue
+            waiting = context.instance.get_run_records(
+                dg.RunsFilter(tags={PROVIDER_TAG: name}, statuses=WAITING), limit=1
+            )
+            if waiting:
+                notes.append(f"{name}: changed again, a follow-up import is already waiting")
+                continue
+            requests.append(
+                dg.RunRequest(
+                    run_key=run_key(name, void.modified),
+                    partition_key=name,
+                    tags={PROVIDER_TAG: name},
+                )
+            )
+    new_partitions = sorted({r.partition_key for r in requests} - existing)
+    return dg.SensorResult(
+        run_requests=requests,
+        cursor=json.dumps({"after": checked}) if checked else context.cursor,
+        dynamic_partitions_requests=[provider_partitions.build_add_request(new_partitions)] if new_partitions else [],
+        asset_events=events,
+        skip_reason=None if requests else "; ".join(notes) or "no VoID changed",
+    )

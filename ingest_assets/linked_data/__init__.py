@@ -1,0 +1,1 @@
+"""Linked-data harvest (GeoLink): VoID-driven imports of RDF dumps into per-provider named graphs."""

@@ -1,0 +1,214 @@
+"""Check a provider's VoID and import its update: every dump file is staged first, then all are applied
+as one unit, so the provider graph reflects all of them or none.
+
+* full dump (or first import): load into a fresh version graph, then move the pointer (one update);
+* partial dump, small next to the graph: stage it in a scratch graph, then ONE update does the batched
+  ``VALUES`` delete-by-subject in the current version, adds the staged triples and stamps ``modified``;
+* partial dump, large next to the graph: copy the current version minus the dump's subjects into a fresh
+  version, load the dump, move the pointer (cheaper than one huge transaction).
+
+Old versions and scratch graphs are recorded in the metadata graph and dropped by :func:`cleanup`, after
+readers have moved on. The registry's ``modified`` is never written; the harvested value lives with the
+pointer and is published in the status document.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ingest_assets.errors import ConfigError, FetchError, IngestError
+from ingest_assets.http import HttpClient, check_url
+from ingest_assets.linked_data import dumps
+from ingest_assets.linked_data.graphs import GraphState, ProviderGraphs
+from ingest_assets.linked_data.modified import parse_modified
+from ingest_assets.linked_data.store import Term, TripleStore, batches, delete_subjects_sparql
+from ingest_assets.linked_data.void import VoidDescription, parse_void
+
+log = logging.getLogger(__name__)
+VOID_MAX_BYTES = 8 << 20
+DUMP_MAX_BYTES = 16 << 30
+MERGE_FRACTION = 0.25  # a partial dump below this share of the graph is merged in one transaction
+
+
+@dataclass(frozen=True)
+class ProviderSource:
+    """The registry keys this capability reads: ``void``, ``modified``, ``allow_private``, ``max_dump_bytes``."""
+
+    provider: str
+    void_url: str
+    modified: datetime | None = None
+    allow_private: bool = False
+    max_dump_bytes: int = DUMP_MAX_BYTES
+
+    @classmethod
+    def from_settings(cls, provider: str, settings: Mapping[str, Any]) -> "ProviderSource":
+        void_url = settings.get("void")
+        if not isinstance(void_url, str) or not void_url:
+            raise ConfigError("registry entry has no 'void' URL", provider=provider)
+        raw = settings.get("modified")
+        try:
+            modified = parse_modified(raw) if raw not in (None, "") else None
+        except ValueError as exc:
+            raise ConfigError(f"registry 'modified' {raw!r} is not a date or datetime", provider=provider) from exc
+        return cls(
+            provider,
+            void_url,
+            modified,
+            bool(settings.get("allow_private", False)),
+            int(settings.get("max_dump_bytes", DUMP_MAX_BYTES)),
+        )
+
+    def client(self, **kwargs) -> HttpClient:
+        return HttpClient(allow_private=self.allow_private, **kwargs)
+
+
+def fetch_void(http: HttpClient, source: ProviderSource) -> VoidDescription:
+    try:
+        response = http.get(source.void_url, max_bytes=VOID_MAX_BYTES)
+    except FetchError as exc:
+        exc.provider = exc.provider or source.provider
+        raise
+    return parse_void(
+        response.content, provider=source.provider, url=response.url, content_type=response.headers.get("Content-Type")
+    )
+
+
+@dataclass(frozen=True)
+class Check:
+    provider: str
+    void: VoidDescription
+    state: GraphState
+    baseline: datetime | None  # the newer of the registry's and the harvested ``modified``
+
+    @property
+    def due(self) -> bool:
+        return self.baseline is None or self.void.modified > self.baseline
+
+
+def check(source: ProviderSource, void: VoidDescription, state: GraphState) -> Check:
+    known = [m for m in (source.modified, state.modified) if m is not None]
+    return Check(source.provider, void, state, max(known) if known else None)
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    provider: str
+    strategy: str  # replace | merge | copy | unchanged
+    void: VoidDescription
+    state: GraphState
+    files: tuple[dumps.StagedDump, ...] = field(default_factory=tuple)
+
+    @property
+    def triples_loaded(self) -> int:
+        return sum(f.triples for f in self.files)
+
+
+def import_update(
+    source: ProviderSource,
+    store: TripleStore,
+    http: HttpClient,
+    graphs: ProviderGraphs,
+    *,
+    void: VoidDescription | None = None,
+    tmp_dir: Path | None = None,
+    now: datetime | None = None,
+    writer: Callable[[], AbstractContextManager[TripleStore]] | None = None,
+) -> ImportResult:
+    """Bring the provider graph up to the VoID's ``modified`` (re-read here unless given).
+
+    Downloads and parsing only read ``store``; with ``writer`` (an embedded store has one writer
+    process), a writable store is opened just for applying, so other imports are not held up meanwhile.
+    """
+    if graphs.provider != source.provider:
+        raise ValueError("graphs and source name different providers")
+    void = void or fetch_void(http, source)
+    now = now or datetime.now(timezone.utc)
+    found = check(source, void, graphs.read_state(store))
+    if not found.due:
+        return ImportResult(source.provider, "unchanged", void, found.state)
+    for url in void.dumps:  # refuse every bad URL before fetching anything
+        try:
+            check_url(url, allow_private=source.allow_private)
+        except FetchError as exc:
+            raise FetchError(exc.message, url=url, provider=source.provider, retryable=exc.retryable) from exc
+    with tempfile.TemporaryDirectory(prefix="linked-data-", dir=tmp_dir) as work:
+        subjects: set[Term] | None = None if void.full else set()
+        staged = tuple(_stage_all(source, void, http, Path(work), subjects))
+        with writer() if writer else nullcontext(store) as target:
+            latest = check(source, void, graphs.read_state(target))
+            if not latest.due:  # another import got there while this one was downloading
+                return ImportResult(source.provider, "unchanged", void, latest.state)
+            strategy, expected = _apply(target, graphs, latest.state, void, staged, subjects, now)
+            state = graphs.read_state(target)
+    if state.current != expected or state.modified != void.modified:
+        raise IngestError(
+            "the graph pointer changed during the import (two imports of this provider at once?)",
+            provider=source.provider,
+        )
+    return ImportResult(source.provider, strategy, void, state, staged)
+
+
+def _stage_all(source, void, http, work: Path, subjects):
+    for number, url in enumerate(void.dumps):
+        download = dumps.download(http, url, work / f"{number}.download", provider=source.provider,
+                                  max_bytes=source.max_dump_bytes)
+        yield dumps.stage(download, work / f"{number}.nt", provider=source.provider, hint=void.dump_format,
+                          max_bytes=source.max_dump_bytes, subjects=subjects)
+        download.path.unlink()
+
+
+def _apply(store: TripleStore, graphs: ProviderGraphs, state: GraphState, void: VoidDescription,
+           staged, subjects, now: datetime) -> tuple[str, str]:
+    """Apply the staged dumps; returns the strategy and the version that must now be current."""
+    current = state.current
+    if void.full or current is None:
+        strategy = "replace"
+    elif sum(s.triples for s in staged) < MERGE_FRACTION * store.count(current):
+        strategy = "merge"
+    else:
+        strategy = "copy"
+    target = graphs.new_version(now)
+    store.update(graphs.mark_discard(target))  # a crash from here on leaves it to cleanup()
+    try:
+        if strategy == "copy":
+            store.copy_without(current, target, subjects)
+        for dump in staged:
+            store.load(target, dump.spool)
+        if strategy == "merge":
+            deletes = [delete_subjects_sparql(current, batch) for batch in batches(subjects)]
+            store.update(graphs.merge(current, target, deletes, void.modified, void.modified_text, now))
+        else:
+            store.update(graphs.switch(target, current, void.modified, void.modified_text, now))
+    except BaseException:
+        try:  # an update may have committed before its connection broke: never drop what became current
+            if graphs.read_state(store).current != target:
+                _drop(store, graphs, target)
+        except Exception:  # it stays recorded for cleanup(); the original error matters more
+            log.warning("could not drop %s after a failed import", target, exc_info=True)
+        raise
+    return strategy, current if strategy == "merge" else target
+
+
+def _drop(store: TripleStore, graphs: ProviderGraphs, graph: str) -> None:
+    if not graphs.owns(graph):
+        raise ValueError(f"{graph} is not a graph of provider {graphs.provider}")
+    store.drop(graph)
+    store.update(graphs.forget_discard(graph))
+
+
+def cleanup(store: TripleStore, graphs: ProviderGraphs) -> list[str]:
+    """Drop the provider's retired versions and scratch graphs (never the current one)."""
+    state = graphs.read_state(store)
+    dropped = []
+    for graph in state.discard:
+        if graph != state.current:
+            _drop(store, graphs, graph)
+            dropped.append(graph)
+    return dropped

@@ -1,0 +1,57 @@
+"""The per-provider status document (JSON in the storage layout), also the acknowledgement of a harvest.
+
+A provider polls it to learn which ``dcterms:modified`` was last harvested (``harvested.modified_text``
+is the value exactly as its VoID published it). The sensor updates the check fields, an import the
+harvest fields; each keeps the other's.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from ingest_assets.linked_data.graphs import GraphState
+from ingest_assets.linked_data.modified import format_modified
+from ingest_assets.storage import Storage
+from ingest_assets.storage.layout import provider_state_key
+
+STATUS_NAME = "linked-data-status.json"
+
+
+def status_key(provider: str) -> str:
+    return provider_state_key(provider, STATUS_NAME)
+
+
+def _time(moment: datetime | None) -> str | None:
+    return format_modified(moment) if moment else None
+
+
+def read_status(storage: Storage, provider: str) -> dict[str, Any]:
+    key = status_key(provider)
+    return json.loads(storage.read_bytes(key)) if storage.exists(key) else {"provider": provider}
+
+
+def harvest_fields(graph: str, state: GraphState, triples: int | None) -> dict[str, Any]:
+    return {
+        "graph": graph,
+        "harvested": {
+            "modified": _time(state.modified),
+            "modified_text": state.modified_text,
+            "imported": _time(state.imported),
+            "triples": triples,
+        },
+    }
+
+
+def check_fields(checked: datetime, void_url: str, modified_seen: datetime | None, error: str | None) -> dict[str, Any]:
+    """A check's outcome; a failed check (no ``modified_seen``) keeps the last value seen."""
+    fields = {"void": void_url, "last_check": _time(checked), "last_error": error}
+    return {**fields, "modified_seen": _time(modified_seen)} if modified_seen else fields
+
+
+def update_status(storage: Storage, provider: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """Merge ``fields`` into the provider's document and publish it (atomic replace)."""
+    document = {**read_status(storage, provider), **fields, "provider": provider}
+    storage.write_bytes(status_key(provider), json.dumps(document, indent=2, sort_keys=True).encode(), overwrite=True)
+    return document

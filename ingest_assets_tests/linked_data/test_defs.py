@@ -1,0 +1,159 @@
+"""Dagster wiring: the VoID sensor (build_sensor_context) and the assets (dagster.materialize)."""
+
+import gzip
+import json
+import uuid
+
+import dagster as dg
+import pytest
+from dagster._core.test_utils import create_run_for_test
+from pyoxigraph import RdfFormat, parse
+
+from ingest_assets.defs.linked_data import sensors as sensor_module
+from ingest_assets.defs.linked_data.assets import linked_data_export, provider_graph
+from ingest_assets.defs.linked_data.resources import TripleStoreResource
+from ingest_assets.defs.linked_data.sensors import PROVIDER_TAG, void_sensor
+from ingest_assets.defs.resources import RegistryResource, StorageResource
+from ingest_assets.linked_data.status import read_status
+
+ORGS = "dumps/dataone-organizations-geolink.ttl"
+BROKEN = "chembl-rdf-void-2012-10-broken.ttl"
+
+
+@pytest.fixture
+def wiring(tmp_path, site):
+    """Registry of four providers: changed (a), unchanged (b), unreachable VoID (c), malformed VoID (d)."""
+    site.void("/a/void.ttl", '"2015-11-05T09:00:00-08:00"^^xsd:dateTime', [site.fixture(ORGS)])
+    site.void("/b/void.ttl", '"2015-11-05"^^xsd:date', [site.fixture(ORGS)])
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(
+        f"a: {{modified: 2015-10-01, void: '{site.base}/a/void.ttl', allow_private: true}}\n"
+        f"b: {{modified: '2015-11-05 12:00:00', void: '{site.base}/b/void.ttl', allow_private: true}}\n"
+        f"c: {{modified: 2015-10-01, void: '{site.base}/c/void.ttl', allow_private: true}}\n"
+        f"d: {{modified: 2015-10-01, void: '{site.fixture(BROKEN)}', allow_private: true}}\n"
+        "e: {harvest: {kind: oai}}\n"  # another capability's provider: not ours
+    )
+    storage = StorageResource(url=str(tmp_path / "storage"))
+    return {
+        "registry": RegistryResource(path=str(registry)),
+        "triplestore": TripleStoreResource(location=str(tmp_path / "oxigraph")),
+        "storage": storage,
+    }
+
+
+@pytest.fixture
+def instance():
+    with dg.instance_for_test() as instance:
+        yield instance
+
+
+def _tick(instance, wiring, cursor=None):
+    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources=wiring)
+    return void_sensor(context)
+
+
+def test_sensor_requests_changed_provider_and_reports_bad_voids(instance, wiring):
+    result = _tick(instance, wiring)
+    assert [(r.partition_key, r.run_key, r.tags) for r in result.run_requests] == [
+        ("a", "a@2015-11-05T17:00:00Z", {PROVIDER_TAG: "a"})
+    ]
+    assert result.dynamic_partitions_requests[0].partition_keys == ["a"]
+    assert json.loads(result.cursor) == {"after": "d"}
+    errors = {e.partition: e.metadata["last_error"].value for e in result.asset_events}
+    assert errors["a"] == "" and errors["b"] == ""
+    assert "HTTP 404" in errors["c"] and "line 35" in errors["d"]
+    storage = wiring["storage"].storage
+    assert "HTTP 404" in read_status(storage, "c")["last_error"]
+    assert read_status(storage, "a")["modified_seen"] == "2015-11-05T17:00:00Z"
+
+
+def test_sensor_spreads_providers_over_ticks(instance, wiring, monkeypatch):
+    monkeypatch.setattr(sensor_module, "TICK_BUDGET_SECONDS", 0.0)
+    cursor, seen = None, []
+    for _ in range(5):
+        result = _tick(instance, wiring, cursor)
+        cursor = result.cursor
+        seen.append(json.loads(cursor)["after"])
+    assert seen == ["a", "b", "c", "d", "a"]
+
+
+def test_sensor_skips_with_reason_when_nothing_changed(instance, wiring, site):
+    site.void("/a/void.ttl", '"2015-09-01"^^xsd:date', [site.fixture(ORGS)])
+    result = _tick(instance, wiring)
+    assert result.run_requests == []
+    assert "c: " in result.skip_reason.skip_message and "d: " in result.skip_reason.skip_message
+
+
+@pytest.mark.parametrize(
+    ("status", "requested"),
+    [
+        (dg.DagsterRunStatus.NOT_STARTED, False),  # (QUEUED needs a code location origin; same filter)
+        (dg.DagsterRunStatus.STARTING, False),
+        (dg.DagsterRunStatus.STARTED, True),
+        (dg.DagsterRunStatus.SUCCESS, True),
+    ],
+)
+def test_one_follow_up_while_an_import_waits_or_runs(instance, wiring, status, requested):
+    create_run_for_test(instance, status=status, tags={PROVIDER_TAG: "a"})
+    create_run_for_test(instance, status=dg.DagsterRunStatus.NOT_STARTED, tags={PROVIDER_TAG: "b"})
+    result = _tick(instance, wiring)
+    assert [r.partition_key for r in result.run_requests] == (["a"] if requested else [])
+
+
+def _materialize(instance, wiring, assets, **kwargs):
+    return dg.materialize(assets, instance=instance, resources=wiring, **kwargs)
+
+
+@pytest.mark.parametrize("backend", ["embedded", "endpoint"])
+def test_import_asset_status_document_and_export(instance, wiring, site, backend, request):
+    if backend == "endpoint":
+        wiring["triplestore"] = TripleStoreResource(
+            location=request.getfixturevalue("oxigraph_server"), graph_base=f"urn:x-test:{uuid.uuid4().hex}:"
+        )
+    instance.add_dynamic_partitions("providers", ["a"])
+    first = _materialize(instance, wiring, [provider_graph], partition_key="a")
+    [event] = first.asset_materializations_for_node("linked_data__provider_graph")
+    assert event.metadata["strategy"].value == "replace" and event.metadata["triples"].value == 387
+    status = read_status(wiring["storage"].storage, "a")
+    assert status["harvested"]["modified_text"] == "2015-11-05T09:00:00-08:00"  # the acknowledgement
+    assert status["harvested"]["modified"] == "2015-11-05T17:00:00Z" and status["last_error"] is None
+
+    again = _materialize(instance, wiring, [provider_graph], partition_key="a")
+    assert again.success and again.asset_materializations_for_node("linked_data__provider_graph") == []
+    assert _tick(instance, wiring).run_requests == []  # harvested: the sensor no longer asks for a
+
+    exported = _materialize(instance, wiring, [provider_graph, linked_data_export], selection=[linked_data_export])
+    [event] = exported.asset_materializations_for_node("linked_data__export")
+    assert event.metadata["providers"].value == {"a": 387}
+    storage = wiring["storage"].storage
+    [folder] = [k.rsplit("/", 1)[0] for k in storage.list_keys("_linked_data") if k.endswith("graphs.nq.gz")]
+    assert storage.is_complete(folder)
+    quads = list(parse(input=gzip.decompress(storage.read_bytes(f"{folder}/graphs.nq.gz")), format=RdfFormat.N_QUADS))
+    graph_name = wiring["triplestore"].graphs("a").name
+    assert len(quads) == 387 and {q.graph_name.value for q in quads} == {graph_name}
+
+
+def test_export_follows_any_provider_graph_change(instance, wiring):
+    instance.add_dynamic_partitions("providers", ["a", "b"])
+    assets = dg.Definitions(assets=[provider_graph, linked_data_export], resources=wiring)
+    first = dg.evaluate_automation_conditions(defs=assets, instance=instance)
+    instance.report_runless_asset_event(dg.AssetMaterialization(linked_data_export.key))
+    settled = dg.evaluate_automation_conditions(defs=assets, instance=instance, cursor=first.cursor)
+    assert settled.get_num_requested(linked_data_export.key) == 0
+    instance.report_runless_asset_event(dg.AssetMaterialization(provider_graph.key, partition="b"))
+    changed = dg.evaluate_automation_conditions(defs=assets, instance=instance, cursor=settled.cursor)
+    assert changed.get_num_requested(linked_data_export.key) == 1
+    assert changed.get_num_requested(provider_graph.key) == 0  # imports come from the sensor only
+    again = dg.evaluate_automation_conditions(defs=assets, instance=instance, cursor=changed.cursor)
+    assert again.get_num_requested(linked_data_export.key) == 0  # one export per change
+
+
+def test_failed_import_reports_and_keeps_graph(instance, wiring, site):
+    instance.add_dynamic_partitions("providers", ["a"])
+    _materialize(instance, wiring, [provider_graph], partition_key="a")
+    site.void("/a/void.ttl", '"2015-12-01"^^xsd:date', [site.fixture(ORGS), site.fixture(BROKEN, "2")])
+    failed = _materialize(instance, wiring, [provider_graph], partition_key="a", raise_on_error=False)
+    assert not failed.success
+    status = read_status(wiring["storage"].storage, "a")
+    assert "line 35" in status["last_error"] and status["harvested"]["triples"] == 387
+    assert [r.partition_key for r in _tick(instance, wiring).run_requests] == ["a"]  # still due (new run key)

@@ -1,0 +1,169 @@
+"""VoID parsing and ``modified`` comparison on the real VoID fixtures and GeoLink-style VoIDs."""
+
+from datetime import date, datetime, timezone
+
+import pytest
+
+from ingest_assets.errors import ConfigError, FetchError, ParseError, ValidationError
+from ingest_assets.linked_data.graphs import GraphState
+from ingest_assets.linked_data.importer import ProviderSource, check, fetch_void
+from ingest_assets.linked_data.modified import parse_modified
+from ingest_assets.linked_data.void import parse_void
+from ingest_assets.registry import load_registry
+
+UTC = timezone.utc
+
+
+@pytest.mark.parametrize(
+    ("name", "error", "needle"),
+    [
+        ("chembl-rdf-void-2012-10-broken.ttl", ParseError, "line 35"),
+        ("glharvest-test-simple-void.ttl", ValidationError, "dcterms:modified"),
+        ("chembl-rdf-void-pav.ttl", ValidationError, "dcterms:modified"),  # pav:lastUpdateOn is not enough
+        ("bcodmo-nerc-parameter-vocab-void.rdf", ValidationError, "dcterms:modified"),
+    ],
+)
+def test_fixture_voids_fail_naming_provider_file_and_cause(void_fixtures, name, error, needle):
+    url = f"https://provider.example/{name}"
+    with pytest.raises(error) as caught:
+        parse_void((void_fixtures / name).read_bytes(), provider="chembl", url=url)
+    assert needle in str(caught.value)
+    assert caught.value.provider == "chembl" and caught.value.file == url
+
+
+def test_rdfxml_void_is_sniffed_without_extension_or_type(void_fixtures):
+    # the BCO-DMO VoID served as text/plain from an extension-less URL: only sniffing finds RDF/XML,
+    # and then the check reaches the missing property (not a syntax error)
+    data = (void_fixtures / "bcodmo-nerc-parameter-vocab-void.rdf").read_bytes()
+    with pytest.raises(ValidationError, match="dcterms:modified"):
+        parse_void(data, provider="bcodmo", url="https://provider.example/void", content_type="text/plain")
+
+
+def test_content_type_chooses_syntax_when_the_extension_does_not(void_fixtures):
+    data = (void_fixtures / "chembl-rdf-void-2012-10-broken.ttl").read_bytes()
+    with pytest.raises(ParseError, match="not valid turtle"):
+        parse_void(data, provider="chembl", url="https://provider.example/void", content_type="text/turtle")
+
+
+def _void(modified: str, features: str = "glh:FullDump", dumps: str = "<dump.ttl>", dc: str = "dcterms") -> bytes:
+    return (
+        "@prefix void: <http://rdfs.org/ns/void#> .\n"
+        f"@prefix {dc}: <http://purl.org/dc/terms/> .\n"
+        "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
+        "@prefix glh: <http://schema.geolink.org/dev/voc/harvester#> .\n"
+        f"<#d> a void:Dataset ; void:feature {features} ; {dc}:modified {modified} ; void:dataDump {dumps} .\n"
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    ("literal", "expected"),
+    [
+        ('"2015-11-05"^^xsd:date', datetime(2015, 11, 5, tzinfo=UTC)),
+        ('"2015-11-05+02:00"^^xsd:date', datetime(2015, 11, 4, 22, tzinfo=UTC)),
+        ('"2015-11-05T10:00:00-05:00"^^xsd:dateTime', datetime(2015, 11, 5, 15, tzinfo=UTC)),
+        ('"2015-11-05T10:00:00Z"^^xsd:dateTime', datetime(2015, 11, 5, 10, tzinfo=UTC)),
+        ('"2015-12-04 14:25:44.758604"', datetime(2015, 12, 4, 14, 25, 44, 758604, tzinfo=UTC)),
+    ],
+)
+def test_modified_forms_become_aware_utc(literal, expected):
+    void = parse_void(_void(literal), provider="p", url="https://p.example/void.ttl")
+    assert void.modified == expected
+    assert void.modified_text == literal.split('"')[1]  # the provider's own spelling, for the acknowledgement
+
+
+def test_dc_prefix_bound_to_dcterms_is_accepted():
+    void = parse_void(_void('"2016-01-01"^^xsd:date', dc="dc"), provider="p", url="https://p.example/void.ttl")
+    assert void.modified == datetime(2016, 1, 1, tzinfo=UTC)
+    assert void.full and void.dumps == ("https://p.example/dump.ttl",)
+
+
+def test_features_and_dumps():
+    void = parse_void(
+        _void('"2016-01-01"^^xsd:date', "glh:PartialDump, <http://www.w3.org/ns/formats/N-Triples>", "<b.nt>, <a.nt>"),
+        provider="p",
+        url="https://p.example/data/void.ttl",
+    )
+    assert not void.full and void.kind == "partial"
+    assert void.dumps == ("https://p.example/data/a.nt", "https://p.example/data/b.nt")
+    assert void.dump_format.name == "N-Triples"
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (_void('"2016-01-01"^^xsd:date', "<http://www.w3.org/ns/formats/Turtle>"), "FullDump or PartialDump"),
+        (_void('"2016-01-01"^^xsd:date', "glh:FullDump, glh:PartialDump"), "both"),
+        (_void('""'), "is not a date"),
+        (_void('"2016-01-01"^^xsd:date', dumps='"dump.ttl"'), "void:dataDump"),
+    ],
+)
+def test_bad_geolink_voids_name_the_property(body, needle):
+    with pytest.raises(ValidationError, match=needle) as caught:
+        parse_void(body, provider="p", url="https://p.example/void.ttl")
+    assert "provider 'p'" in str(caught.value)
+
+
+def test_rdfxml_void_with_entities_is_refused():
+    body = (
+        b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+        b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="a">'
+        b"<rdf:value>&x;</rdf:value></rdf:Description></rdf:RDF>"
+    )
+    with pytest.raises(ParseError, match="not acceptable XML"):
+        parse_void(body, provider="p", url="https://p.example/void.rdf")
+
+
+@pytest.mark.parametrize(
+    ("registry", "void_literal", "due"),
+    [
+        (date(2015, 10, 1), '"2015-11-05"^^xsd:date', True),  # date-only both sides
+        (date(2015, 11, 5), '"2015-11-05"^^xsd:date', False),  # the same day is not newer
+        (date(2015, 11, 5), '"2015-11-05T00:00:01Z"^^xsd:dateTime', True),  # a datetime later that day
+        # naive registry datetime is UTC; 15:00+01:00 is 14:00 UTC, before 14:25 (a naive compare says newer)
+        (datetime(2015, 12, 4, 14, 25, 44, 758604), '"2015-12-04T15:00:00+01:00"^^xsd:dateTime', False),
+        ("2015-12-04T14:25:44-08:00", '"2015-12-04T20:00:00Z"^^xsd:dateTime', False),
+        (None, '"1999-01-01"^^xsd:date', True),  # never harvested, no registry value
+    ],
+)
+def test_due_compares_time_zone_aware(registry, void_literal, due):
+    source = ProviderSource.from_settings("p", {"void": "https://p.example/void.ttl", "modified": registry})
+    void = parse_void(_void(void_literal), provider="p", url=source.void_url)
+    assert check(source, void, GraphState()).due is due
+
+
+def test_registry_yaml_forms_with_zones(tmp_path):
+    path = tmp_path / "registry.yaml"
+    path.write_text(
+        "zoned: {modified: 2015-12-04T14:25:44-08:00, void: 'https://z.example/void.ttl'}\n"
+        "naive: {modified: 2015-12-04 14:25:44.758604, void: 'https://n.example/void.ttl'}\n"
+        "day: {modified: 2015-10-10, void: 'https://d.example/void.ttl'}\n"
+    )
+    registry = load_registry(path)
+    modified = {name: ProviderSource.from_settings(name, registry[name].settings).modified for name in registry}
+    assert modified == {
+        "zoned": datetime(2015, 12, 4, 22, 25, 44, tzinfo=UTC),
+        "naive": datetime(2015, 12, 4, 14, 25, 44, 758604, tzinfo=UTC),
+        "day": datetime(2015, 10, 10, tzinfo=UTC),
+    }
+
+
+def test_registry_entry_without_void_or_with_bad_modified_is_a_config_error():
+    with pytest.raises(ConfigError, match="no 'void' URL"):
+        ProviderSource.from_settings("p", {"modified": "2015-10-10"})
+    with pytest.raises(ConfigError, match="not a date") as caught:
+        ProviderSource.from_settings("p", {"void": "https://p.example/void.ttl", "modified": "last tuesday"})
+    assert caught.value.provider == "p"
+
+
+def test_harvested_modified_beats_an_older_registry_value():
+    source = ProviderSource.from_settings("p", {"void": "https://p.example/void.ttl", "modified": "2015-01-01"})
+    void = parse_void(_void('"2015-11-05"^^xsd:date'), provider="p", url=source.void_url)
+    assert not check(source, void, GraphState(modified=parse_modified("2015-11-05T00:00:00Z"))).due
+
+
+def test_fetch_void_uses_content_type_and_reports_http_errors(site, http):
+    served = site.put("/void", _void('"2016-02-02"^^xsd:date'), content_type="text/turtle; charset=utf-8")
+    assert fetch_void(http, ProviderSource("p", served, allow_private=True)).modified == datetime(2016, 2, 2, tzinfo=UTC)
+    with pytest.raises(FetchError) as caught:
+        fetch_void(http, ProviderSource("p", site.base + "/missing.ttl", allow_private=True))
+    assert "HTTP 404" in str(caught.value) and "provider 'p'" in str(caught.value)
