@@ -5,6 +5,9 @@
         url_prefix: https://data.example.org/myprovider/   # optional, default <base_url>/<name>/resources/
         root: /srv/files/myprovider                          # optional: directory or storage URL of its files
 
+A set without ``root`` keeps its files in the storage under ``_resourcesync/<name>/resources/``: a record
+provider's set needs nothing more (``resourcesync: {}``), its item documents are written there (:mod:`.feed`).
+
 The base URL the documents are published under comes from ``INGEST_RESOURCESYNC_URL``
 (default ``http://127.0.0.1:8080``, the server's default address).
 """

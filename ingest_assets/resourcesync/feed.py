@@ -1,25 +1,34 @@
-"""Feed the resource index from the platform's index events (IndexRecords: ``{"id", "document", "deleted"}``).
+"""Feed a record provider's resource set from its IndexRecords (``{"id", "document", "deleted"}``).
 
-Each IndexRecord becomes one event for the item URL (``http://dp.la/api/items/<id>``, the ``@id`` of its
-document): ``created`` when the index does not hold it, ``updated`` when its document bytes changed,
-nothing when they did not (re-indexing a day does not flood the Change Lists), ``deleted`` for a
-deletion record of an item the index holds. One bad record is reported and never stops the others.
+Each item's document (the IndexRecord's JSON, exactly its bytes) is a file of the set,
+``items/<id>.jsonld`` (:data:`DOCUMENT_MIME`), kept where the set's files live (:mod:`.files`: the storage
+area ``_resourcesync/<set>/resources/`` unless the set has a ``root``), so it is published and served at
+``<url_prefix>items/<id>.jsonld``. A record is ``created`` when the index does not hold it, ``updated``
+when its document bytes changed (the file is replaced atomically, then the event recorded), nothing at
+all when they did not (re-indexing a day neither floods the Change Lists nor rewrites files), and
+``deleted`` for a deletion record of an item the index holds (the file is removed, then the event
+recorded). A bad record is reported and never stops the others.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from ingest_assets.errors import IngestError, ValidationError
 from ingest_assets.events import record_event
-from ingest_assets.records.indexing.documents import ITEM_URI
+from ingest_assets.resourcesync.files import ResourceFiles
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import Location, ResourceSet, resource_id
+from ingest_assets.storage.backends import Storage
 
 DOCUMENT_MIME = "application/ld+json"
+ITEMS = "items"
+SUFFIX = ".jsonld"  # served as application/ld+json
+FILE_ID = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,199}")  # a plain file name on any filesystem
 
 
 @dataclass
@@ -32,14 +41,21 @@ class FeedReport:
         return {**self.counts, "errors": len(self.errors), "first_errors": self.errors[:10]}
 
 
+def record_path(record_id: str) -> str:
+    """The relative path of an item's document in its set: ``items/<id>.jsonld``."""
+    return f"{ITEMS}/{record_id}{SUFFIX}"
+
+
 def feed_index_records(
-    index: ResourceIndex, resource_set: ResourceSet, records: Iterable[dict], event_time: datetime
+    index: ResourceIndex, storage: Storage, resource_set: ResourceSet, records: Iterable[dict], event_time: datetime
 ) -> FeedReport:
-    """Record the changes that ``records`` (IndexRecords written at ``event_time``) make to the set."""
+    """Write the documents and record the changes that ``records`` (IndexRecords written at
+    ``event_time``) make to the set; ``storage`` is the platform storage (:meth:`.ResourceFiles.of`)."""
+    files = ResourceFiles.of(storage, resource_set)
     report = FeedReport()
     for record in records:
         try:
-            change = _feed_one(index, resource_set, record, event_time)
+            change = _feed_one(index, files, resource_set, record, event_time)
         except IngestError as exc:
             report.errors.append(str(exc))
             continue
@@ -47,15 +63,25 @@ def feed_index_records(
     return report
 
 
-def _feed_one(index: ResourceIndex, resource_set: ResourceSet, record: dict, event_time: datetime) -> str:
+def _feed_one(
+    index: ResourceIndex, files: ResourceFiles, resource_set: ResourceSet, record: dict, event_time: datetime
+) -> str:
     record_id = record.get("id") if isinstance(record, dict) else None
     if not isinstance(record_id, str) or not record_id:
         raise ValidationError(f"index record without an id: {record!r:.80}", provider=resource_set.name)
-    location = Location("url", ITEM_URI + record_id)
+    if not FILE_ID.fullmatch(record_id):
+        raise ValidationError(
+            "record id cannot name a file (letters, digits, '._~-', at most 200, not starting with '.')",
+            provider=resource_set.name,
+            record=record_id,
+        )
+    path = record_path(record_id)
+    location = Location("rel_path", path)
     current = index.get_resource(resource_id(resource_set.name, location.as_doc()))
     if record.get("deleted"):
         if current is None:
             return "unchanged"
+        files.delete(path)
         record_event(index, resource_set, location, "deleted", None, event_time)
         return "deleted"
     document = record.get("document")
@@ -66,6 +92,8 @@ def _feed_one(index: ResourceIndex, resource_set: ResourceSet, record: dict, eve
     if current is not None and current["md5"] == md5:
         return "unchanged"
     change = "created" if current is None else "updated"
+    # file first: if recording fails, the next run still sees a change and writes both again
+    files.write(path, data)
     record_event(
         index,
         resource_set,

@@ -87,6 +87,7 @@ class ResourceSet:
 
     ``root`` is a local directory or storage URL: ``rel_path`` locations are relative to it, ``abs_path``
     locations must lie below it (lexically, after normalisation) and are published relative to it.
+    Without a root, ``rel_path`` locations are relative to the set's storage area (:mod:`.files`).
     """
 
     name: str

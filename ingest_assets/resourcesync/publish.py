@@ -12,6 +12,7 @@ only serves files. Per set::
                                                    Resource List's ``at`` and at the sitemap limit
     /<set>/changelists.json                        publisher state (parts, Resource List times, recording
                                                    time seen)
+    /<set>/resources/<path>                        the set's files, when it has no root (:mod:`.files`)
 
 Change Lists carry every change ever logged (the log is never pruned). Each publish cuts the Change Lists
 at the ``at`` of the Resource List it writes, so a destination that made its baseline from that Resource

@@ -3,8 +3,9 @@
     python -m ingest_assets.resourcesync.server [--host 127.0.0.1] [--port 8080] [--publish]
 
 serves ``/<path>`` from the storage key ``_resourcesync/<path>`` (see :mod:`.publish`) and
-``/<set>/resources/<relative path>`` from the set's root. Nothing is listed and nothing outside the
-published tree or a set's root can be reached (keys are validated; symlinks do not leave a local root).
+``/<set>/resources/<relative path>`` from the set's files (its root, or its storage area: :mod:`.files`).
+Nothing is listed and nothing outside the published tree or a set's files can be reached (keys are
+validated; symlinks do not leave a local root).
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from __future__ import annotations
 import argparse
 import mimetypes
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from ingest_assets.storage.backends import LocalStorage, Storage, open_storage
+from ingest_assets.resourcesync.files import ResourceFiles
+from ingest_assets.resourcesync.model import ResourceSet
+from ingest_assets.storage.backends import Storage, open_storage
 from ingest_assets.storage.layout import resourcesync_key
 
 CHUNK = 64 * 1024
@@ -26,10 +29,10 @@ XML = "application/xml; charset=utf-8"
 class ResourceSyncApp:
     """WSGI application: GET/HEAD of documents and resources, 404 for anything else."""
 
-    def __init__(self, storage: Storage, roots: Mapping[str, str]):
-        """``roots``: resource set name -> directory or storage URL of its resources."""
+    def __init__(self, storage: Storage, sets: Iterable[ResourceSet]):
+        """``storage``: the platform storage (published documents, files of sets without a root)."""
         self.storage = storage
-        self.roots = {name: open_storage(root) for name, root in roots.items()}
+        self.files = {s.name: ResourceFiles.of(storage, s) for s in sets}
 
     def __call__(self, environ, start_response):
         if environ["REQUEST_METHOD"] not in ("GET", "HEAD"):
@@ -38,8 +41,7 @@ class ResourceSyncApp:
         try:
             # WSGI gives the percent-decoded path as latin-1 characters of its bytes
             parts = environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8").lstrip("/").split("/")
-            storage, key, mime = self._locate(parts)
-            handle = storage.open_read(key)
+            handle, mime = self._open(parts)
         except (ValueError, LookupError, OSError):  # UnicodeError is a ValueError
             start_response("404 Not Found", [("Content-Type", "text/plain"), ("Content-Length", "9")])
             return [b"not found"]
@@ -53,26 +55,16 @@ class ResourceSyncApp:
             return [b""]
         return _chunks(handle)
 
-    def _locate(self, parts: list[str]) -> tuple[Storage, str, str]:
-        if len(parts) > 2 and parts[1] == "resources" and parts[0] in self.roots:
-            storage = self.roots[parts[0]]
-            key = "/".join(parts[2:])
-            _check_inside(storage, key)
-            return storage, key, mimetypes.guess_type(key)[0] or "application/octet-stream"
+    def _open(self, parts: list[str]):
+        if len(parts) > 2 and parts[1] == "resources" and parts[0] in self.files:
+            path = "/".join(parts[2:])
+            return self.files[parts[0]].open_read(path), mimetypes.guess_type(path)[0] or "application/octet-stream"
         if parts[-1] == "changelists.json":
             raise LookupError("publisher state is not published")
         key = resourcesync_key(*parts)
         if not (parts[-1].endswith(".xml") or parts == [".well-known", "resourcesync"]):
             raise LookupError(key)
-        return self.storage, key, XML
-
-
-def _check_inside(storage: Storage, key: str) -> None:
-    """A local root must not be left through a symbolic link."""
-    if isinstance(storage, LocalStorage):
-        real = os.path.realpath(storage.uri(key))
-        if not real.startswith(str(storage.root) + os.sep):
-            raise LookupError(key)
+        return self.storage.open_read(key), XML
 
 
 def _size(handle) -> int | None:
@@ -127,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
             Publisher(index, storage, base).publish(sets)
         finally:
             index.close()
-    server.set_app(ResourceSyncApp(storage, {s.name: s.root for s in sets if s.root}))
+    server.set_app(ResourceSyncApp(storage, sets))
     print(f"serving ResourceSync on {base}/.well-known/resourcesync", flush=True)
     server.serve_forever()
 

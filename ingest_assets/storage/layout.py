@@ -195,6 +195,13 @@ def resourcesync_key(*parts: str) -> str:
     return hub_key("resourcesync", *parts)
 
 
+def resourcesync_resource_key(set_name: str, path: str) -> str:
+    """A file of a resource set kept in the storage (a set without its own ``root``, such as a record
+    provider's): ``_resourcesync/<set>/resources/<path>``, served at ``/<set>/resources/<path>``.
+    ``path`` is '/'-separated and canonical (no empty, '.' or '..' segment)."""
+    return resourcesync_key(set_name, "resources", *path.split("/"))
+
+
 # -- datasets (issue 7) -------------------------------------------------------------------------------
 
 DATASET_KINDS = ("requests", "results", "web", "items")

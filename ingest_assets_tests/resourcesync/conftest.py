@@ -11,6 +11,8 @@ import copy
 import hashlib
 import json
 import re
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -92,7 +94,7 @@ def source(tmp_path, http_server):
             name,
             **publisher,
         )
-        holder["app"] = ResourceSyncApp(src.storage, {name: str(src.root)})
+        holder["app"] = ResourceSyncApp(src.storage, [src.set])
         return src
 
     return make
@@ -106,6 +108,36 @@ class _LateApp:
 
     def __call__(self, environ, start_response):
         return self.holder["app"](environ, start_response)
+
+
+# -- the reference client ------------------------------------------------------------------------------
+
+RESYNC_SYNC = Path(sys.executable).with_name("resync-sync")
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _resync(workdir: Path, *args: str) -> str:
+    """Run ``resync-sync`` in ``workdir`` (where it keeps its state file); fail on any error it reports."""
+    workdir.mkdir(exist_ok=True)
+    done = subprocess.run([str(RESYNC_SYNC), *args], cwd=workdir, capture_output=True, text=True, timeout=60)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0 and "Error" not in output, output
+    return output
+
+
+@pytest.fixture
+def tree():
+    """``tree(folder)`` -> {relative path: bytes} of every file below ``folder``."""
+    return _tree
+
+
+@pytest.fixture
+def resync():
+    """``resync(workdir, *args)`` runs the resync package's ``resync-sync`` client and returns its output."""
+    return _resync
 
 
 # -- fake Elasticsearch -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from sqlalchemy import text
 from ingest_assets.errors import ValidationError
 from ingest_assets.events import record_event
 from ingest_assets.resourcesync.model import Location, ResourceSet
+from ingest_assets.resourcesync.server import ResourceSyncApp
 from ingest_assets.resourcesync.sql_index import SqlResourceIndex
 from ingest_assets.sql import make_engine
 
@@ -173,6 +174,29 @@ def test_server_serves_only_published_documents_and_files_under_the_root(source,
     ):
         with pytest.raises(HTTPError) as err:
             urlopen(src.base + path, timeout=5)
+        assert err.value.code == 404, path
+
+
+def test_server_serves_the_files_of_a_set_without_root_from_its_storage_area(tmp_storage, http_server, tmp_path):
+    records = ResourceSet("recs", "https://cdn.example.org/recs/")  # no root: files in the storage
+    tmp_storage.write_bytes("_resourcesync/recs/resources/items/a1.jsonld", b'{"id":"a1"}')
+    tmp_storage.write_bytes("_resourcesync/recs/changelists.json", b"{}")
+    tmp_storage.write_bytes("demo/state/secret.json", b"secret")
+    area = tmp_path / "storage/_resourcesync/recs/resources/items"
+    (area / "state.jsonld").symlink_to(tmp_path / "storage/demo/state/secret.json")
+    base = http_server(app=ResourceSyncApp(tmp_storage, [records]))
+    with urlopen(f"{base}/recs/resources/items/a1.jsonld", timeout=5) as response:
+        assert response.read() == b'{"id":"a1"}' and response.headers["Content-Type"] == "application/ld+json"
+    for path in (
+        "/recs/resources/items/state.jsonld",
+        "/recs/resources/../changelists.json",
+        "/recs/resources/%2e%2e/changelists.json",
+        "/recs/resources/items",
+        "/recs/resources/items/b2.jsonld",
+        "/other/resources/items/a1.jsonld",
+    ):
+        with pytest.raises(HTTPError) as err:
+            urlopen(base + path, timeout=5)
         assert err.value.code == 404, path
 
 

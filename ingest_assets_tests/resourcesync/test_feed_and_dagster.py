@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime, timedelta, timezone
 
@@ -19,7 +20,7 @@ from ingest_assets.registry import load_registry
 from ingest_assets.resourcesync.config import resource_sets
 from ingest_assets.resourcesync.feed import feed_index_records
 
-ITEM = "http://dp.la/api/items/"
+ITEM = "http://dp.la/api/items/"  # the @id of an item document
 
 
 def document(record_id: str, title: str) -> dict:
@@ -27,37 +28,50 @@ def document(record_id: str, title: str) -> dict:
     return {"id": record_id, "document": json.dumps(body, sort_keys=True, separators=(",", ":")), "deleted": False}
 
 
-def test_index_records_become_created_updated_deleted_events(source, t0):
-    src = source()
-    first = feed_index_records(src.index, src.set, [document("a1", "A"), document("b2", "B")], t0)
-    assert first.counts == {"created": 2, "updated": 0, "deleted": 0, "unchanged": 0} and first.errors == []
+def test_index_records_become_files_and_created_updated_deleted_events(source, t0):
+    src = source()  # a set with a root: its files are there
+    records = [document(i, i.upper()) for i in ("a1", "b2", "e5")]
+    first = feed_index_records(src.index, src.storage, src.set, records, t0)
+    assert first.counts == {"created": 3, "updated": 0, "deleted": 0, "unchanged": 0} and first.errors == []
+    files = {i: src.root / f"items/{i}.jsonld" for i in ("a1", "b2", "e5")}
+    assert all(files[i].read_bytes() == document(i, i.upper())["document"].encode() for i in files)
+    a1_file = (files["a1"].stat().st_ino, files["a1"].stat().st_mtime_ns)
 
     later = t0 + timedelta(days=1)
     second = feed_index_records(
         src.index,
+        src.storage,
         src.set,
         [
-            document("a1", "A"),  # same bytes: no event
+            document("a1", "A1"),  # same bytes: no event, no write
             document("b2", "B, corrected"),  # updated
             deletion_record("c3"),  # never published: nothing to tell
             {"id": None, "document": "{}"},  # bad records are reported, the others go on
             {"id": "d4", "document": ""},
-            deletion_record("a1"),  # deleted
+            document("../x", "escapes"),  # not a file name: refused, nothing written
+            deletion_record("e5"),  # deleted
         ],
         later,
     )
     assert second.counts == {"created": 0, "updated": 1, "deleted": 1, "unchanged": 2}
-    assert len(second.errors) == 2 and "'d4'" in second.errors[1] and "'set1'" in second.errors[1]
-    assert second.metadata["errors"] == 2 and second.metadata["first_errors"] == second.errors
+    assert len(second.errors) == 3 and "'d4'" in second.errors[1] and "'set1'" in second.errors[1]
+    assert "cannot name a file" in second.errors[2] and "'../x'" in second.errors[2]
+    assert second.metadata["errors"] == 3 and second.metadata["first_errors"] == second.errors
+    assert (files["a1"].stat().st_ino, files["a1"].stat().st_mtime_ns) == a1_file
+    assert files["b2"].read_bytes() == document("b2", "B, corrected")["document"].encode()
+    assert not files["e5"].exists() and not (src.root / "x.jsonld").exists()
+    assert sorted(p.name for p in src.root.rglob("*")) == ["a1.jsonld", "b2.jsonld", "items"]
     changes = [(c["location"]["value"], c["change"], c["datetime"]) for c in src.index.changes("set1")]
     assert changes == [
-        (ITEM + "a1", "created", "2026-01-05T09:00:00.000Z"),
-        (ITEM + "b2", "created", "2026-01-05T09:00:00.000Z"),
-        (ITEM + "b2", "updated", "2026-01-06T09:00:00.000Z"),
-        (ITEM + "a1", "deleted", "2026-01-06T09:00:00.000Z"),
+        ("items/a1.jsonld", "created", "2026-01-05T09:00:00.000Z"),
+        ("items/b2.jsonld", "created", "2026-01-05T09:00:00.000Z"),
+        ("items/e5.jsonld", "created", "2026-01-05T09:00:00.000Z"),
+        ("items/b2.jsonld", "updated", "2026-01-06T09:00:00.000Z"),
+        ("items/e5.jsonld", "deleted", "2026-01-06T09:00:00.000Z"),
     ]  # same event time: in the order they were recorded
-    [b2] = src.index.resources("set1")
-    assert (b2["mime"], b2["length"]) == ("application/ld+json", len(document("b2", "B, corrected")["document"]))
+    a1, b2 = src.index.resources("set1")
+    assert (b2["mime"], b2["length"]) == ("application/ld+json", files["b2"].stat().st_size)
+    assert a1["md5"] == hashlib.md5(files["a1"].read_bytes()).hexdigest()
 
 
 def test_asset_publishes_the_sets_of_the_registry(tmp_path, t0):
@@ -79,13 +93,17 @@ def test_asset_publishes_the_sets_of_the_registry(tmp_path, t0):
         base_url="https://rs.example.org/",
     )
     registry_resource = RegistryResource(path=str(registry))
+    storage = StorageResource(url=str(tmp_path / "storage"))
     report = feed_indexed_records(
-        resourcesync, registry_resource, "demo", [document("a1", "A")], datetime.now(timezone.utc)
+        resourcesync, registry_resource, storage, "demo", [document("a1", "A")], datetime.now(timezone.utc)
     )
     assert report.counts["created"] == 1
-    assert feed_indexed_records(resourcesync, registry_resource, "quiet", [document("q", "Q")], t0) is None
+    assert feed_indexed_records(resourcesync, registry_resource, storage, "quiet", [document("q", "Q")], t0) is None
+    # a set without a root keeps its files in the storage, where the server serves them from
+    assert list(storage.storage.list_keys("_resourcesync")) == ["_resourcesync/demo/resources/items/a1.jsonld"]
+    stored = storage.storage.read_bytes("_resourcesync/demo/resources/items/a1.jsonld")
+    assert stored == document("a1", "A")["document"].encode()
 
-    storage = StorageResource(url=str(tmp_path / "storage"))
     result = dg.materialize(
         [resourcesync_documents],
         resources={"resourcesync": resourcesync, "storage": storage, "registry": registry_resource},
@@ -98,7 +116,7 @@ def test_asset_publishes_the_sets_of_the_registry(tmp_path, t0):
     assert "https://rs.example.org/files/capabilitylist.xml" in description
     [snapshot] = storage.storage.list_children("_resourcesync/demo/resourcelist")
     resource_list = storage.storage.read_bytes(f"_resourcesync/demo/resourcelist/{snapshot}/resourcelist.xml")
-    assert b"<loc>http://dp.la/api/items/a1</loc>" in resource_list
+    assert b"<loc>https://rs.example.org/demo/resources/items/a1.jsonld</loc>" in resource_list
 
 
 def test_unknown_registry_keys_are_refused_naming_the_provider(tmp_path):

@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 from resync.change_list import ChangeList
 
-RESYNC_SYNC = Path(sys.executable).with_name("resync-sync")
-
-
-def tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def resync(workdir: Path, *args: str) -> str:
-    """Run the client in ``workdir`` (where it keeps its state file); fail on any error it reports."""
-    workdir.mkdir(exist_ok=True)
-    done = subprocess.run([str(RESYNC_SYNC), *args], cwd=workdir, capture_output=True, text=True, timeout=60)
-    output = done.stdout + done.stderr
-    assert done.returncode == 0 and "Error" not in output, output
-    return output
-
 
 @pytest.fixture
-def synced(source, tmp_path, t0):
+def synced(source, tmp_path, t0, tree, resync):
     """A source with history on earlier days, published as a Resource List Index, and a destination
     made by a baseline sync (the client discovers the lists from /.well-known/resourcesync)."""
     src = source(limit=4)
@@ -43,7 +25,7 @@ def synced(source, tmp_path, t0):
     return src, dst, client
 
 
-def test_incremental_sync_applies_creates_updates_and_deletes(synced):
+def test_incremental_sync_applies_creates_updates_and_deletes(synced, tree, resync):
     src, dst, client = synced
     now = datetime.now(timezone.utc)
     src.put("docs/r1.txt", b"resource 1, revised\n", now)
@@ -69,7 +51,7 @@ def test_incremental_sync_applies_creates_updates_and_deletes(synced):
     assert not (dst / "docs/r2.txt").exists() and not (dst / "docs/r6.txt").exists()
 
 
-def test_deletion_of_a_resource_known_only_from_the_baseline_is_in_the_next_change_list(synced, t0):
+def test_deletion_of_a_resource_known_only_from_the_baseline_is_in_the_next_change_list(synced, t0, tree, resync):
     """r3 was created days before; the destination knows it only from the Resource List. Its deletion
     must be in the next Change List even though the log of its creation lies in an older one."""
     src, dst, client = synced
@@ -95,7 +77,7 @@ def test_deletion_of_a_resource_known_only_from_the_baseline_is_in_the_next_chan
     assert len(list(src.index.resources("set1"))) == 7
 
 
-def test_without_delete_the_client_keeps_deleted_files(synced):
+def test_without_delete_the_client_keeps_deleted_files(synced, tree, resync):
     src, dst, client = synced
     src.delete("docs/r0.txt", datetime.now(timezone.utc))
     src.publish()
@@ -104,7 +86,7 @@ def test_without_delete_the_client_keeps_deleted_files(synced):
     assert {k: v for k, v in tree(dst).items() if k != "docs/r0.txt"} == tree(src.root)
 
 
-def test_same_day_deletion_of_the_newest_baseline_resource(source, tmp_path):
+def test_same_day_deletion_of_the_newest_baseline_resource(source, tmp_path, tree, resync):
     """Created just before the baseline (its creation time is the newest lastmod the client saw), deleted
     after it: the Change List after the baseline must not also carry the creation, which resync would
     read as "created and deleted since", leaving the file in place."""

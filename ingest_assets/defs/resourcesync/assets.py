@@ -44,7 +44,8 @@ def resourcesync_changes(
     storage: StorageResource,
     registry: RegistryResource,
 ) -> dg.MaterializeResult:
-    """The partition's IndexRecords as created/updated/deleted events of the provider's resource set.
+    """The partition's IndexRecords as the item documents (files) and created/updated/deleted events of
+    the provider's resource set.
 
     The event time is the start of the harvest that observed the change, not the time of publishing.
     """
@@ -54,7 +55,7 @@ def resourcesync_changes(
         raise dg.Failure(f"no indexing output for {provider} on {day}")
     outputs = [layout.parse_output(key) for key in source.manifest().inputs]
     observed = next((o.started for o in outputs if o.activity == "harvest"), source.output.started)
-    report = feed_indexed_records(resourcesync, registry, provider, source, observed)
+    report = feed_indexed_records(resourcesync, registry, storage, provider, source, observed)
     if report is None:
         return dg.MaterializeResult(metadata={"resource_set": "none (no resourcesync: block in the registry)"})
     return dg.MaterializeResult(metadata={"event_time": observed.isoformat(), **report.metadata})
@@ -63,14 +64,15 @@ def resourcesync_changes(
 def feed_indexed_records(
     resourcesync: ResourceSyncResource,
     registry: RegistryResource,
+    storage: StorageResource,
     provider: str,
     records: Iterable[dict],
     event_time: datetime,
 ) -> FeedReport | None:
-    """Call from the asset that writes ``indexed_records``: IndexRecords of ``provider`` written at
-    ``event_time`` become created/updated/deleted events of its resource set (None when the provider
-    publishes no resource set). Returns the counts and the records refused."""
+    """IndexRecords of ``provider`` written at ``event_time`` become the files and the
+    created/updated/deleted events of its resource set (None when the provider publishes no resource
+    set). Returns the counts and the records refused."""
     sets = {s.name: s for s in resourcesync.sets(registry.load())}
     if provider not in sets:
         return None
-    return feed_index_records(resourcesync.index(), sets[provider], records, event_time)
+    return feed_index_records(resourcesync.index(), storage.storage, sets[provider], records, event_time)
