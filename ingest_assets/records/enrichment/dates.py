@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from functools import lru_cache
 
 _QUALIFIER = re.compile(
     r"^(?:circa|ca\.?|c\.|approximately|approx\.?|about|around)\s*", re.IGNORECASE | re.ASCII
@@ -39,8 +40,9 @@ _MONTH_YEAR = re.compile(rf"^{_MONTH},?\s+(\d{{4}})$", re.ASCII)
 Span = tuple[str | None, str | None]
 
 
+@lru_cache(maxsize=8192)
 def parse_date(label: str) -> Span | None:
-    """``(begin, end)`` for a provided date label, or ``None`` when it is not understood."""
+    """``(begin, end)`` for a provided date label, or ``None`` when it is not understood (cached: labels repeat)."""
     text = label.strip().rstrip(".;,").strip()
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1].strip()

@@ -30,18 +30,19 @@ def enrich(record: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
             sr[name] = new or None
             changes.add(name)
 
+    get = source.get
     for name in LABEL_FIELDS:
-        if source.get(name):
-            put(name, unique(clean_label(v) for v in source[name]))
+        if values := get(name):
+            put(name, unique(map(clean_label, values)))
     for name in TEXT_FIELDS:
-        if source.get(name):
-            put(name, unique(clean(v) for v in source[name]))
+        if values := get(name):
+            put(name, unique(map(clean, values)))
     for name in NAMED_FIELDS:
-        if source.get(name):
-            put(name, _named(source[name]))
+        if values := get(name):
+            put(name, _named(values))
     for name in TIME_FIELDS:
-        if source.get(name):
-            put(name, [_timespan(span) for span in source[name]])
+        if values := get(name):
+            put(name, [_timespan(span) for span in values])
     if source.get("collection"):
         put("collection", [_collection(c) for c in source["collection"] if c.get("title") or c.get("description")])
     if source.get("language"):
@@ -59,7 +60,7 @@ def enrich(record: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
         enriched["dataProvider"] = data_provider
         changes.add("dataProvider")
     if record.get("intermediateProvider"):
-        providers = unique(clean_label(v) for v in record["intermediateProvider"])
+        providers = unique(map(clean_label, record["intermediateProvider"]))
         if providers != record["intermediateProvider"]:
             enriched["intermediateProvider"] = providers or None
             changes.add("intermediateProvider")
@@ -86,7 +87,7 @@ def _named(entities: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _timespan(span: dict[str, Any]) -> dict[str, Any]:
     labels = span.get("providedLabel") or []
-    cleaned = unique(clean(v) for v in labels)
+    cleaned = unique(map(clean, labels))
     begin, end = span.get("begin"), span.get("end")
     if begin is None and end is None:
         for label in cleaned:

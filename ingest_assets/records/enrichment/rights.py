@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _RIGHTS_URI = re.compile(
     r"^\s*https?://(?:www\.)?(rightsstatements\.org|creativecommons\.org)(/[^?#\s]*)?(?:[?#]\S*)?\s*$",
@@ -11,6 +12,7 @@ _RIGHTS_URI = re.compile(
 _CC_SUFFIX = re.compile(r"/(?:legalcode(?:\.[a-z-]+)?|deed(?:\.[a-z-]+)?)/?$", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def normalize_rights(value: str) -> str | None:
     """The canonical form of a rights URI (http, ``/vocab/``, trailing slash, no query or fragment,
     no CC ``legalcode``/``deed`` suffix), or ``None`` when it is not one."""

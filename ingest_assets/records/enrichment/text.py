@@ -8,7 +8,6 @@ from collections.abc import Iterable
 
 _BLOCK_TAG = re.compile(r"</?(?:p|br|div|li|ul|ol|tr|td|h[1-6]|blockquote)\b[^<>]*>", re.IGNORECASE)
 _TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>", re.DOTALL)
-_SPACE = re.compile(r"\s+")
 _INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\ufeff]")
 _EDGE_PUNCT = " ,;:/="  # after ``clean`` the only whitespace left is single spaces
 # A final period is kept after an initial or abbreviation ("Forel, A.", "Knopf, Inc.", "U.S.").
@@ -21,21 +20,28 @@ def clean(value: str) -> str:
         value = _TAG.sub("", _BLOCK_TAG.sub(" ", value))
     if "&" in value:
         value = html.unescape(value)
-    if not value.isascii():
+    if value.isprintable():  # no whitespace but ' ' and no invisible characters (both are not printable)
+        if "  " not in value and not value.startswith(" ") and not value.endswith(" "):
+            return value  # most values: already clean
+    elif not value.isascii():
         value = _INVISIBLE.sub("", value)
-    return _SPACE.sub(" ", value).strip()
+    return " ".join(value.split())  # runs of whitespace -> one space, stripped (as re's \s+ -> " ")
 
 
 def clean_label(value: str) -> str:
     """``clean`` plus leading/trailing punctuation of a label (title, name, subject, type...)."""
     value = clean(value).strip(_EDGE_PUNCT)
-    if value.endswith(".") and not value.endswith("..") and not _KEEP_PERIOD.search(value):
+    # _KEEP_PERIOD matches within the last word: search from there (the whole label costs O(length)).
+    if value.endswith(".") and not value.endswith("..") and not _KEEP_PERIOD.search(value, value.rfind(" ") + 1):
         value = value[:-1].rstrip()
     return value
 
 
 def unique(values: Iterable[str]) -> list[str]:
     """Non-empty values in order, dropping case-insensitive duplicates."""
+    values = values if isinstance(values, list) else list(values)
+    if len(values) < 2:
+        return [value for value in values if value]
     seen: set[str] = set()
     out = []
     for value in values:

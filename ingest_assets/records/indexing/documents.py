@@ -9,6 +9,7 @@ always yields the same bytes.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -55,24 +56,30 @@ def index_record(map_record: dict) -> dict:
         if name.endswith("rovider") and not isinstance(value, (str, dict)):
             raise ValidationError(f"MAPRecord {name} must be a string or an agent, got {value!r}", **where)
     item_uri = ITEM_URI + record_id
+    # Built already pruned (no None, empty strings, lists or objects): values of known shape go in as they
+    # are, values of free shape through _pruned.
     document = {
         "@context": CONTEXT_URI,
         "@id": item_uri,
         "@type": "ore:Aggregation",
         "aggregatedCHO": "#sourceResource",
         "id": record_id,
-        "ingestType": map_record.get("ingestType") or "item",
         "ingestDate": _iso_utc(map_record.get("ingestDate"), where),
-        "dataProvider": _named(map_record["dataProvider"]),
-        "provider": _named(provider),
-        "intermediateProvider": _strings(map_record.get("intermediateProvider")),
-        "isShownAt": map_record["isShownAt"],
-        "object": map_record.get("object") or None,
-        "hasView": [{"@id": uri} for uri in _strings(map_record.get("hasView"))],
-        "rights": map_record.get("rightsStatement") or None,
         "sourceResource": _source_resource(source, item_uri + "#sourceResource"),
     }
-    return {"id": record_id, "document": _dumps(_pruned(document)), "deleted": False}
+    _put(document, "ingestType", map_record.get("ingestType") or "item")
+    _put(document, "dataProvider", _named(map_record["dataProvider"]))
+    _put(document, "provider", _named(provider))
+    _put(document, "isShownAt", map_record["isShownAt"])
+    _put(document, "object", map_record.get("object"))
+    _put(document, "rights", map_record.get("rightsStatement"))
+    intermediate = _strings(map_record.get("intermediateProvider"))
+    if intermediate:
+        document["intermediateProvider"] = intermediate
+    views = _strings(map_record.get("hasView"))
+    if views:
+        document["hasView"] = [{"@id": uri} for uri in views]
+    return {"id": record_id, "document": _dumps(document), "deleted": False}
 
 
 def deletion_record(dpla_id: str) -> dict:
@@ -93,38 +100,47 @@ def _iso_utc(value: Any, where: dict) -> str:
     if isinstance(value, bool) or value is None:
         raise ValidationError(f"ingestDate must be a UNIX timestamp, got {value!r}", **where)
     if isinstance(value, (int, float)):
-        seconds = value / 1000 if abs(value) >= MILLISECONDS_THRESHOLD else value
-        moment = datetime.fromtimestamp(seconds, tz=UTC)
-    elif isinstance(value, datetime):
+        return _iso_timestamp(value)
+    if isinstance(value, datetime):
         if value.tzinfo is None:
             raise ValidationError("ingestDate datetime must be timezone-aware", **where)
-        moment = value
-    else:
-        raise ValidationError(f"ingestDate must be a UNIX timestamp, got {value!r}", **where)
+        return _iso(value)
+    raise ValidationError(f"ingestDate must be a UNIX timestamp, got {value!r}", **where)
+
+
+@lru_cache(maxsize=1024)
+def _iso_timestamp(value: float) -> str:
+    """UNIX seconds (milliseconds when huge) -> ISO-8601 UTC (cached: a harvest shares one ingestDate)."""
+    seconds = value / 1000 if abs(value) >= MILLISECONDS_THRESHOLD else value
+    return _iso(datetime.fromtimestamp(seconds, tz=UTC))
+
+
+def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _source_resource(source: dict, uri: str) -> dict:
     out: dict[str, Any] = {"@id": uri}
+    get = source.get
     for name in STRING_FIELDS:
-        out[name] = _strings(source.get(name))
-    for name in AGENT_FIELDS:
-        out[name] = [label for label in map(_label, source.get(name) or ()) if label]
-    for name in TIMESPAN_FIELDS:
-        out[name] = [_timespan(span) for span in source.get(name) or ()]
-    out["genre"] = [label for label in map(_label, source.get("genre") or ()) if label]
-    out["subject"] = [_concept(concept) for concept in source.get("subject") or ()]
-    out["collection"] = [
-        {"title": item.get("title"), "description": item.get("description")} if isinstance(item, dict)
-        else {"title": item}
-        for item in source.get("collection") or ()
-    ]
-    out["spatial"] = [
-        {key: place.get(key) for key in PLACE_KEYS} if isinstance(place, dict) else {"name": place}
-        for place in source.get("spatial") or ()
-    ]
-    out["language"] = [_language(value) for value in source.get("language") or ()]
+        values = get(name)
+        if values is not None:
+            values = _strings(values)
+            if values:
+                out[name] = values
+    for name, convert in _CONVERTED_FIELDS:
+        values = get(name)
+        if values:
+            _put(out, name, [convert(value) for value in values])
     return out
+
+
+def _put(out: dict, key: str, value: Any) -> None:
+    """``out[key] = value`` pruned, unless that leaves nothing."""
+    if value and isinstance(value, (dict, list)):
+        value = _pruned(value)
+    if value:
+        out[key] = value
 
 
 def _strings(values: Any) -> list[str]:
@@ -160,6 +176,16 @@ def _concept(value: Any) -> dict:
     return {"name": value}
 
 
+def _collection(item: Any) -> dict:
+    if isinstance(item, dict):
+        return {"title": item.get("title"), "description": item.get("description")}
+    return {"title": item}
+
+
+def _place(place: Any) -> dict:
+    return {key: place.get(key) for key in PLACE_KEYS} if isinstance(place, dict) else {"name": place}
+
+
 def _timespan(value: Any) -> dict:
     if not isinstance(value, dict):
         return {"displayDate": value}
@@ -184,14 +210,39 @@ def _known_language(value: str) -> dict:
     return {"name": lang.name, "iso639_3": lang.pt3} if lang.pt3 else {"name": value}
 
 
-def _pruned(value: Any) -> Any:
+# sourceResource fields whose values are converted one by one (dicts or labels), with their converter.
+_CONVERTED_FIELDS: tuple[tuple[str, Callable[[Any], Any]], ...] = (
+    *((name, _label) for name in AGENT_FIELDS),
+    ("genre", _label),
+    *((name, _timespan) for name in TIMESPAN_FIELDS),
+    ("subject", _concept),
+    ("collection", _collection),
+    ("spatial", _place),
+    ("language", _language),
+)
+
+
+def _pruned(value: dict | list) -> dict | list:
     """Drop None, empty strings, empty lists and empty objects, recursively (documents hold no numbers)."""
     if isinstance(value, dict):
-        items = ((key, _pruned(item) if isinstance(item, (dict, list)) else item) for key, item in value.items())
-        return {key: item for key, item in items if item}
-    items = (_pruned(item) if isinstance(item, (dict, list)) else item for item in value)
-    return [item for item in items if item]
+        out: dict = {}
+        for key, item in value.items():
+            if item and isinstance(item, (dict, list)):
+                item = _pruned(item)
+            if item:
+                out[key] = item
+        return out
+    items = []
+    for item in value:
+        if item and isinstance(item, (dict, list)):
+            item = _pruned(item)
+        if item:
+            items.append(item)
+    return items
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
 
 
 def _dumps(document: dict) -> str:
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return _ENCODE(document)

@@ -12,11 +12,14 @@ from lxml import etree
 
 from ingest_assets.errors import ConfigError
 from ingest_assets.records.mapping.fields import FIELDS, SHAPERS, SR_FIELDS, SR_REQUIRED_ARRAYS
+from ingest_assets.records.mapping.paths import Paths
 from ingest_assets.records.mapping.profiles import PROFILES, Profile
 from ingest_assets.records.mapping.rules import Rule, compile_rule
 from ingest_assets.records.mapping.xml import find_root, make_parser, parse
 
 _URL = re.compile(r"^https?://[^\s/]+\S*$")
+_URL_FIELDS = frozenset({"isShownAt", "object"})
+_ONE, _URL_ONE, _TOP = object(), object(), object()  # rule targets, see Mapper.__init__
 XML_MIMETYPES = frozenset({"application_xml", "application/xml"})
 
 # Message kinds. Only "deleted" is not a failure; "invalid_value" on an optional field is a warning.
@@ -64,10 +67,17 @@ class Mapper:
         self.label = label
         self.profile = profile
         self._parser = make_parser()
-        self._rules: list[tuple[str, str, str, Rule]] = []
+        self._paths = Paths()
+        # (name, rule, target): target is _URL_ONE / _ONE (first value, on the record), _TOP (the list, on the
+        # record), else the shaper of the sourceResource values (None: the strings themselves).
+        self._rules: list[tuple[str, Rule, Any]] = []
         for name, spec in rules.items():
             section, shape = FIELDS[name]
-            self._rules.append((name, section, shape, compile_rule(spec, provider=provider, field=name)))
+            if shape == "one":
+                target = _URL_ONE if name in _URL_FIELDS else _ONE
+            else:
+                target = _TOP if section == "top" else SHAPERS.get(shape)
+            self._rules.append((name, compile_rule(spec, provider=provider, field=name, paths=self._paths), target))
 
     def map(self, original: Mapping[str, Any]) -> MappingResult:
         local_id = str(original.get("id") or "")
@@ -91,21 +101,25 @@ class Mapper:
         messages: list[Message] = []
         top: dict[str, Any] = {}
         sr: dict[str, Any] = {}
-        for name, section, shape, rule in self._rules:
-            values = rule(root)
+        found = self._paths.select(root)
+        for name, rule, target in self._rules:
+            values = rule(found)
             if not values:
                 continue
-            if shape == "one":
+            if target is None:
+                sr[name] = values
+            elif target is _ONE:
+                top[name] = values[0]
+            elif target is _URL_ONE:
                 value = values[0]
-                if name in ("isShownAt", "object") and not _URL.match(value):
+                if not _URL.match(value):
                     messages.append(Message(INVALID_VALUE, name, local_id, value, "not an http(s) URL"))
                     continue
                 top[name] = value
-            elif section == "top":
+            elif target is _TOP:
                 top[name] = values
             else:
-                shaper = SHAPERS.get(shape)
-                sr[name] = [shaper(v) for v in values] if shaper else values
+                sr[name] = [target(v) for v in values]
 
         for name in SR_REQUIRED_ARRAYS:
             sr.setdefault(name, [])

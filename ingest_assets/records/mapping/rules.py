@@ -21,15 +21,17 @@ from typing import Any
 from lxml import etree
 
 from ingest_assets.errors import ConfigError
-from ingest_assets.records.mapping.xml import NAMESPACES, strings
+from ingest_assets.records.mapping.paths import Paths, Selection
+from ingest_assets.records.mapping.xml import NAMESPACES
 
 RULE_KEYS = frozenset({"value", "xpath", "split", "pattern", "template", "exclude", "index", "first"})
 
-Rule = Callable[[etree._Element], list[str]]
+Rule = Callable[[Selection], list[str]]
 
 
-def compile_rule(spec: Mapping[str, Any], *, provider: str, field: str) -> Rule:
-    """Turn one rule mapping into a function ``metadata element -> list of strings``."""
+def compile_rule(spec: Mapping[str, Any], *, provider: str, field: str, paths: Paths) -> Rule:
+    """Turn one rule mapping into a function ``selection of a metadata element -> list of strings``;
+    its XPaths are registered in ``paths``, which answers them for each document."""
 
     def fail(reason: str) -> ConfigError:
         return ConfigError(f"mapping rule for {field!r}: {reason}", provider=provider)
@@ -52,23 +54,20 @@ def compile_rule(spec: Mapping[str, Any], *, provider: str, field: str) -> Rule:
             raise fail("'value' must be a non-empty string or list of strings")
         values = [v.strip() for v in values]
 
-        def source(_root: etree._Element) -> list[str]:
+        def source(_found: Selection) -> list[str]:
             return list(values)
     else:
         exprs = spec["xpath"] if isinstance(spec["xpath"], list) else [spec["xpath"]]
-        probe = etree.Element("probe")
         try:
-            xpaths = [etree.XPath(expr, namespaces=NAMESPACES, smart_strings=False) for expr in exprs]
-            for xpath in xpaths:
-                xpath(probe)  # unknown prefixes and functions only show on evaluation
+            keys = [paths.add(expr) for expr in exprs]
         except (etree.XPathError, TypeError) as exc:
             raise fail(f"bad xpath {spec['xpath']!r}: {exc} (prefixes: {sorted(NAMESPACES)})") from exc
 
-        def source(root: etree._Element) -> list[str]:
-            for xpath in xpaths:
-                found = strings(xpath(root))
-                if found:
-                    return found
+        def source(found: Selection) -> list[str]:
+            for key in keys:
+                values = found.strings(key)
+                if values:
+                    return values
             return []
 
     split = spec.get("split")
@@ -88,8 +87,11 @@ def compile_rule(spec: Mapping[str, Any], *, provider: str, field: str) -> Rule:
     if index is not None and (not isinstance(index, int) or index < 0):
         raise fail("'index' must be a non-negative integer")
 
-    def rule(root: etree._Element) -> list[str]:
-        values = source(root)
+    if not split and exclude is None and pattern is None and index is None:
+        return source
+
+    def rule(found: Selection) -> list[str]:
+        values = source(found)
         if split:
             values = [part.strip() for value in values for part in value.split(split)]
             values = [v for v in values if v]
