@@ -43,8 +43,8 @@ def schema_with_doc(full_name: str, doc: str) -> dict:
 
 
 def codec_from_env() -> tuple[str, int | None]:
-    """``INGEST_AVRO_CODEC`` as ``name`` or ``name:level`` (default ``deflate:1``: Spark-readable, fast)."""
-    value = os.environ.get("INGEST_AVRO_CODEC", "deflate:1")
+    """``INGEST_AVRO_CODEC`` as ``name`` or ``name:level`` (default ``snappy``, Spark's own Avro default: as fast as no codec, 5x smaller)."""
+    value = os.environ.get("INGEST_AVRO_CODEC", "snappy")
     name, _, level = value.partition(":")
     return name, int(level) if level else None
 

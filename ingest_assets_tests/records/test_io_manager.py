@@ -104,6 +104,7 @@ def test_materialize_writes_the_layout_exactly(tmp_path, instance):
 
     with storage.open_read(f"{i.folder}/part-00000.avro") as handle:
         reader = fastavro.reader(handle)
+        assert reader.codec == "snappy"  # Spark's Avro default
         assert "indexing of demo for 2026-01-02" in reader.writer_schema["doc"]
         assert manifest.software_version in reader.writer_schema["doc"]
         records = list(reader)
