@@ -102,26 +102,48 @@ def run_pipeline(root: str, providers: list[str]) -> dict:
 
 
 def run_raw(root: str, providers: list[str]) -> dict:
-    """Three activities' worth of Avro reads and writes plus one XML parse per record."""
+    """The pipeline's Avro I/O with no mapping logic: the same reads and writes in the same schemas and
+    codec (MAPRecords shaped like a real mapped record, IndexRecords of a real document's size), plus one
+    XML parse per record."""
+    import copy
+
+    from ingest_assets.records.indexing import index_record
+    from ingest_assets.records.mapping import mapper_for
+    from ingest_assets.registry import load_registry
     from ingest_assets.storage import LocalStorage, layout
     from ingest_assets.storage.activities import RecordSource, RecordStream, write_activity
-    from ingest_assets.storage.avro import ORIGINAL_RECORD
+    from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD
 
     storage = LocalStorage(f"{root}/storage")
+    registry = load_registry(f"{root}/registry.yaml")
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
 
-    def parsed(source):
+    def shaped(source, template):
+        """One parse per record; the output is the template with this record's id and original."""
         for record in source:
             etree.fromstring(record["document"].encode(), parser)
-            yield record
+            out = copy.copy(template)
+            out["id"], out["originalRecord"] = record["id"], record["document"]
+            yield out
+
+    def documents(source, size):
+        for record in source:
+            yield {"id": record["id"], "document": record["originalRecord"][:size], "deleted": False}
 
     t0 = time.perf_counter()
     for provider in providers:
-        source = RecordSource(storage, layout.latest_output(storage, provider, "harvest", DAY))
-        for activity in ("mapping", "enrichment", "indexing"):
+        harvest = RecordSource(storage, layout.latest_output(storage, provider, "harvest", DAY))
+        template = mapper_for(registry[provider]).map(next(iter(harvest))).record  # one real mapped record
+        size = len(index_record(template)["document"])
+        steps = (("mapping", MAP_RECORD, lambda src: shaped(src, template)), ("enrichment", MAP_RECORD, lambda src: src),
+                 ("indexing", INDEX_RECORD, lambda src: documents(src, size)))
+        source = harvest
+        for activity, schema, step in steps:
             started = datetime.now(timezone.utc)
-            result = write_activity(storage, RecordStream(parsed(source) if activity == "mapping" else source, inputs=[source], started=started),
-                                    provider=provider, activity=activity, day=DAY, started=started, schema=ORIGINAL_RECORD, partition="raw")
+            result = write_activity(storage, RecordStream(step(source), inputs=[source], started=started), provider=provider,
+                                    activity=activity, day=DAY, started=started, schema=schema, partition="raw")
+            if activity == "indexing":
+                sum(1 for _ in harvest)  # the indexing asset also reads the harvest for deletions
             source = RecordSource(storage, result.output)
     return {"seconds": time.perf_counter() - t0, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
