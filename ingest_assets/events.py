@@ -3,7 +3,9 @@
 A record indexed or withdrawn, a file stored or deleted: call :func:`record_event` with the event time
 (when the change happened, not when it is processed). It writes, in one step of the index, the resource
 document (current state; removed on ``deleted``) and an append-only change document. The ResourceSync
-Resource Lists and Change Lists are generated from those two documents.
+Resource Lists and Change Lists are generated from those two documents. The change keeps the event time
+(``datetime``) and is listed at ``listed``: the event time, or the ``at`` of the set's latest Resource List
+when the event is recorded after it (that list may lack the change, so it must be listed after it).
 """
 
 from __future__ import annotations
@@ -46,8 +48,8 @@ def record_event(
     path relative to the root.
     ``links`` are ``{"rel", "href", "mime"?}`` mappings (href takes the same forms as ``location``).
     ``timestamp`` is when the index learned of it (defaults to now). Recording the same event twice is
-    harmless: the change document's id is derived from set, location, change and datetime.
-    Returns the change document.
+    harmless: the change document's id is derived from set, location, change and datetime, and the
+    first one recorded (with its ``listed``) is kept. Returns the change document as stored.
     """
     loc = resource_set.canonical(Location.of(location))  # rejects abs_path outside the root, '..', ...
     if change not in CHANGES:
@@ -68,6 +70,7 @@ def record_event(
         "change": change,
         "lastmod": modified,
         "datetime": when,
+        "listed": None,  # set by the index when it writes the event (ResourceIndex.apply)
         "timestamp": recorded,
         "length": length,
         "md5": md5,
@@ -87,8 +90,7 @@ def record_event(
             "ln": [_link(resource_set, link, loc.value) for link in links],
             "timestamp": recorded,
         }
-    index.apply(resource_id(resource_set.name, location_doc), resource_doc, change_doc)
-    return change_doc
+    return index.apply(resource_id(resource_set.name, location_doc), resource_doc, change_doc)
 
 
 def _link(resource_set: ResourceSet, link: Mapping, record: str) -> dict:

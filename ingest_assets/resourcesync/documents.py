@@ -110,10 +110,11 @@ def resource_entries(resource_set: ResourceSet, docs: Iterable[dict]) -> Iterato
 
 
 def change_entry(resource_set: ResourceSet, doc: dict) -> str:
-    """One ``<url>`` of a Change List from a change document (event time in ``datetime``)."""
+    """One ``<url>`` of a Change List from a change document: ``rs:md datetime`` is its listing time
+    (``listed``, what clients compare with their baseline), ``lastmod`` the resource's own."""
     return (
         f"<url><loc>{_esc(resource_set.stored_url(doc['location']))}</loc>{_lastmod(doc)}"
-        f'<rs:md change="{_esc(doc["change"])}" datetime="{w3c_time(doc["datetime"])}"{_file_attrs(doc)}/></url>\n'
+        f'<rs:md change="{_esc(doc["change"])}" datetime="{w3c_time(doc["listed"])}"{_file_attrs(doc)}/></url>\n'
     )
 
 

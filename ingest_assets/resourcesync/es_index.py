@@ -1,10 +1,13 @@
-"""Elasticsearch resource index: ``<prefix>-resource`` and ``<prefix>-change`` with the mappings of
-``schemas/resourcesync-{resource,change}.json``, through the official client.
+"""Elasticsearch resource index: ``<prefix>-resource``, ``<prefix>-change`` and ``<prefix>-resourcelist``
+(each set's latest Resource List ``at``) with the mappings of ``schemas/resourcesync-*.json``, through the
+official client.
 
 Each event is one ``_bulk`` request (resource index/delete + change create), refresh left to
 :meth:`refresh`; a change already logged (same ``change_id``) answers 409 and is kept as it was.
 Elasticsearch has no transactions: if one half is refused the event raises (retryable for 429/5xx) and
-recording it again completes it, since both writes are idempotent.
+recording it again completes it, since both writes are idempotent. The change's ``listed`` comes from
+the set's Resource List ``at`` read (real time) before the bulk request and again after it: if a Resource
+List started meanwhile, it may have missed the change, which is then listed at its ``at``.
 Lists are read with a point in time and ``search_after``, so a publish sees one consistent state.
 """
 
@@ -19,7 +22,7 @@ from elasticsearch import ApiError, Elasticsearch, NotFoundError, TransportError
 
 from ingest_assets.errors import FetchError, IngestError
 from ingest_assets.resourcesync.index import ResourceIndex
-from ingest_assets.resourcesync.model import stored_time
+from ingest_assets.resourcesync.model import listing_time, stored_time
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 KEEP_ALIVE = "5m"
@@ -28,11 +31,12 @@ _SORT_RESOURCES = [
     {"location.value": {"order": "asc", "nested": {"path": "location"}}},
     {"location.type": {"order": "asc", "nested": {"path": "location"}}},
 ]
-_SORT_CHANGES = [{"datetime": "asc"}, {"timestamp": "asc"}, {"change_id": "asc"}]
+_SORT_CHANGES = [{"listed": "asc"}, {"timestamp": "asc"}, {"change_id": "asc"}]
+KINDS = ("resource", "change", "resourcelist")
 
 
 def mapping(kind: str) -> dict:
-    """The index body (mappings) for ``resource`` or ``change``."""
+    """The index body (mappings) for ``resource``, ``change`` or ``resourcelist``."""
     return json.loads((SCHEMAS / f"resourcesync-{kind}.json").read_text())
 
 
@@ -42,9 +46,11 @@ class ElasticsearchResourceIndex(ResourceIndex):
         self.client = Elasticsearch(url, request_timeout=60, max_retries=3, retry_on_timeout=True)
         self.resource_index = f"{prefix}-resource"
         self.change_index = f"{prefix}-change"
+        self.resource_list_index = f"{prefix}-resourcelist"
         self.page = page
         with self._errors("create indices"):
-            for kind, name in (("resource", self.resource_index), ("change", self.change_index)):
+            for kind in KINDS:
+                name = f"{prefix}-{kind}"
                 if not self.client.indices.exists(index=name):
                     try:
                         self.client.indices.create(index=name, **mapping(kind))
@@ -55,7 +61,9 @@ class ElasticsearchResourceIndex(ResourceIndex):
     def _errors(self, action: str):
         return _EsErrors(action, self.url)
 
-    def apply(self, resource_key: str, resource: dict | None, change: dict) -> None:
+    def apply(self, resource_key: str, resource: dict | None, change: dict) -> dict:
+        at = self._resource_list_at(change["resource_set"])
+        change = {**change, "listed": listing_time(change["datetime"], at)}
         if resource is None:
             operations = [{"delete": {"_index": self.resource_index, "_id": resource_key}}]
         else:
@@ -63,11 +71,12 @@ class ElasticsearchResourceIndex(ResourceIndex):
         operations += [{"create": {"_index": self.change_index, "_id": change["change_id"]}}, change]
         with self._errors("record event"):
             response = self.client.bulk(operations=operations)
-        if response["errors"]:
-            for item in response["items"]:
-                ((op, result),) = item.items()
-                if result.get("status", 200) < 300 or (op, result["status"]) in (("delete", 404), ("create", 409)):
-                    continue
+        created = True
+        for item in response["items"]:
+            ((op, result),) = item.items()
+            if (op, result.get("status")) == ("create", 409):
+                created = False
+            elif result.get("status", 200) >= 300 and (op, result["status"]) != ("delete", 404):
                 raise IngestError(
                     f"Elasticsearch refused {op}: {result.get('error')}",
                     provider=change["resource_set"],
@@ -75,6 +84,29 @@ class ElasticsearchResourceIndex(ResourceIndex):
                     record=change["location"]["value"],
                     retryable=result["status"] == 429 or result["status"] >= 500,
                 )
+        if not created:
+            with self._errors("get change"):
+                return self.client.get(index=self.change_index, id=change["change_id"])["_source"]
+        while (latest := self._resource_list_at(change["resource_set"])) != at:
+            at = latest  # a Resource List started while we wrote: it may lack the change
+            if listing_time(change["datetime"], at) != change["listed"]:
+                change = {**change, "listed": listing_time(change["datetime"], at)}
+                with self._errors("record event"):
+                    self.client.index(index=self.change_index, id=change["change_id"], document=change)
+        return change
+
+    def _resource_list_at(self, resource_set: str) -> str | None:
+        with self._errors("get resource list time"):
+            try:
+                return self.client.get(index=self.resource_list_index, id=resource_set)["_source"]["at"]
+            except NotFoundError:
+                return None
+
+    def start_resource_list(self, resource_set: str, at: str) -> None:
+        with self._errors("record resource list time"):
+            self.client.index(
+                index=self.resource_list_index, id=resource_set, document={"resource_set": resource_set, "at": at}
+            )
 
     def _scan(self, index: str, query: dict, sort: list) -> Iterator[dict]:
         with self._errors(f"read {index}"):
@@ -116,7 +148,7 @@ class ElasticsearchResourceIndex(ResourceIndex):
         filters: list[dict] = [{"term": {"resource_set": resource_set}}]
         bounds = {k: v for k, v in (("gte", start), ("lt", end)) if v is not None}
         if bounds:
-            filters.append({"range": {"datetime": bounds}})
+            filters.append({"range": {"listed": bounds}})
         return self._scan(self.change_index, {"bool": {"filter": filters}}, _SORT_CHANGES)
 
     def change_span(self, resource_set: str, recorded_after: str | None = None) -> tuple[str, str] | None:
@@ -128,7 +160,7 @@ class ElasticsearchResourceIndex(ResourceIndex):
                 index=self.change_index,
                 size=0,
                 query={"bool": {"filter": filters}},
-                aggs={"first": {"min": {"field": "datetime"}}, "last": {"max": {"field": "timestamp"}}},
+                aggs={"first": {"min": {"field": "listed"}}, "last": {"max": {"field": "timestamp"}}},
             )
         first, last = (response["aggregations"][k]["value"] for k in ("first", "last"))
         if first is None:

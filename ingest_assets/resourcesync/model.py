@@ -5,8 +5,11 @@ that every backend stores and returns exactly the same thing::
 
     resource: resource_set, location{type,value}, length, md5, sha256, mime, lastmod,
               ln[{rel, href{type,value}, mime}], timestamp
-    change:   change_id, resource_set, location{type,value}, change, lastmod, datetime, timestamp,
+    change:   change_id, resource_set, location{type,value}, change, lastmod, datetime, listed, timestamp,
               length, md5, sha256, mime
+
+``datetime`` is the event time (the resource's history); ``listed`` is when the change is listed in the
+Change Lists (and their ``rs:md datetime``): :func:`listing_time`.
 
 Times are stored as fixed-width UTC strings with milliseconds (``2013-01-02T13:00:00.000Z``: they sort as
 text and Elasticsearch ``date`` keeps milliseconds); documents print them without ``.000``.
@@ -46,6 +49,13 @@ def w3c_time(stored: str) -> str:
 
 def parse_stored(stored: str) -> datetime:
     return datetime.strptime(stored, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+
+
+def listing_time(event_time: str, resource_list_at: str | None) -> str:
+    """When a change recorded after a Resource List taken at ``resource_list_at`` is listed: its event
+    time, or that ``at`` when the event time is earlier, so that a destination baselined from that
+    Resource List (which may lack the change) finds it in the Change Lists from ``at`` on."""
+    return max(event_time, resource_list_at) if resource_list_at else event_time
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,13 @@ Change Lists carry every change ever logged (the log is never pruned). Each publ
 at the ``at`` of the Resource List it writes, so a destination that made its baseline from that Resource
 List finds in the next Change List exactly the changes after it: the deletion of a resource it knows only
 from the baseline is there, and not next to that resource's creation (which a client such as resync
-would take for "created and deleted since", i.e. nothing to do). Only intervals touched by changes
-recorded since the previous publish are rewritten (events recorded within a few minutes before a publish
-are looked at again by the next one, in case their transaction committed after it read).
+would take for "created and deleted since", i.e. nothing to do). Changes are placed and ordered by their
+listing time (``listed``, printed as ``rs:md datetime``), not their event time: the Resource List's ``at``
+is recorded in the index before the list is read, and a change recorded after that is listed at ``at`` or
+later, so an event observed before a publish but recorded after it still reaches the destinations
+baselined from that publish. Only intervals touched by changes recorded since the previous publish are
+rewritten (events recorded within a few minutes before a publish are looked at again by the next one, in
+case their transaction committed after it read).
 """
 
 from __future__ import annotations
@@ -73,7 +77,6 @@ class Publisher:
 
     def publish(self, sets: list[ResourceSet]) -> dict[str, dict]:
         """Publish every set, then the Source Description; returns per-set counts."""
-        self.index.refresh()
         summary = {}
         for resource_set in sets:
             resources = self._resource_list(resource_set)
@@ -97,6 +100,8 @@ class Publisher:
 
     def _resource_list(self, resource_set: ResourceSet) -> dict:
         started = self.clock()
+        self.index.start_resource_list(resource_set.name, stored_time(started))  # before reading: see above
+        self.index.refresh()
         snapshot = started.astimezone(timezone.utc).strftime(SNAPSHOT_FORMAT)
         folder = resourcesync_key(resource_set.name, "resourcelist", snapshot)
         url = self.url(resource_set.name, "resourcelist", snapshot, "resourcelist.xml")
@@ -166,7 +171,8 @@ class Publisher:
         return EPOCH + ((moment - EPOCH) // self.interval) * self.interval
 
     def _segment(self, moment: datetime, cuts: list[datetime]) -> tuple[datetime, datetime]:
-        """The stretch of time a change falls in: its interval, cut at every Resource List's ``at``."""
+        """The stretch of time a change listed at ``moment`` falls in: its interval, cut at every Resource
+        List's ``at``."""
         start = self._interval_start(moment)
         end = start + self.interval
         i = bisect_right(cuts, moment)
@@ -181,15 +187,15 @@ class Publisher:
         segment = interval = chunk_from = None
         number = 0
         for doc in self.index.changes(resource_set.name, stored_time(start)):
-            moment = parse_stored(doc["datetime"])
+            moment = parse_stored(doc["listed"])
             doc_segment, doc_interval = self._segment(moment, cuts), self._interval_start(moment)
             if chunk and (doc_segment != segment or len(chunk) >= self.limit):
-                until = doc["datetime"] if doc_segment == segment else stored_time(segment[1])
+                until = doc["listed"] if doc_segment == segment else stored_time(segment[1])
                 yield self._write_part(resource_set, interval, number, chunk_from, until, chunk)
                 chunk = []
             if not chunk:
                 number = number + 1 if doc_interval == interval else 1
-                chunk_from = doc["datetime"] if doc_segment == segment else stored_time(doc_segment[0])
+                chunk_from = doc["listed"] if doc_segment == segment else stored_time(doc_segment[0])
                 segment, interval = doc_segment, doc_interval
             chunk.append(docs.change_entry(resource_set, doc))
         if chunk:

@@ -1,14 +1,22 @@
-"""Embedded resource index: two SQL tables (SQLite by default, PostgreSQL too), one transaction per event."""
+"""Embedded resource index: SQL tables (SQLite by default, PostgreSQL too), one transaction per event.
+
+An event reads its set's latest Resource List ``at`` (``rs_resourcelist``) in the transaction that writes
+it, and :meth:`SqlResourceIndex.start_resource_list` waits for the events in flight: on SQLite because the
+event's first statement takes the database's write lock, on PostgreSQL through a per-set advisory lock
+(shared by events, exclusive for the Resource List). So an event either commits before the Resource List
+is read (it is in the list) or is listed at its ``at`` or later.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 
-from sqlalchemy import BigInteger, Column, Engine, Index, MetaData, String, Table, Text, func, select
+from sqlalchemy import BigInteger, Column, Engine, Index, MetaData, String, Table, Text, func, inspect, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ingest_assets.resourcesync.index import ResourceIndex
+from ingest_assets.resourcesync.model import doc_id, listing_time
 
 metadata = MetaData()
 
@@ -39,30 +47,45 @@ changes_table = Table(
     Column("change", String(8), nullable=False),
     Column("lastmod", String(24)),
     Column("datetime", String(24), nullable=False),
+    Column("listed", String(24), nullable=False),
     Column("timestamp", String(24), nullable=False),
     Column("length", BigInteger),
     Column("md5", String(32)),
     Column("sha256", String(64)),
     Column("mime", String(255)),
-    Index("rs_change_order", "resource_set", "datetime", "timestamp", "change_id"),
+    Index("rs_change_order", "resource_set", "listed", "timestamp", "change_id"),
     Index("rs_change_recorded", "resource_set", "timestamp"),
+)
+
+resource_lists_table = Table(
+    "rs_resourcelist",
+    metadata,
+    Column("resource_set", String(64), primary_key=True),
+    Column("at", String(24), nullable=False),
 )
 
 _FIELDS = ("length", "md5", "sha256", "mime")
 
 
 class SqlResourceIndex(ResourceIndex):
-    """The index in two tables of the engine's database (created when missing)."""
+    """The index in three tables of the engine's database (created when missing)."""
 
     def __init__(self, engine: Engine, batch: int = 5000):
         self.engine = engine
         self.batch = batch
+        _add_listed(engine)
         metadata.create_all(engine)
         self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
 
-    def apply(self, resource_key: str, resource: dict | None, change: dict) -> None:
+    def apply(self, resource_key: str, resource: dict | None, change: dict) -> dict:
+        name = change["resource_set"]
         with self.engine.begin() as conn:
+            self._lock(conn, name, shared=True)
+            # SQLite: this first write takes the write lock, so the ``at`` read below is the latest
             conn.execute(resources_table.delete().where(resources_table.c.id == resource_key))
+            t = resource_lists_table
+            at = conn.execute(select(t.c.at).where(t.c.resource_set == name)).scalar()
+            change = {**change, "listed": listing_time(change["datetime"], at)}
             if resource is not None:
                 row = {k: resource[k] for k in ("resource_set", "lastmod", "timestamp", *_FIELDS)}
                 conn.execute(
@@ -77,7 +100,26 @@ class SqlResourceIndex(ResourceIndex):
                 )
             row = {k: v for k, v in change.items() if k != "location"}
             row.update(loc_type=change["location"]["type"], loc_value=change["location"]["value"])
-            conn.execute(self._insert(changes_table).values(row).on_conflict_do_nothing())
+            if conn.execute(self._insert(changes_table).values(row).on_conflict_do_nothing()).rowcount == 0:
+                c = changes_table
+                change = _change_doc(conn.execute(select(c).where(c.c.change_id == change["change_id"])).one())
+        return change
+
+    def start_resource_list(self, resource_set: str, at: str) -> None:
+        with self.engine.begin() as conn:
+            self._lock(conn, resource_set, shared=False)  # waits for the events in flight
+            conn.execute(
+                self._insert(resource_lists_table)
+                .values(resource_set=resource_set, at=at)
+                .on_conflict_do_update(index_elements=["resource_set"], set_={"at": at})
+            )
+
+    def _lock(self, conn, resource_set: str, shared: bool) -> None:
+        """PostgreSQL: the set's advisory lock until the transaction ends (SQLite serialises writers)."""
+        if self.engine.dialect.name == "postgresql":
+            key = int(doc_id("rs_resourcelist", resource_set)[:15], 16)
+            lock = func.pg_advisory_xact_lock_shared if shared else func.pg_advisory_xact_lock
+            conn.execute(select(lock(key)))
 
     def _stream(self, query) -> Iterator:
         with self.engine.connect() as conn:
@@ -97,17 +139,14 @@ class SqlResourceIndex(ResourceIndex):
         t = changes_table
         query = select(t).where(t.c.resource_set == resource_set)
         if start is not None:
-            query = query.where(t.c.datetime >= start)
+            query = query.where(t.c.listed >= start)
         if end is not None:
-            query = query.where(t.c.datetime < end)
-        for row in self._stream(query.order_by(t.c.datetime, t.c.timestamp, t.c.change_id)):
-            doc = row._asdict()
-            doc["location"] = {"type": doc.pop("loc_type"), "value": doc.pop("loc_value")}
-            yield doc
+            query = query.where(t.c.listed < end)
+        return map(_change_doc, self._stream(query.order_by(t.c.listed, t.c.timestamp, t.c.change_id)))
 
     def change_span(self, resource_set: str, recorded_after: str | None = None) -> tuple[str, str] | None:
         t = changes_table
-        query = select(func.min(t.c.datetime), func.max(t.c.timestamp)).where(t.c.resource_set == resource_set)
+        query = select(func.min(t.c.listed), func.max(t.c.timestamp)).where(t.c.resource_set == resource_set)
         if recorded_after is not None:
             query = query.where(t.c.timestamp > recorded_after)
         with self.engine.connect() as conn:
@@ -116,6 +155,24 @@ class SqlResourceIndex(ResourceIndex):
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+def _add_listed(engine: Engine) -> None:
+    """Tables made before changes had a listing time: list the logged changes at their event time."""
+    inspector = inspect(engine)
+    if not inspector.has_table("rs_change") or "listed" in {c["name"] for c in inspector.get_columns("rs_change")}:
+        return
+    with engine.begin() as conn:
+        conn.exec_driver_sql("ALTER TABLE rs_change ADD COLUMN listed VARCHAR(24)")
+        conn.exec_driver_sql("UPDATE rs_change SET listed = datetime")
+        conn.exec_driver_sql("DROP INDEX rs_change_order")  # was on datetime
+        next(i for i in changes_table.indexes if i.name == "rs_change_order").create(conn)
+
+
+def _change_doc(row) -> dict:
+    doc = row._asdict()
+    doc["location"] = {"type": doc.pop("loc_type"), "value": doc.pop("loc_value")}
+    return doc
 
 
 def _resource_doc(row) -> dict:

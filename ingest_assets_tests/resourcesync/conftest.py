@@ -222,6 +222,13 @@ class FakeElasticsearch:
             return 200, {"count": len(docs), "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0}}
         if len(parts) == 2 and parts[1] == "_refresh":
             return 200, {"_shards": {"total": 2, "successful": 2, "failed": 0}}
+        if len(parts) == 3 and parts[1] == "_doc" and method == "PUT":
+            docs = self.indices[parts[0]]["docs"]
+            result = "updated" if parts[2] in docs else "created"
+            docs[parts[2]] = body
+            shards = {"total": 2, "successful": 1, "failed": 0}
+            answer = {"_index": parts[0], "_id": parts[2], "_version": 1, "result": result, "_shards": shards}
+            return (201 if result == "created" else 200), {**answer, "_seq_no": 0, "_primary_term": 1}
         if len(parts) == 3 and parts[1] == "_doc":
             doc = self.indices[parts[0]]["docs"].get(parts[2])
             head = {"_index": parts[0], "_id": parts[2]}
@@ -318,7 +325,7 @@ def _sort_value_getter(spec: dict):
     if isinstance(conf, dict) and "nested" in conf:
         outer, inner = name.split(".")
         return lambda d: d[outer][inner]
-    if name in ("datetime", "timestamp"):
+    if name in ("datetime", "listed", "timestamp"):
         return lambda d: _ms(d[name])
     return lambda d: d[name]
 

@@ -63,8 +63,10 @@ def test_indices_are_created_with_the_schema_mappings(fake_es):
         ("PUT", "/resourcesync-resource"),
         ("HEAD", "/resourcesync-change"),
         ("PUT", "/resourcesync-change"),
+        ("HEAD", "/resourcesync-resourcelist"),
+        ("PUT", "/resourcesync-resourcelist"),
     ]
-    for kind, (_, _, _, body) in zip(("resource", "change"), fake_es.requests[1::2], strict=True):
+    for kind, (_, _, _, body) in zip(("resource", "change", "resourcelist"), fake_es.requests[1::2], strict=True):
         assert body == json.loads((SCHEMAS / f"resourcesync-{kind}.json").read_text())
     resource = fake_es.indices["resourcesync-resource"]["mappings"]
     assert set(resource) == {"_meta", "dynamic", "properties"}  # no mapping type level
@@ -73,7 +75,9 @@ def test_indices_are_created_with_the_schema_mappings(fake_es):
     assert props["location"]["type"] == props["ln"]["type"] == props["ln"]["properties"]["href"]["type"] == "nested"
     assert props["timestamp"]["type"] == "date" and props["length"]["type"] == "long"
     change = fake_es.indices["resourcesync-change"]["mappings"]["properties"]
-    assert {change[k]["type"] for k in ("datetime", "timestamp", "lastmod")} == {"date"}
+    assert {change[k]["type"] for k in ("datetime", "listed", "timestamp", "lastmod")} == {"date"}
+    resource_list = fake_es.indices["resourcesync-resourcelist"]["mappings"]["properties"]
+    assert resource_list == {"resource_set": {"type": "keyword"}, "at": change["datetime"]}
     assert not any(v.get("type") in ("string", "text") for v in {**props, **change}.values())
 
     fake_es.requests.clear()
@@ -81,6 +85,7 @@ def test_indices_are_created_with_the_schema_mappings(fake_es):
     assert [(m, p) for m, p, _, _ in fake_es.requests] == [
         ("HEAD", "/resourcesync-resource"),
         ("HEAD", "/resourcesync-change"),
+        ("HEAD", "/resourcesync-resourcelist"),
     ]
 
 
@@ -88,17 +93,21 @@ def test_index_created_meanwhile_by_another_process_is_fine(fake_es):
     ElasticsearchResourceIndex(fake_es.url)
     fake_es.fail(r"^/resourcesync-resource$", 404, {})  # HEAD says missing, PUT then answers "already exists"
     ElasticsearchResourceIndex(fake_es.url)
-    assert [r[:2] for r in fake_es.requests[-3:]] == [
+    assert [r[:2] for r in fake_es.requests[-4:]] == [
         ("HEAD", "/resourcesync-resource"),
         ("PUT", "/resourcesync-resource"),
         ("HEAD", "/resourcesync-change"),
+        ("HEAD", "/resourcesync-resourcelist"),
     ]
 
 
 def test_each_event_is_one_bulk_request_with_both_documents(fake_es, t0):
     index = ElasticsearchResourceIndex(fake_es.url)
+    fake_es.requests.clear()
     change = record_event(index, RS, "/srv/set1/a.txt", "created", t0, t0, length=3, md5="d" * 32, timestamp=RECORDED)
-    method, path, _, body = fake_es.requests[-1]
+    at_request = ("GET", "/resourcesync-resourcelist/_doc/set1", {}, None)  # real time: no refresh needed
+    assert fake_es.requests[0] == fake_es.requests[2] == at_request and len(fake_es.requests) == 3
+    method, path, _, body = fake_es.requests[1]
     resource = {
         "resource_set": "set1",
         "location": {"type": "rel_path", "value": "a.txt"},
@@ -110,7 +119,7 @@ def test_each_event_is_one_bulk_request_with_both_documents(fake_es, t0):
         "ln": [],
         "timestamp": "2026-02-01T00:00:00.000Z",
     }
-    resource_id = fake_es.requests[-1][3][0]["index"]["_id"]
+    resource_id = body[0]["index"]["_id"]
     assert (method, path) == ("PUT", "/_bulk")
     assert body == [
         {"index": {"_index": "resourcesync-resource", "_id": resource_id}},
@@ -125,6 +134,7 @@ def test_each_event_is_one_bulk_request_with_both_documents(fake_es, t0):
         "change": "created",
         "lastmod": "2026-01-05T09:00:00.000Z",
         "datetime": "2026-01-05T09:00:00.000Z",
+        "listed": "2026-01-05T09:00:00.000Z",  # no Resource List yet: listed at the event time
         "timestamp": "2026-02-01T00:00:00.000Z",
         "length": 3,
         "md5": "d" * 32,
@@ -132,15 +142,58 @@ def test_each_event_is_one_bulk_request_with_both_documents(fake_es, t0):
         "mime": None,
     }
 
+    # a Resource List taken at 12:00, then the deletion observed at 10:00 is recorded
+    index.start_resource_list("set1", "2026-01-05T12:00:00.000Z")
+    assert fake_es.requests[-1] == (
+        "PUT",
+        "/resourcesync-resourcelist/_doc/set1",
+        {},
+        {"resource_set": "set1", "at": "2026-01-05T12:00:00.000Z"},
+    )
     deleted = record_event(index, RS, "a.txt", "deleted", None, t0 + timedelta(hours=1), timestamp=RECORDED)
-    assert fake_es.requests[-1][3] == [
+    assert (deleted["datetime"], deleted["listed"]) == ("2026-01-05T10:00:00.000Z", "2026-01-05T12:00:00.000Z")
+    assert fake_es.requests[-2][3] == [
         {"delete": {"_index": "resourcesync-resource", "_id": resource_id}},
         {"create": {"_index": "resourcesync-change", "_id": deleted["change_id"]}},
         deleted,
     ]
-    # a replayed deletion: 404 for the resource, 409 for the change; both mean "already done"
-    record_event(index, RS, "a.txt", "deleted", None, t0 + timedelta(hours=1), timestamp=RECORDED)
-    assert len(fake_es.indices["resourcesync-change"]["docs"]) == 2
+    # a replayed deletion after a later Resource List: 404 for the resource, 409 for the change; both mean
+    # "already done", and the change is kept as first recorded
+    index.start_resource_list("set1", "2026-01-05T13:00:00.000Z")
+    fake_es.requests.clear()
+    replayed = record_event(index, RS, "a.txt", "deleted", None, t0 + timedelta(hours=1), timestamp=RECORDED)
+    assert replayed == deleted and len(fake_es.indices["resourcesync-change"]["docs"]) == 2
+    assert [r[:2] for r in fake_es.requests] == [
+        ("GET", "/resourcesync-resourcelist/_doc/set1"),
+        ("PUT", "/_bulk"),
+        ("GET", f"/resourcesync-change/_doc/{deleted['change_id']}"),
+    ]
+
+
+def test_change_is_listed_after_a_resource_list_that_started_while_it_was_written(fake_es, t0):
+    """No transactions: a Resource List can start between reading its predecessor's ``at`` and the bulk
+    write, and read before the write is visible. The change is then listed again, at the new ``at``."""
+    index = ElasticsearchResourceIndex(fake_es.url)
+    index.start_resource_list("set1", "2026-01-05T12:00:00.000Z")
+    original = fake_es.bulk
+
+    def publish_meanwhile(lines):  # a publisher's start_resource_list lands just before the bulk request
+        fake_es.indices["resourcesync-resourcelist"]["docs"]["set1"]["at"] = "2026-01-05T13:00:00.000Z"
+        return original(lines)
+
+    fake_es.bulk = publish_meanwhile
+    fake_es.requests.clear()
+    change = record_event(index, RS, "b.txt", "created", t0, t0, length=1, timestamp=RECORDED)
+    assert change["listed"] == "2026-01-05T13:00:00.000Z" and change["datetime"] == "2026-01-05T09:00:00.000Z"
+    assert fake_es.indices["resourcesync-change"]["docs"][change["change_id"]] == change
+    assert [r[:2] for r in fake_es.requests] == [
+        ("GET", "/resourcesync-resourcelist/_doc/set1"),
+        ("PUT", "/_bulk"),
+        ("GET", "/resourcesync-resourcelist/_doc/set1"),
+        ("PUT", f"/resourcesync-change/_doc/{change['change_id']}"),
+        ("GET", "/resourcesync-resourcelist/_doc/set1"),
+    ]
+    assert [c["listed"] for c in index.changes("set1")] == ["2026-01-05T13:00:00.000Z"]
 
 
 def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(fake_es, t0):
@@ -227,6 +280,38 @@ def test_embedded_and_elasticsearch_give_the_same_documents(fake_es, tmp_path, t
     assert any(body.get("search_after") for body in searches)
 
 
+def _late_history(index, tmp: Path, t0: datetime) -> tuple[list[dict], dict[str, bytes]]:
+    """:func:`events`, a publish, then a harvest's events observed before it but recorded after it, and
+    the next publish: (change documents, published documents)."""
+    moments = iter(t0 + timedelta(days=3, seconds=s) for s in range(1000))
+    storage = LocalStorage(tmp)
+    publisher = Publisher(index, storage, "https://rs.example.org", limit=3, clock=lambda: next(moments))
+    events(index, t0)
+    publisher.publish([RS])
+    observed, recorded = t0 + timedelta(days=3) - timedelta(minutes=30), RECORDED + timedelta(days=5)
+    record_event(index, RS, "docs/r3.pdf", "updated", observed, observed, length=9, md5="e" * 32, timestamp=recorded)
+    record_event(index, RS, "docs/r4.pdf", "deleted", None, observed, timestamp=recorded + timedelta(seconds=1))
+    publisher.publish([RS])
+    return list(index.changes("set1")), {key: storage.read_bytes(key) for key in storage.list_keys()}
+
+
+def test_late_events_are_listed_after_the_publish_alike_in_both_backends(fake_es, tmp_path, t0):
+    es = ElasticsearchResourceIndex(fake_es.url, page=2)
+    sql = SqlResourceIndex(make_engine(f"sqlite:///{tmp_path}/index.sqlite3"))
+    changes, published = _late_history(sql, tmp_path / "sql", t0)
+    assert _late_history(es, tmp_path / "es", t0) == (changes, published)
+    at = "2026-01-08T09:00:00.000Z"  # the first publish's Resource List
+    assert [(c["change"], c["datetime"], c["listed"]) for c in changes[-2:]] == [
+        ("updated", "2026-01-08T08:30:00.000Z", at),
+        ("deleted", "2026-01-08T08:30:00.000Z", at),
+    ]
+    assert all(c["listed"] == c["datetime"] for c in changes[:-2])  # recorded before any Resource List
+    [late] = [v for k, v in published.items() if k.endswith("/changelist/20260108T000000Z-00001.xml")]
+    assert b'<rs:md capability="changelist" from="2026-01-08T09:00:00Z"' in late
+    assert b'<lastmod>2026-01-08T08:30:00Z</lastmod><rs:md change="updated" datetime="2026-01-08T09:00:00Z"' in late
+    assert b'/docs/r4.pdf</loc><rs:md change="deleted" datetime="2026-01-08T09:00:00Z"/>' in late
+
+
 @pytest.mark.skipif(not os.environ.get("ELASTICSEARCH_URL"), reason="ELASTICSEARCH_URL not set")
 def test_live_elasticsearch_gives_the_same_documents(tmp_path, t0):
     prefix = f"rs-test-{uuid.uuid4().hex[:8]}"
@@ -253,7 +338,11 @@ def test_postgresql_tables_give_the_same_documents(pg_url, tmp_path, t0):
             record_event(index, RS, "docs/Z.pdf", "created", t0, t0, timestamp=RECORDED)  # sorts before "docs/r"
         assert list(pg.resources("set1")) == list(sql.resources("set1"))
         assert _publish_all(pg, tmp_path / "pg", t0) == _publish_all(sql, tmp_path / "sql", t0)
+        with pg.engine.begin() as conn:
+            conn.exec_driver_sql("TRUNCATE rs_resource, rs_change, rs_resourcelist")
+        late = _late_history(SqlResourceIndex(make_engine(f"sqlite:///{tmp_path}/late.sqlite3")), tmp_path / "l", t0)
+        assert _late_history(pg, tmp_path / "late-pg", t0) == late
     finally:
         with pg.engine.begin() as conn:
-            conn.exec_driver_sql("DROP TABLE rs_resource, rs_change")
+            conn.exec_driver_sql("DROP TABLE rs_resource, rs_change, rs_resourcelist")
         pg.close()

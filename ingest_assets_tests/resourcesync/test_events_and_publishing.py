@@ -106,14 +106,19 @@ def test_reading_and_publishing_never_delete_and_only_touched_intervals_are_rewr
     fixed_clock.state["now"] += timedelta(hours=6)
     assert src.publish()["change_lists_written"] == 0
     assert len(list(src.index.changes("set1"))) == 3
-    # an event recorded late, for the middle day: that day and the later ones are rewritten, not the first
-    path = src.storage.uri("_resourcesync/set1/changelist/20260105T000000Z-00001.xml")
-    before = os.stat(path).st_mtime_ns
+    # an event of the middle day recorded late: listed at the latest Resource List's at (a destination
+    # baselined from it may lack the change), in a new list; the published ones are left as they were
+    paths = [src.storage.uri(f"_resourcesync/set1/changelist/2026010{d}T000000Z-00001.xml") for d in (5, 6, 7)]
+    before = [os.stat(path).st_mtime_ns for path in paths]
     src.delete("d0.txt", t0 + timedelta(days=1, hours=5), recorded=fixed_clock.clock())
-    assert src.publish()["change_lists_written"] == 2
-    assert os.stat(path).st_mtime_ns == before
-    assert b'change="deleted"' in src.storage.read_bytes("_resourcesync/set1/changelist/20260106T000000Z-00001.xml")
+    assert src.publish()["change_lists_written"] == 1
+    assert [os.stat(path).st_mtime_ns for path in paths] == before
+    at = src.state()["resource_list_ats"][1]
+    assert src.state()["parts"][-1]["from"] == at == "2026-01-08T16:00:07.000Z"
+    late = src.storage.read_bytes("_resourcesync/set1/changelist/20260108T000000Z-00001.xml")
+    assert b'<rs:md change="deleted" datetime="2026-01-08T16:00:07Z"/>' in late
     assert len(list(src.index.changes("set1"))) == 4
+    assert list(src.index.changes("set1"))[-1]["datetime"] == "2026-01-06T14:00:00.000Z"  # the event time
 
 
 def test_each_publish_cuts_the_change_lists_at_its_resource_list(source, t0, fixed_clock):
@@ -209,8 +214,10 @@ def test_event_committed_after_a_publish_read_is_published_next_time(source, t0,
     src.publish()
     src.put("b.txt", b"b", t0 + timedelta(hours=1), recorded=in_flight_since)
     fixed_clock.state["now"] += timedelta(hours=1)
-    assert src.publish()["change_lists_written"] == 1
-    assert b"/b.txt</loc>" in src.storage.read_bytes("_resourcesync/set1/changelist/20260105T000000Z-00001.xml")
+    assert src.publish()["change_lists_written"] == 2  # a's list again (recorded just before), b's new one
+    at = src.state()["resource_list_ats"][0]  # committed after that Resource List began: listed after it
+    [part] = [p for p in src.state()["parts"] if p["from"] == at]
+    assert b"/b.txt</loc>" in src.storage.read_bytes(f"_resourcesync/set1/changelist/{part['url'].rsplit('/', 1)[1]}")
 
 
 def test_one_command_publishes_and_serves(tmp_path, t0):
@@ -246,3 +253,29 @@ def test_one_command_publishes_and_serves(tmp_path, t0):
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_tables_made_before_listing_times_list_their_changes_at_the_event_time(tmp_path, t0):
+    engine = make_engine(f"sqlite:///{tmp_path}/old.sqlite3")
+    with engine.begin() as conn:  # the rs_change table as it was, with one logged change
+        conn.exec_driver_sql(
+            "CREATE TABLE rs_change (change_id VARCHAR(40) PRIMARY KEY, resource_set VARCHAR(64) NOT NULL, "
+            "loc_type VARCHAR(8) NOT NULL, loc_value TEXT NOT NULL, change VARCHAR(8) NOT NULL, lastmod VARCHAR(24), "
+            "datetime VARCHAR(24) NOT NULL, timestamp VARCHAR(24) NOT NULL, length BIGINT, md5 VARCHAR(32), "
+            "sha256 VARCHAR(64), mime VARCHAR(255))"
+        )
+        conn.exec_driver_sql("CREATE INDEX rs_change_order ON rs_change (resource_set, datetime, timestamp, change_id)")
+        conn.exec_driver_sql(
+            "INSERT INTO rs_change VALUES ('c1', 'set1', 'rel_path', 'a.txt', 'created', NULL, "
+            "'2026-01-05T09:00:00.000Z', '2026-01-05T09:01:00.000Z', NULL, NULL, NULL, NULL)"
+        )
+    index = SqlResourceIndex(engine)
+    record_event(index, ResourceSet("set1", "https://x.org/"), "b.txt", "created", t0, t0 + timedelta(hours=1))
+    assert [(c["change_id"] == "c1", c["listed"]) for c in index.changes("set1")] == [
+        (True, "2026-01-05T09:00:00.000Z"),
+        (False, "2026-01-05T10:00:00.000Z"),
+    ]
+    with engine.connect() as conn:
+        columns = conn.exec_driver_sql("SELECT name FROM pragma_index_info('rs_change_order')").scalars().all()
+    assert columns == ["resource_set", "listed", "timestamp", "change_id"]
+    SqlResourceIndex(engine)  # nothing more to do

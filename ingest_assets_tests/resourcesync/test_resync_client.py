@@ -106,3 +106,56 @@ def test_same_day_deletion_of_the_newest_baseline_resource(source, tmp_path, tre
     )
     assert "deleted=1" in output
     assert tree(dst) == tree(src.root)
+
+
+def test_change_observed_before_a_publish_but_recorded_after_it_reaches_the_destination(
+    source, tmp_path, t0, fixed_clock, tree, resync
+):
+    """A long harvest starts at 09:00 and observes changes; the hourly publish at 10:00 runs before they
+    are recorded (10:30). A destination baselined from the 10:00 Resource List (which lacks them) and then
+    following the Change Lists from its ``at`` must still get them."""
+    src = source(clock=fixed_clock.clock)
+    day_before = t0 - timedelta(days=1)
+    for name in ("a", "b"):
+        src.put(f"{name}.txt", f"{name}, first\n".encode(), day_before, recorded=day_before)
+    # recorded before the publish by a quicker process: the newest lastmod of the baseline, which resync
+    # keeps as the time to sync from (it skips changes dated before it)
+    src.put("c.txt", b"c\n", t0 + timedelta(minutes=30), recorded=t0 + timedelta(minutes=31))
+    fixed_clock.state["now"] = t0 + timedelta(hours=1)
+    src.publish()
+    [baseline_at] = src.state()["resource_list_ats"]
+    dst, client = tmp_path / "dst", tmp_path / "client"
+    assert "created=3" in resync(client, "-b", f"{src.base}/set1/resources={dst}")
+
+    recorded = t0 + timedelta(hours=1, minutes=30)  # the harvest's events, observed at t0
+    src.put("a.txt", b"a, revised\n", t0, recorded=recorded)
+    src.delete("b.txt", t0, recorded=recorded + timedelta(seconds=1))
+    src.put("n.txt", b"new\n", t0, recorded=recorded + timedelta(seconds=2))
+    fixed_clock.state["now"] = t0 + timedelta(hours=2)
+    src.publish()
+
+    late = list(src.index.changes("set1"))[-3:]
+    assert [(c["change"], c["datetime"], c["listed"]) for c in late] == [
+        (change, "2026-01-05T09:00:00.000Z", baseline_at) for change in ("updated", "deleted", "created")
+    ]  # the event time is kept; listed at the baseline's at
+    after = [p for p in src.state()["parts"] if p["from"] >= baseline_at]
+    assert after[0]["from"] == baseline_at
+    entries = []
+    for part in after:
+        changes = ChangeList()
+        changes.read(uri=part["url"])
+        entries += [(r.uri.rsplit("/", 1)[1], r.change, r.lastmod, r.ts_datetime) for r in changes]
+    at = datetime.strptime(baseline_at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+    assert entries == [
+        ("a.txt", "updated", "2026-01-05T09:00:00Z", at),
+        ("b.txt", "deleted", None, at),
+        ("n.txt", "created", "2026-01-05T09:00:00Z", at),
+    ]
+
+    outputs = [
+        resync(client, "-i", "--delete", "--changelist-uri", p["url"], f"{src.base}/set1/resources={dst}")
+        for p in after
+    ]
+    assert any("created=1, updated=1, deleted=1" in o for o in outputs), outputs
+    assert tree(dst) == tree(src.root) and (dst / "a.txt").read_bytes() == b"a, revised\n"
+    assert not (dst / "b.txt").exists()

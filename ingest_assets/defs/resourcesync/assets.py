@@ -47,7 +47,8 @@ def resourcesync_changes(
     """The partition's IndexRecords as the item documents (files) and created/updated/deleted events of
     the provider's resource set.
 
-    The event time is the start of the harvest that observed the change, not the time of publishing.
+    The event time is the start of the harvest that observed the change, not the time of publishing; a
+    change recorded after a publish that ran during the harvest is listed after that publish's Resource List.
     """
     provider, day = partition_parts(context.partition_key)
     source = latest_source(storage.storage, provider, "indexing", day)
