@@ -9,15 +9,17 @@ from __future__ import annotations
 import copy
 import json
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+import cramjam
 import fastavro
 from fastavro.write import Writer
 
-from ingest_assets.errors import IngestError
+from ingest_assets.errors import IngestError, ParseError
 from ingest_assets.storage.backends import FolderWriter, Storage
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
@@ -26,6 +28,7 @@ MAP_RECORD = "dpla.avro.v1.MAP4_x.MAPRecord"
 INDEX_RECORD = "dpla.avro.v1.MAP4_0.IndexRecord"
 INDEX_RECORD_3_1 = "dpla.avro.v1.MAP3_1.IndexRecord"
 DEFAULT_PART_RECORDS = 250_000
+DAMAGED_AVRO = (ValueError, EOFError, zlib.error, cramjam.DecompressionError)  # truncated or corrupt blocks
 
 
 @lru_cache(maxsize=None)
@@ -102,7 +105,10 @@ def read_folder(storage: Storage, folder: str) -> Iterator[dict]:
     for key in storage.list_keys(folder):
         if key.rsplit("/", 1)[-1].startswith("part-") and key.endswith(".avro"):
             with storage.open_read(key) as handle:
-                yield from fastavro.reader(handle)
+                try:
+                    yield from fastavro.reader(handle)
+                except DAMAGED_AVRO as exc:
+                    raise ParseError(f"damaged Avro part: {exc}", file=storage.uri(key)) from exc
 
 
 def folder_schema_doc(storage: Storage, folder: str) -> str | None:

@@ -44,3 +44,19 @@ def test_incomplete_outputs_are_ignored(tmp_storage):
     (out,) = layout.complete_outputs(tmp_storage, "p", "harvest")
     tmp_storage.delete(out.manifest)  # e.g. an S3 upload that never finished
     assert state(tmp_storage, date(2026, 3, 1)) == {}
+
+
+def test_a_damaged_part_is_an_error_naming_the_file(tmp_storage):
+    import pytest
+
+    from ingest_assets.errors import ParseError
+    from ingest_assets.storage.activities import RecordSource
+
+    harvest(tmp_storage, date(2026, 3, 1), {f"r{i}": "x" * 500 for i in range(50)}, mode="full")
+    (out,) = layout.complete_outputs(tmp_storage, "p", "harvest")
+    part = f"{out.folder}/part-00000.avro"
+    data = tmp_storage.read_bytes(part)
+    tmp_storage.write_bytes(part, data[: len(data) - 40], overwrite=True)
+    with pytest.raises(ParseError, match="damaged Avro part") as err:
+        list(RecordSource(tmp_storage, out))
+    assert err.value.file == tmp_storage.uri(part)

@@ -21,7 +21,7 @@ import fastavro
 from ingest_assets.errors import IngestError
 from ingest_assets.registry import ProviderEntry
 from ingest_assets.storage import Storage
-from ingest_assets.storage.avro import ORIGINAL_RECORD, codec_from_env, schema_with_doc
+from ingest_assets.storage.avro import DAMAGED_AVRO, ORIGINAL_RECORD, codec_from_env, schema_with_doc
 from ingest_assets.storage.layout import provider_state_key
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ class StorageCheckpoint:
                 with self.storage.open_read(key) as handle:
                     try:
                         yield from fastavro.reader(handle)
-                    except (ValueError, EOFError) as exc:
+                    except DAMAGED_AVRO as exc:
                         raise IngestError(
                             f"unreadable harvest spool page ({exc}); clear the harvest checkpoint to restart the list",
                             provider=self.provider, file=self.storage.uri(key),
