@@ -49,7 +49,11 @@ class HttpResponse:
 
 def check_url(url: str, *, allow_private: bool = False, allowed_schemes=("http", "https")) -> None:
     """Refuse URLs a provider must not make us fetch (``file://``, loopback, private ranges...)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # a bad port or bracketed host
+        raise FetchError(f"malformed URL: {exc}", url=url, retryable=False) from exc
     if parts.scheme.lower() not in allowed_schemes:
         raise FetchError(f"refusing URL scheme {parts.scheme or '(none)'!r}", url=url, retryable=False)
     if not parts.hostname:
@@ -57,17 +61,32 @@ def check_url(url: str, *, allow_private: bool = False, allowed_schemes=("http",
     if allow_private:
         return
     try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
+        infos = socket.getaddrinfo(parts.hostname, port or 443, proto=socket.IPPROTO_TCP)
     except socket.gaierror as exc:
         raise FetchError(f"cannot resolve host {parts.hostname!r}: {exc}", url=url, retryable=True) from exc
     for info in infos:
         address = ipaddress.ip_address(info[4][0].split("%")[0])
-        if not address.is_global:
+        if not all(a.is_global for a in _addresses_within(address)):
             raise FetchError(
                 f"refusing {parts.hostname} -> {address}: not a public address (allow_private is off)",
                 url=url,
                 retryable=False,
             )
+
+
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _addresses_within(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> list:
+    """The address and any IPv4 address it carries (mapped, 6to4, Teredo, NAT64), all of which must be public."""
+    found = [address]
+    if isinstance(address, ipaddress.IPv6Address):
+        for inner in (address.ipv4_mapped, address.sixtofour, address.teredo[1] if address.teredo else None):
+            if inner is not None:
+                found.append(inner)
+        if address in NAT64:
+            found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return found
 
 
 class HttpClient:

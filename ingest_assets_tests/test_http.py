@@ -58,7 +58,11 @@ def test_size_limit_and_redirect_hops(http_server):
 
 def test_url_guard_refuses_hostile_urls(http_server):
     base = http_server(app=app_factory({"/": [("200 OK", [], b"")]})[0])
-    for url in ("file:///etc/passwd", "ftp://example.org/x", "gopher://x", base, "http://10.1.2.3/x", "http://[::1]/"):
+    for url in (
+        "file:///etc/passwd", "ftp://example.org/x", "gopher://x", base, "http://10.1.2.3/x", "http://[::1]/",
+        "http://[64:ff9b::7f00:1]/", "http://[2002:7f00:1::]/", "http://[::ffff:10.0.0.1]/",  # IPv4 inside IPv6
+        "http://example.org:99999/", "http://[not-ipv6/",  # malformed: a FetchError, not a bare ValueError
+    ):
         with pytest.raises(FetchError) as err:
             check_url(url)
         assert not err.value.retryable

@@ -123,9 +123,11 @@ def _journal(storage: Storage, output: layout.ActivityOutput, plan: "PlanRef", v
             plan.started += timedelta(seconds=1)
         plan.new = False
     else:
-        documents = [json.loads(storage.read_bytes(k)) for k in layout.plan_files(storage, output.provider, plan.started)]
-        if documents:
-            activities = max(documents, key=len)
+        # the newest entry holds the plan so far (a re-run activity replaces its earlier output there)
+        keys = layout.plan_files(storage, output.provider, plan.started)
+        if keys:
+            newest = max(keys, key=lambda k: (k.rsplit("/", 1)[1][: len("yyyymmdd_hhmmss")], len(storage.read_bytes(k))))
+            activities = json.loads(storage.read_bytes(newest))
             activities.pop("version", None)
     activities[output.activity] = output.relative
     entry = output.started

@@ -109,12 +109,3 @@ def read_folder(storage: Storage, folder: str) -> Iterator[dict]:
                     yield from fastavro.reader(handle)
                 except DAMAGED_AVRO as exc:
                     raise ParseError(f"damaged Avro part: {exc}", file=storage.uri(key)) from exc
-
-
-def folder_schema_doc(storage: Storage, folder: str) -> str | None:
-    """The ``doc`` of the first part's writer schema (who wrote it, from what)."""
-    for key in storage.list_keys(folder):
-        if key.endswith(".avro"):
-            with storage.open_read(key) as handle:
-                return fastavro.reader(handle).writer_schema.get("doc")
-    return None

@@ -293,23 +293,35 @@ class S3Storage(Storage):
         return sorted(n for n in names if n)
 
     def open_read(self, key: str) -> BinaryIO:
-        return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
+        from botocore.exceptions import ClientError
+
+        try:
+            return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
+        except ClientError as exc:  # the same exceptions as the local backend
+            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound"):
+                raise FileNotFoundError(self.uri(key)) from exc
+            raise OSError(f"S3 read of {self.uri(key)} failed: {exc}") from exc
 
     def write_bytes(self, key: str, data: bytes, overwrite: bool = False) -> None:
+        self._put(key, data, overwrite)
+
+    def write_file(self, key: str, local_path: str | Path, overwrite: bool = False) -> None:
+        if overwrite:
+            self.client.upload_file(str(local_path), self.bucket, self._key(key))  # multipart for large files
+            return
+        with open(local_path, "rb") as body:  # one conditional PUT: atomic no-overwrite (up to 5 GB)
+            self._put(key, body, overwrite=False)
+
+    def _put(self, key: str, body, overwrite: bool) -> None:
         from botocore.exceptions import ClientError
 
         extra = {} if overwrite else {"IfNoneMatch": "*"}
         try:
-            self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data, **extra)
+            self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=body, **extra)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in ("PreconditionFailed", "ConditionalRequestConflict"):
                 raise FileExistsError(self.uri(key)) from exc
             raise
-
-    def write_file(self, key: str, local_path: str | Path, overwrite: bool = False) -> None:
-        if not overwrite and self.exists(key):
-            raise FileExistsError(self.uri(key))
-        self.client.upload_file(str(local_path), self.bucket, self._key(key))
 
     def delete(self, key: str) -> None:
         keys = [self._key(k) for k in self.list_keys(key)] or [self._key(key)]

@@ -182,3 +182,22 @@ def test_s3_backend_through_the_io_manager(s3_endpoint, instance):
     keys = [o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]]
     assert f"hub/{indexed.manifest}" in keys and f"hub/{indexed.prov}" in keys
     assert all(k.startswith("hub/demo/") for k in keys)
+
+
+def test_a_rerun_within_one_plan_is_what_later_entries_cite(tmp_path):
+    from datetime import date, datetime, timedelta, timezone
+
+    from ingest_assets.storage.activities import PlanRef, write_activity
+
+    storage = LocalStorage(tmp_path / "s")
+    plan = PlanRef(datetime(2026, 1, 2, 8, tzinfo=timezone.utc))
+    rows = list(_originals("demo", "2026-01-02", 2))
+    written = []
+    steps = ((0, "harvest"), (1, "mapping"), (2, "mapping"), (3, "enrichment"))  # mapping re-run in the plan
+    for minutes, activity in steps:
+        started = plan.started + timedelta(minutes=minutes)
+        written.append(write_activity(storage, RecordStream(rows, started=started), provider="demo", activity=activity,
+                                      day=date(2026, 1, 2), started=started, schema=ORIGINAL_RECORD, partition="x", plan=plan))
+    last = json.loads(storage.read_bytes(written[-1].plan))
+    assert last["mapping"] == written[2].output.relative and last["harvest"] == written[0].output.relative
+    assert last["enrichment"] == written[3].output.relative

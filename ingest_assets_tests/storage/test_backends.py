@@ -30,6 +30,20 @@ def test_write_once_files(storage):
     assert list(storage.list_keys("cdl")) == ["cdl/plan/a.json", "cdl/state/s.json"]
 
 
+def test_missing_files_and_write_once_uploads_behave_alike(storage, tmp_path):
+    with pytest.raises(FileNotFoundError):
+        storage.read_bytes("nowhere/at/all.json")
+    local = tmp_path / "upload.bin"
+    local.write_bytes(b"first")
+    storage.write_file("p/file.bin", local)
+    local.write_bytes(b"second")
+    with pytest.raises(FileExistsError):
+        storage.write_file("p/file.bin", local)
+    assert storage.read_bytes("p/file.bin") == b"first"
+    storage.write_file("p/file.bin", local, overwrite=True)
+    assert storage.read_bytes("p/file.bin") == b"second"
+
+
 def test_folder_appears_whole_with_manifest_last(storage):
     with storage.folder("p/harvest/20260101/x.avro") as folder:
         folder.write_bytes("part-00000.avro", b"a" * 10)
