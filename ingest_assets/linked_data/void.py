@@ -3,11 +3,17 @@
 Required (GeoLink harvester): ``rdf:type void:Dataset``, one ``dcterms:modified``, at least one
 ``void:feature`` naming FullDump or PartialDump, at least one ``void:dataDump``. Syntax features from
 https://www.w3.org/ns/formats/ are kept as a hint for the dumps' syntax.
+
+Parsing never fetches: a JSON-LD VoID whose ``@context`` (at any depth) or ``@import`` is a reference
+rather than an inline object is refused, since rdflib would fetch it itself, bypassing
+:class:`~ingest_assets.http.HttpClient`'s guards.
 """
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -45,8 +51,37 @@ def _local_name(iri: str) -> str:
     return iri.rstrip("/#").replace("#", "/").rsplit("/", 1)[-1].lower()
 
 
+def _context_references(document) -> Iterator[str]:
+    """Every string under a ``@context`` or ``@import`` key, anywhere in a JSON document."""
+    pending = [document]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("@context", "@import"):
+                    yield from (v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))
+                pending.append(value)
+        elif isinstance(node, list):
+            pending.extend(node)
+
+
+def _refuse_remote_contexts(data: bytes, *, provider: str, url: str) -> None:
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(f"VoID is not valid JSON: {exc}", provider=provider, file=url) from exc
+    for reference in _context_references(document):
+        raise ParseError(
+            f"VoID JSON-LD refers to the context {reference!r}, which is not fetched: contexts must be inline",
+            provider=provider,
+            file=url,
+        )
+
+
 def _graph(data: bytes, *, provider: str, url: str, content_type: str | None) -> rdflib.Graph:
     rdf_format = formats.detect(url, content_type, data[:512])
+    if rdf_format == RdfFormat.JSON_LD:
+        _refuse_remote_contexts(data, provider=provider, url=url)
     if rdf_format == RdfFormat.RDF_XML:
         try:  # rdflib's RDF/XML reader is SAX-based: refuse DTDs and entities before it sees the bytes
             defusedxml.ElementTree.fromstring(data, forbid_dtd=True)

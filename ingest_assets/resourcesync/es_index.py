@@ -18,9 +18,10 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from elasticsearch import ApiError, Elasticsearch, NotFoundError, TransportError
+from elasticsearch import ApiError, NotFoundError
 
-from ingest_assets.errors import FetchError, IngestError
+from ingest_assets.elastic import connect, redacted, translated
+from ingest_assets.errors import IngestError
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import listing_time, stored_time
 
@@ -42,8 +43,8 @@ def mapping(kind: str) -> dict:
 
 class ElasticsearchResourceIndex(ResourceIndex):
     def __init__(self, url: str, prefix: str = "resourcesync", page: int = 5000):
-        self.url = url
-        self.client = Elasticsearch(url, request_timeout=60, max_retries=3, retry_on_timeout=True)
+        self.url = redacted(url)  # for messages: the URL may carry user:password
+        self.client = connect(url, request_timeout=60, max_retries=3, retry_on_timeout=True)
         self.resource_index = f"{prefix}-resource"
         self.change_index = f"{prefix}-change"
         self.resource_list_index = f"{prefix}-resourcelist"
@@ -59,7 +60,7 @@ class ElasticsearchResourceIndex(ResourceIndex):
                             raise
 
     def _errors(self, action: str):
-        return _EsErrors(action, self.url)
+        return translated(action, self.url)
 
     def apply(self, resource_key: str, resource: dict | None, change: dict) -> dict:
         at = self._resource_list_at(change["resource_set"])
@@ -178,23 +179,3 @@ class ElasticsearchResourceIndex(ResourceIndex):
 def _from_millis(value: float) -> str:
     return stored_time(EPOCH + timedelta(milliseconds=int(value)))
 
-
-class _EsErrors:
-    """Turn client errors into :class:`FetchError` naming the server and the action."""
-
-    def __init__(self, action: str, url: str):
-        self.action, self.url = action, url
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, exc, tb):
-        if isinstance(exc, ApiError):
-            raise FetchError(
-                f"Elasticsearch {self.action} failed: {exc.meta.status} {exc.message}",
-                status=exc.meta.status,
-                url=self.url,
-            ) from exc
-        if isinstance(exc, TransportError):
-            raise FetchError(f"Elasticsearch {self.action} failed: {exc}", url=self.url) from exc
-        return False

@@ -34,15 +34,18 @@ CONTENT_TYPES = {".ttl": "text/turtle", ".nt": "application/n-triples", ".rdf": 
 
 class ProviderSite:
     """WSGI app. ``/f/<tag>/<path>`` serves ``<fixtures>/void/<path>`` read in place (``<tag>`` only orders
-    URLs; ``.gz`` appended means gzip on the fly); other paths serve documents a test ``put``."""
+    URLs; ``.gz`` appended means gzip on the fly); other paths serve documents a test ``put``.
+    ``requested`` lists the paths asked for."""
 
     def __init__(self, void_fixtures: Path):
         self.root = void_fixtures
         self.documents: dict[str, tuple[bytes, str | None]] = {}
+        self.requested: list[str] = []
         self.base = ""
 
     def __call__(self, environ, start_response):
         path = environ["PATH_INFO"]
+        self.requested.append(path)
         found = self.documents.get(path)
         if found is None and path.startswith("/f/"):
             relative = path.split("/", 3)[3]
@@ -105,6 +108,7 @@ def site_server(void_fixtures) -> Iterator[ProviderSite]:
 @pytest.fixture
 def site(site_server) -> ProviderSite:
     site_server.documents.clear()
+    site_server.requested.clear()
     return site_server
 
 

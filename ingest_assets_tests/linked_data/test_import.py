@@ -231,3 +231,16 @@ def test_gzip_dump_without_gz_suffix_is_detected_by_magic(store_case, site, http
     url = site.put("/d1/links", body, "application/octet-stream")
     result = _harvest(store_case, site, http, "d1", "2015-11-05", [url])
     assert result.files[0].triples == 329
+
+
+def test_jsonld_dump_never_fetches_a_remote_context(store_case, site, http):
+    # pyoxigraph has no document loader: a context by reference is a parse error, never a request
+    context = site.put("/ctx.jsonld", '{"@context": {"label": "http://www.w3.org/2000/01/rdf-schema#label"}}',
+                       "application/ld+json")
+    dump = site.put("/d1/dump.jsonld", f'{{"@context": "{context}", "@id": "http://x.example/a", "label": "a"}}',
+                    "application/ld+json")
+    with pytest.raises(ParseError, match="remote context") as caught:
+        _harvest(store_case, site, http, "d1", "2015-11-05", [dump])
+    assert caught.value.provider == "d1" and caught.value.file == dump
+    assert "/ctx.jsonld" not in site.requested and "/d1/dump.jsonld" in site.requested
+    assert store_case.current_triples("d1") == set()

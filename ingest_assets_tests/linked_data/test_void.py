@@ -1,5 +1,6 @@
 """VoID parsing and ``modified`` comparison on the real VoID fixtures and GeoLink-style VoIDs."""
 
+import json
 from datetime import date, datetime, timezone
 
 import pytest
@@ -111,6 +112,60 @@ def test_rdfxml_void_with_entities_is_refused():
     )
     with pytest.raises(ParseError, match="not acceptable XML"):
         parse_void(body, provider="p", url="https://p.example/void.rdf")
+
+
+VOID_TERMS = {
+    "void": "http://rdfs.org/ns/void#",
+    "dcterms": "http://purl.org/dc/terms/",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "dataDump": {"@id": "void:dataDump", "@type": "@id"},
+    "feature": {"@id": "void:feature", "@type": "@id"},
+    "modified": {"@id": "dcterms:modified", "@type": "xsd:date"},
+}
+
+
+def _jsonld_void(context) -> bytes:
+    return json.dumps({
+        "@context": context,
+        "@id": "#d",
+        "@type": "void:Dataset",
+        "feature": "http://schema.geolink.org/dev/voc/harvester#FullDump",
+        "modified": "2016-03-03",
+        "dataDump": "dump.nt",
+    }).encode()
+
+
+def test_jsonld_void_with_inline_context_is_read():
+    void = parse_void(_jsonld_void(VOID_TERMS), provider="p", url="https://p.example/void.jsonld")
+    assert void.modified == datetime(2016, 3, 3, tzinfo=UTC) and void.full
+    assert void.dumps == ("https://p.example/dump.nt",)
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        lambda ctx: ctx,  # the whole context by reference
+        lambda ctx: [{"void": "http://rdfs.org/ns/void#"}, ctx],
+        lambda ctx: {**VOID_TERMS, "@version": 1.1, "@import": ctx},
+        lambda ctx: {**VOID_TERMS, "feature": {"@id": "void:feature", "@type": "@id", "@context": ctx}},  # scoped
+        lambda ctx: "ctx.jsonld",  # relative: resolved against the VoID's own (private) URL
+    ],
+    ids=["context", "list", "import", "scoped", "relative"],
+)
+def test_jsonld_void_never_fetches_a_remote_context(site, context):
+    # rdflib would fetch these itself, past HttpClient's guard against private addresses (127.0.0.1 here)
+    served = site.put("/ctx.jsonld", json.dumps({"@context": VOID_TERMS}), content_type="application/ld+json")
+    url = site.base + "/void.jsonld"
+    with pytest.raises(ParseError, match="contexts must be inline") as caught:
+        parse_void(_jsonld_void(context(served)), provider="p", url=url)
+    assert caught.value.provider == "p" and caught.value.file == url
+    assert site.requested == []
+
+
+def test_jsonld_void_that_is_not_json_names_the_file():
+    with pytest.raises(ParseError, match="not valid JSON") as caught:
+        parse_void(b'{"@context": ', provider="p", url="https://p.example/void.jsonld")
+    assert caught.value.file == "https://p.example/void.jsonld"
 
 
 @pytest.mark.parametrize(

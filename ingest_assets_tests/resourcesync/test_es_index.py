@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from ingest_assets.errors import FetchError, IngestError
+from ingest_assets.errors import ConfigError, FetchError, IngestError
 from ingest_assets.events import record_event
 from ingest_assets.resourcesync.es_index import ElasticsearchResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet
@@ -250,6 +251,39 @@ def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(f
         list(index.changes("set1"))
     assert not err.value.retryable
     assert fake_es.requests[-1][:2] == ("DELETE", "/_pit") and not fake_es.pits  # the point in time is closed
+
+
+def test_errors_name_the_server_without_its_password(fake_es, t0):
+    password = "pw-" + uuid.uuid4().hex
+    index = ElasticsearchResourceIndex(fake_es.url.replace("://", f"://elastic:{password}@"))
+    original = fake_es.bulk
+
+    def refuse(lines):
+        result = original(lines)
+        result["items"][0] = {"index": {"_id": "x", "status": 400, "error": {"type": "mapper_parsing_exception"}}}
+        return result
+
+    fake_es.bulk = refuse
+    with pytest.raises(IngestError, match="mapper_parsing_exception") as refused:
+        record_event(index, RS, "a.txt", "created", t0, t0)
+    fake_es.bulk = original
+    full = {"error": {"type": "cluster_block_exception", "reason": "disk usage exceeded"}, "status": 503}
+    fake_es.fail(r"^/_bulk$", 503, full, times=4)
+    with pytest.raises(FetchError, match="HTTP 503 cluster_block_exception: disk usage exceeded") as unavailable:
+        record_event(index, RS, "b.txt", "created", t0, t0)
+    assert unavailable.value.status == 503 and unavailable.value.retryable
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(FetchError) as down:  # nothing listens there any more
+        ElasticsearchResourceIndex(f"http://elastic:{password}@127.0.0.1:{port}")
+    assert down.value.status is None and down.value.retryable and f"127.0.0.1:{port}" in str(down.value)
+    with pytest.raises(ConfigError) as malformed:
+        ElasticsearchResourceIndex(f"http://elastic:{password}@127.0.0.1:notaport")
+
+    for err in (refused.value, unavailable.value, down.value, malformed.value):
+        assert err.file and password not in str(err) and "elastic:" not in str(err)
 
 
 def _publish_all(index, tmp: Path, t0: datetime) -> dict[str, bytes]:

@@ -8,12 +8,12 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-from elasticsearch import ApiError, Elasticsearch, NotFoundError, TransportError
+from elasticsearch import ApiError, NotFoundError
 from elasticsearch.helpers import streaming_bulk
 
-from ingest_assets.errors import ConfigError, FetchError, IngestError
+from ingest_assets.elastic import connect, error_type, reason, redacted, translated
+from ingest_assets.errors import FetchError, IngestError
 from ingest_assets.records.indexing.naming import build_name, check_alias
 from ingest_assets.records.indexing.results import (
     DEFAULT_MAX_FAILURE_RATE,
@@ -43,9 +43,7 @@ class ElasticsearchIndex:
         max_backoff: float = 60.0,
         clock: Callable[[], datetime] = utc_now,
     ):
-        parts = urlsplit(url)  # credentials may sit in the URL: keep them out of messages
-        host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname or ""
-        self.url = urlunsplit(parts._replace(netloc=host + (f":{parts.port}" if parts.port else "")))
+        self.url = redacted(url)  # for messages: the URL may carry user:password
         with open(mapping_path, encoding="utf-8") as handle:
             body = json.load(handle)
         self._settings, self._mappings = body.get("settings"), body.get("mappings")
@@ -55,18 +53,15 @@ class ElasticsearchIndex:
         )
         self._clock = clock
         # 429 is retried by the bulk helper (only the rejected documents, with back-off), not by the transport.
-        try:
-            self._client = Elasticsearch(
-                url,
-                request_timeout=request_timeout,
-                max_retries=3,
-                retry_on_timeout=True,
-                retry_on_status=(502, 503, 504),
-                retry_backoff_base=min(initial_backoff, 1.0),
-                retry_backoff_cap=max_backoff,
-            )
-        except ValueError as err:
-            raise ConfigError(f"invalid Elasticsearch URL: {err}", file=self.url) from err
+        self._client = connect(
+            url,
+            request_timeout=request_timeout,
+            max_retries=3,
+            retry_on_timeout=True,
+            retry_on_status=(502, 503, 504),
+            retry_backoff_base=min(initial_backoff, 1.0),
+            retry_backoff_cap=max_backoff,
+        )
 
     def close(self) -> None:
         self._client.close()
@@ -173,19 +168,16 @@ class ElasticsearchIndex:
 
     @contextmanager
     def _translated(self, action: str, alias: str, reading: bool = False):
+        """Client errors as FetchError; for a read, a missing index is an IngestError naming the alias."""
         try:
-            yield
-        except NotFoundError as err:
-            if not reading:
-                raise FetchError(f"Elasticsearch {action} of {alias!r} failed: {_reason(err)}", status=404,
-                                 url=self.url) from err
-            raise IngestError(f"no search index behind alias {alias!r} ({_reason(err)})", file=self.url) from err
-        except ApiError as err:
-            raise FetchError(
-                f"Elasticsearch {action} of {alias!r} failed: {_reason(err)}", status=err.status_code, url=self.url
-            ) from err
-        except TransportError as err:
-            raise FetchError(f"Elasticsearch {action} of {alias!r} failed: {err}", url=self.url) from err
+            with translated(f"{action} of {alias!r}", self.url):
+                yield
+        except FetchError as err:
+            if reading and isinstance(err.__cause__, NotFoundError):
+                raise IngestError(
+                    f"no search index behind alias {alias!r} ({reason(err.__cause__)})", file=self.url
+                ) from err.__cause__
+            raise
 
 
 def _error(item: dict) -> tuple[str, str]:
@@ -195,19 +187,6 @@ def _error(item: dict) -> tuple[str, str]:
         return error.get("type", "unknown"), error.get("reason", "")
     exception = item.get("exception")
     if isinstance(exception, ApiError):
-        return _error_type(exception), _reason(exception)
+        return error_type(exception), reason(exception)
     return "bulk_request_failed", str(error)
 
-
-def _error_type(err: ApiError) -> str:
-    body = err.body if isinstance(err.body, dict) else {}
-    error = body.get("error")
-    return error.get("type", "unknown") if isinstance(error, dict) else "unknown"
-
-
-def _reason(err: ApiError) -> str:
-    body = err.body if isinstance(err.body, dict) else {}
-    error = body.get("error")
-    if isinstance(error, dict):
-        return f"{error.get('type')}: {error.get('reason')}"
-    return str(error or err.message)

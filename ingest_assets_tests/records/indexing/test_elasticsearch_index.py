@@ -7,10 +7,12 @@ recording proxy against that live cluster ("live").
 from __future__ import annotations
 
 import json
+import socket
+import uuid
 
 import pytest
 
-from ingest_assets.errors import IngestError
+from ingest_assets.errors import ConfigError, FetchError, IngestError
 from ingest_assets.records.indexing import (
     ElasticsearchIndex,
     IndexBuildRefused,
@@ -173,3 +175,41 @@ def test_unknown_alias_is_a_clear_error(index, alias):
     with pytest.raises(IngestError, match="no search index behind alias"):
         index.count(alias)
 
+
+
+def _with_credentials(url: str, password: str) -> str:
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://elastic:{password}@{rest}"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_errors_name_the_server_without_its_password(es, alias, records, build_clock):
+    password = "pw-" + uuid.uuid4().hex
+    index = open_search_index(_with_credentials(es.url, password), initial_backoff=0.01, clock=build_clock)
+    index.full_build(alias, records)
+    cause = {"type": "illegal_state_exception", "reason": "shard is closing"}
+    broken = {"error": {"root_cause": [cause], **cause}, "status": 500}
+    es.fail_next("GET|POST", f"/{alias}/_count", 500, broken)
+    with pytest.raises(FetchError) as refused:
+        index.count(alias)
+    assert refused.value.status == 500 and refused.value.retryable
+    assert "HTTP 500 illegal_state_exception: shard is closing" in str(refused.value)
+    index.close()
+
+    unreachable = open_search_index(
+        _with_credentials(f"http://127.0.0.1:{_free_port()}", password), initial_backoff=0.01, clock=build_clock
+    )
+    with pytest.raises(FetchError) as down:
+        unreachable.search(alias, "anything")
+    assert down.value.status is None and down.value.retryable and "127.0.0.1" in str(down.value)
+    unreachable.close()
+
+    with pytest.raises(ConfigError) as malformed:
+        open_search_index(f"http://elastic:{password}@127.0.0.1:notaport")
+    for err in (refused.value, down.value, malformed.value):
+        assert password not in str(err) and password not in repr(err.args) and "elastic:" not in str(err)
