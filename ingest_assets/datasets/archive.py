@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import posixpath
 import re
 import shutil
 import tempfile
@@ -20,6 +21,7 @@ from warcio.warcwriter import WARCWriter
 
 from ingest_assets.datasets.download import Capture
 from ingest_assets.datasets.status import DatasetIngestFailure
+from ingest_assets.records.harvest.xmlparse import ILLEGAL_BYTES
 from ingest_assets.storage import Storage
 from ingest_assets.version import SOFTWARE_VERSION
 
@@ -80,13 +82,38 @@ def item_name(platform: str, domain: str, platform_id: str) -> str:
     return ITEM_NAME_RE.sub("_", raw).strip("._-")[:100]
 
 
+def xml_text(value: Any) -> str:
+    """``str(value)`` without the characters XML 1.0 forbids (C0 controls but tab/LF/CR, lone surrogates,
+    U+FFFE/U+FFFF): platform metadata carries them, lxml refuses them."""
+    data = ILLEGAL_BYTES.sub(b"", str(value).encode("utf-8", "ignore"))  # "ignore" drops lone surrogates
+    return data.decode("utf-8").replace("\ufffe", "").replace("\uffff", "")
+
+
+def item_file_names(identifier: str, paths: list[str]) -> list[str]:
+    """The names ``paths`` get in item ``identifier``: XML-safe, and unique. A path an earlier file or the
+    item's own ``<id>_meta.xml``, ``<id>_files.xml`` or ``_MANIFEST`` already holds becomes
+    ``<stem>-2<ext>`` (or ``-3``...: the first free one), so nothing overwrites anything."""
+    taken = {f"{identifier}_meta.xml", f"{identifier}_files.xml", "_MANIFEST"}
+    names = []
+    for path in paths:
+        name = xml_text(path) or "file"
+        stem, ext = posixpath.splitext(name)
+        number = 1
+        while name in taken:
+            number += 1
+            name = f"{stem}-{number}{ext}"
+        taken.add(name)
+        names.append(name)
+    return names
+
+
 def _meta_xml(identifier: str, metadata: dict[str, Any]) -> bytes:
     root = etree.Element("metadata")
     etree.SubElement(root, "identifier").text = identifier
     for name, value in metadata.items():
         for single in value if isinstance(value, list) else [value]:
             if single not in (None, ""):
-                etree.SubElement(root, name).text = str(single)
+                etree.SubElement(root, name).text = xml_text(single)
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
@@ -106,7 +133,8 @@ def item_metadata(base: dict[str, Any], collection: str) -> dict[str, Any]:
 def write_item_folder(
     storage: Storage, key: str, identifier: str, metadata: dict[str, Any], files: list[tuple[str, Capture]]
 ) -> None:
-    """An item-shaped folder: the files at their paths plus ``<id>_meta.xml`` and ``<id>_files.xml``."""
+    """An item-shaped folder: the files at their paths plus ``<id>_meta.xml`` and ``<id>_files.xml``
+    (the paths must be :func:`item_file_names`)."""
     with storage.folder(key) as folder:
         for name, capture in files:
             with folder.open(name) as out, open(capture.path, "rb") as src:

@@ -16,6 +16,7 @@ from sqlalchemy import Engine
 
 from ingest_assets.datasets.archive import (
     ArchiveOrgUploader,
+    item_file_names,
     item_metadata,
     item_name,
     write_item_folder,
@@ -218,6 +219,7 @@ def _archive(ctx: IngestContext, manifest: PlatformManifest, strategy: str, resu
         if strategy.endswith("-bundled"):
             capture = _fetch(ctx, manifest.bundle_url, Path(tmp) / "bundle", None, limit, name)
             bundle_name = _file_name(capture.url) if "." in _file_name(capture.url) else f"{name}.zip"
+            bundle_name = item_file_names(name, [bundle_name])[0]
             _verify_bundle(manifest, list_bundle(capture.path, ctx.bundle_limits, bundle_name), capture, bundle_name)
             stored.append((bundle_name, capture))
             result.item_bundle_path = bundle_name
@@ -236,6 +238,12 @@ def _archive(ctx: IngestContext, manifest: PlatformManifest, strategy: str, resu
                     if entry.path == path or strategy.endswith("-bundled"):
                         entry.extra.update(location)
         else:
+            if not strategy.endswith("-bundled"):  # files sharing a name (or one of the item's own) get a suffix
+                names = item_file_names(name, [path for path, _ in stored])
+                stored = [(stored_name, capture) for stored_name, (_, capture) in zip(names, stored)]
+                for entry, stored_name in zip(manifest.files, names):
+                    if stored_name != entry.path:
+                        entry.extra["item_path"] = stored_name
             metadata = item_metadata(manifest.archiveorg_metadata, ctx.platforms.archiveorg_collection)
             write_item_folder(ctx.storage, dataset_key("items", unique, started), name, metadata, stored)
             result.item_name = name

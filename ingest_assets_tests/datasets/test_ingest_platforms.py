@@ -10,6 +10,7 @@ import zipfile
 
 from warcio.archiveiterator import ArchiveIterator
 
+from ingest_assets.datasets.archive import item_name
 from ingest_assets.datasets.ingest import ingest_request
 from ingest_assets.datasets.model import IngestRequest
 from ingest_assets.datasets.status import is_retryable
@@ -375,3 +376,49 @@ def test_legacy_zenodo_record_with_bucket_file_links(platform, datasets_dir, mak
     assert (result.status, result.ingest_strategy) == ("success-file", "web-file")
     assert result.manifest[0]["path"] == "front-matter/commonmeta-ruby-v3.0.1.zip"
     assert result.manifest[0]["sha1"] == hashes(content)["sha1"]  # computed, never taken from the md5
+
+
+def test_control_characters_in_zenodo_metadata_are_dropped_from_the_item_meta_xml(
+    platform, datasets_dir, make_ctx, tmp_storage
+):
+    """Zenodo titles/descriptions pasted from word processors carry C0 controls (and truncation leaves lone
+    surrogates); the fixture's title and description get some, which XML 1.0 cannot hold."""
+    doc = serve_zenodo(platform, datasets_dir, payload(231392, 3), adapt_checksum=True)
+    metadata = doc["metadata"]
+    metadata["title"] = metadata["title"].replace(": ", ":\x0c ", 1) + "\x00"
+    metadata["description"] = metadata["description"].replace("</p>", "\x0b\ud83d\ufffe</p>")
+    platform.route("/api/records/4927605", doc)
+    ctx = make_ctx(thresholds=Thresholds(web_max_file_size=1000))
+    result = ingest_request(IngestRequest(base_url=f"{platform.base}/records/4927605"), ctx)
+    assert (result.status, result.ingest_strategy) == ("success-file", "archiveorg-file"), result.error_message
+    meta_key = next(k for k in tmp_storage.list_keys("_datasets-items") if k.endswith(f"{result.item_name}_meta.xml"))
+    meta = tmp_storage.read_bytes(meta_key).decode()
+    assert "<title>SPACE to evolve academic assessment: A rubric for analyzing institutional" in meta
+    assert "progress indicators</title>" in meta
+    assert "assessment reform.&lt;/p&gt;</description>" in meta
+
+
+def test_signposting_files_sharing_a_name_or_the_items_own_names_get_suffixes(platform, make_ctx, tmp_storage):
+    landing = f"{platform.base}/repo/dataset/8"
+    item = item_name("signposting", "127.0.0.1", landing)
+    files = {"/v1/data.csv": b"v1\n", "/v2/data.csv": b"v2\n", "/files/_MANIFEST": b"mine\n",
+             f"/files/{item}_meta.xml": b"<not-the-item-metadata/>"}  # fmt: skip
+    for path, body in files.items():
+        platform.route(path, body, content_type="text/plain")
+    links = ", ".join(f'<{platform.base}{path}>; rel="item"' for path in files)
+    platform.route("/repo/dataset/8", "<html><body>dataset</body></html>", content_type="text/html",
+                   headers=[("Link", links)])  # fmt: skip
+    ctx = make_ctx(thresholds=Thresholds(web_max_file_size=0))  # sizes are undeclared: an archive.org item
+    result = ingest_request(IngestRequest(base_url=landing), ctx)
+    assert (result.status, result.ingest_strategy) == ("success", "archiveorg-fileset"), result.error_message
+    names = ["data.csv", "data-2.csv", "_MANIFEST-2", f"{item}_meta-2.xml"]
+    assert [(m["path"], m.get("extra", {}).get("item_path")) for m in result.manifest] == [
+        ("data.csv", None), ("data.csv", names[1]), ("_MANIFEST", names[2]), (f"{item}_meta.xml", names[3]),
+    ]  # fmt: skip
+    folder = "_datasets-items/" + next(iter(tmp_storage.list_children("_datasets-items")))
+    stored = {k.rsplit("/", 1)[-1]: tmp_storage.read_bytes(k) for k in tmp_storage.list_keys(folder)}
+    assert [stored[n] for n in names] == list(files.values())
+    assert json.loads(stored["_MANIFEST"])["identifier"] == item
+    assert [f["name"] for f in json.loads(stored["_MANIFEST"])["files"]] == names
+    assert f"<identifier>{item}</identifier>" in stored[f"{item}_meta.xml"].decode()
+    assert all(f'name="{n}"' in stored[f"{item}_files.xml"].decode() for n in names)

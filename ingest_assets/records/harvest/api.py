@@ -1,10 +1,11 @@
 """JSON API harvesting: pages by cursor, offset or next link, one page in memory at a time.
 
 ``records_path`` and ``id_path`` are dotted paths (``hits.hits``, ``_source.id``; digits index lists).
-The list ends on an empty page, a missing/empty cursor or next link, or (offset paging with
-``total_path``) when the total is reached. A cursor or next link that repeats the current one is an error
-(it would loop forever). Each record's document is the record object re-serialised as JSON (UTF-8, not
-ASCII-escaped).
+The list ends on an empty page, a missing/empty cursor or next link, (offset paging with ``total_path``)
+when the total is reached, or on a page whose ids were all yielded before in this run (a server ignoring
+the offset repeats its pages; a page of records without ids does not end the list). A cursor, offset or
+next link already requested in this run is an error (the paging loops). Each record's document is the
+record object re-serialised as JSON (UTF-8, not ASCII-escaped).
 
 Resuming follows :mod:`.progress`: after each page the records it yielded are spooled, then the checkpoint
 holds ``{"kind": "api", "request": <endpoint, params, paging style>, "position": <next page's cursor, offset
@@ -74,9 +75,11 @@ class ApiHarvester:
         progress = Progress(
             self.provider, self.checkpoint, "api", request, "position", stats=self.stats, ingest_ts=self.ingest_ts
         )
+        requested: set[str] = set()
         try:
             position = (yield from progress.resume()) or self.first_position()
             while position is not None:
+                requested.add(_position_key(position))
                 self.stats.pages += 1
                 page = self.stats.pages
                 response = self.fetch(position, page)
@@ -90,8 +93,18 @@ class ApiHarvester:
                         f"page {page} has no list at {self.config.records_path!r}", provider=self.provider,
                         file=response.url,
                     )
+                records, duplicates = self.stats.records, self.stats.duplicates
                 yield from progress.page(self.page_records(items, page, response.url))
-                position = self.next_position(position, data, response, len(items), page) if items else None
+                position = self.next_position(position, data, response, len(items)) if items else None
+                if position is not None and _position_key(position) in requested:
+                    raise ParseError(
+                        f"page {page} points to a page already requested in this run: {position} (the paging loops)",
+                        provider=self.provider, file=response.url,
+                    )
+                if position is not None and self.stats.records == records and self.stats.duplicates > duplicates:
+                    log.warning("harvest %s: every id on page %d (%s) was already yielded in this run; "
+                                "ending the list", self.provider, page, response.url)
+                    position = None
                 if position is not None:
                     progress.save(page, position)
             progress.finish()
@@ -134,20 +147,20 @@ class ApiHarvester:
                 retryable=exc.retryable,
             ) from exc
 
-    def next_position(self, position: dict, data: Any, response: HttpResponse, count: int, page: int) -> dict | None:
+    def next_position(self, position: dict, data: Any, response: HttpResponse, count: int) -> dict | None:
         if self.paging.style == "offset":
             offset = position["offset"] + count
             total = lookup(data, self.paging.total_path) if self.paging.total_path else None
             return None if isinstance(total, int) and offset >= total else {"offset": offset}
         if self.paging.style == "cursor":
             value = lookup(data, self.paging.cursor_path)
-            nxt = {"cursor": str(value)} if value not in (None, "") else None
-        else:
-            link = lookup(data, self.paging.next_path) if self.paging.next_path else _link_next(response)
-            nxt = {"url": urljoin(response.url, str(link))} if link else None
-        if nxt == position:
-            raise ParseError(f"page {page} points to itself as the next page: {nxt}", provider=self.provider, file=response.url)
-        return nxt
+            return {"cursor": str(value)} if value not in (None, "") else None
+        link = lookup(data, self.paging.next_path) if self.paging.next_path else _link_next(response)
+        return {"url": urljoin(response.url, str(link))} if link else None
+
+
+def _position_key(position: dict) -> str:
+    return json.dumps(position, sort_keys=True)
 
 
 def _link_next(response: HttpResponse) -> str | None:

@@ -47,6 +47,13 @@ class JsonApi:
         elif style == "offset":
             start = int(q["start"])
             body = {"data": self.items[start : start + int(q["rows"])]}
+        elif style == "ignore-offset":  # answers every offset with the first page
+            body = {"data": self.items[: int(q["limit"])]}
+        elif style == "cycle":  # pages 1 -> 2 -> 3 -> 2 ..., by cursor (meta.next) and by link (links.next)
+            page = int(q.get("page", q.get("after", "1")))
+            nxt = page + 1 if page < 3 else 2
+            body = {"data": self.items[(page - 1) * self.size : page * self.size],
+                    "links": {"next": f"?page={nxt}"}, "meta": {"next": str(nxt)}}
         else:  # next / link / loop
             page = int(q.get("page", "1"))
             more = page * self.size < len(self.items)
@@ -154,5 +161,32 @@ def test_page_that_is_not_json_names_page_and_url(api, provider, http, checkpoin
 
 
 def test_next_link_to_itself_is_an_error_not_a_loop(api, provider, http, checkpoint, started):
-    with pytest.raises(ParseError, match="points to itself"):
+    with pytest.raises(ParseError, match="points to a page already requested"):
         list(run(provider, api, "loop", http, checkpoint, started, paging=STYLES["next"]))
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("paging", [STYLES["cursor"], STYLES["next"]], ids=["cursor", "next"])
+def test_paging_that_cycles_back_is_an_error_naming_provider_and_url(api, paging, provider, http, checkpoint, started):
+    got = []
+    with pytest.raises(ParseError, match=r"page 3 points to a page already requested in this run: .*2.*"
+                                         r"provider 'testprov', file 'http://127\.0\.0\.1:\d+/cycle\?"):
+        for record in run(provider, api, "cycle", http, checkpoint, started, paging=paging):
+            got.append(record)
+    assert [json.loads(r["document"]) for r in got] == api.good
+    assert len(api.requests) == 3  # page 2 is not fetched a second time
+
+
+@pytest.mark.timeout(20)
+def test_server_ignoring_the_offset_ends_the_list_once_its_ids_repeat(api, provider, http, checkpoint, started):
+    harvest = run(provider, api, "ignore-offset", http, checkpoint, started, paging={"style": "offset", "page_size": 2})
+    records = list(harvest)
+    assert [json.loads(r["document"]) for r in records] == api.good[:1]
+    assert [q["offset"] for _, q in api.requests] == ["0", "2"]
+    assert harvest.stats.duplicates == 1 and checkpoint.load() is None
+
+
+def test_page_of_records_without_ids_does_not_end_the_list(api, provider, http, checkpoint, started):
+    api.items = [api.items[0], api.items[2], api.items[1], api.items[3], api.items[4]]  # page 2: no usable id
+    records = list(run(provider, api, "offset", http, checkpoint, started))
+    assert [json.loads(r["document"]) for r in records] == api.good
