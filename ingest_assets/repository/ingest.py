@@ -8,7 +8,13 @@
    find the existing collection (4-step algorithm), delete its members and re-ingest them in one
    repository transaction (the collection object keeps its PID), write the aggregation report and the
    unit's ``last_success``;
-4. delete the watchdog entry and store the general success time (only if every unit succeeded).
+4. delete the watchdog entry and store the general success time (only if every unit succeeded and the
+   source reported no unreadable record).
+
+A record that fails validation keeps the existing members harvested from its page (the report tells its
+author; the fixing edit brings it back). A unit with a record the source could not read deletes none of its
+existing members and keeps its earlier ``last_success``, so the next cycle, asking again from the earlier
+general success time, ingests it again.
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ class Unit:
     page: str
     latest: datetime | None = None
     records: list[TemplateRecord] = field(default_factory=list)
+    unread: bool = False  # the source could not read one of its records
 
 
 @dataclass
@@ -80,6 +87,7 @@ class UnitOutcome:
     records: int = 0
     ingested: int = 0
     removed: int = 0
+    kept: int = 0  # existing members not re-ingested but kept (their record failed or could not be read)
     issues: list[Issue] = field(default_factory=list)
     report_key: str | None = None
     report_error: str | None = None  # posting to the wiki failed (the ingest itself stands)
@@ -124,6 +132,7 @@ class RepositoryIngest:
         since = self.bookkeeping.last_success(source) or self.settings.start
         until = datetime.now(timezone.utc)
         result = CycleResult(refused=False, since=since, until=until)
+        seen = len(self.source.problems)
         try:
             for unit in self.affected_units(since, until):
                 result.outcomes.append(self._run_unit(lease, unit))
@@ -132,8 +141,9 @@ class RepositoryIngest:
         except BaseException:
             self.bookkeeping.finish(lease, None)
             raise
-        self.bookkeeping.finish(lease, None if result.failed else until)
-        result.problems = [str(problem) for problem in self.source.problems]
+        problems = self.source.problems[seen:]
+        self.bookkeeping.finish(lease, None if result.failed or problems else until)
+        result.problems = [str(problem) for problem in problems]
         return result
 
     def affected_units(self, since: datetime | None, until: datetime) -> list[Unit]:
@@ -146,14 +156,21 @@ class RepositoryIngest:
                 found.latest = record.modified
             return found
 
+        seen = len(self.source.problems)
         for record in self.source.modified("Infobox Organisation", since, until):
             unit("provider", record.page_url, record, record.page).records[:] = [record]
+        unread = {("provider", problem.record) for problem in self.source.problems[seen:]}  # record: its page
+        # an unreadable Metadata record is met again when `where` reads its collection (see _run_unit)
         for record in self.source.modified("Metadata", since, until, parameternames=["Type", "Collection Page"]):
             uri = metadata_collection_uri(record)
             is_own = uri == record.page_url
             unit("metadata", uri, record, record.page if is_own else record.get("collection page"))
+        seen = len(self.source.problems)
         for record in self.source.modified("Key Start", since, until):
             unit("keys", record.page_url, record, record.page).records.append(record)
+        unread |= {("keys", problem.record) for problem in self.source.problems[seen:]}
+        for found in units.values():  # a problem naming no page could belong to any unit of its kind
+            found.unread = bool({(found.kind, found.page), (found.kind, None)} & unread)
         order = {"provider": 0, "metadata": 1, "keys": 2}
         return sorted(units.values(), key=lambda u: (order[u.kind], u.uri))
 
@@ -167,11 +184,14 @@ class RepositoryIngest:
         try:
             records = unit.records
             if unit.kind == "metadata":
+                seen = len(self.source.problems)
                 records = list(self.source.where("Metadata", "Collection Page", unit.page))
+                unit.unread |= len(self.source.problems) > seen
             outcome.records = len(records)
             if records:
                 self._ingest(lease, unit, records, outcome)
-            self.bookkeeping.collection_done(lease, unit.uri, fetched_at)
+            if not unit.unread:  # otherwise the next cycle must not skip this unit
+                self.bookkeeping.collection_done(lease, unit.uri, fetched_at)
         except LeaseLost:
             raise
         except IngestError as exc:
@@ -191,11 +211,13 @@ class RepositoryIngest:
     def _ingest(self, lease: Lease, unit: Unit, records: list[TemplateRecord], outcome: UnitOutcome) -> None:
         collection: RepositoryObject | None = None
         members: dict[str, RepositoryObject] = {}
+        failed: set[str] = set()  # pages of records that failed mapping or validation
         for record in records:
             try:
                 mapped = self._map(unit, record)
             except ValidationError as exc:
                 outcome.issues.append(Issue("error", record.ref, record.page_url, "", exc.message))
+                failed.add(record.page_url)
                 continue
             if mapped.collection_uri != unit.uri:  # e.g. same page name in another wiki of the index
                 outcome.issues.append(Issue("warning", record.ref, record.page_url, "",
@@ -205,6 +227,7 @@ class RepositoryIngest:
             issues += validate(mapped.obj, self.vocabularies, record=record.ref, url=record.page_url)
             outcome.issues += issues
             if any(issue.severity == "error" for issue in issues):
+                failed.add(record.page_url)
                 continue
             obj = mapped.obj
             if obj.kind in ("collection", "provider"):
@@ -215,7 +238,7 @@ class RepositoryIngest:
                 members[obj.pid] = obj
         if unit.kind == "provider":
             if collection is not None:
-                self._write(lease, unit, collection, [], [], {collection.pid: unit.uri}, outcome)
+                self._write(lease, unit, collection, [], [], {collection.pid: unit.uri}, failed, outcome)
             return
         extra: list[RepositoryObject] = []
         if collection is None:
@@ -230,11 +253,17 @@ class RepositoryIngest:
         for member in members.values():
             member.collection = collection.pid
         uris = {collection.pid: unit.uri, **{p.pid: p.first("Best_Quality_URI") for p in extra}}
-        self._write(lease, unit, collection, extra, list(members.values()), uris, outcome)
+        self._write(lease, unit, collection, extra, list(members.values()), uris, failed, outcome)
 
     def _write(self, lease: Lease, unit: Unit, collection: RepositoryObject, extra: list[RepositoryObject],
-               members: list[RepositoryObject], uris: dict[str, str], outcome: UnitOutcome) -> None:
-        old = [pid for pid in self.index.members(collection.pid) if pid not in {m.pid for m in members}]
+               members: list[RepositoryObject], uris: dict[str, str], failed: set[str],
+               outcome: UnitOutcome) -> None:
+        """Write the unit; existing members not among ``members`` are deleted, except those harvested from
+        a page in ``failed`` and, when a record of the unit could not be read, all of them."""
+        current = {m.pid for m in members}
+        old = [pid for pid in self.index.members(collection.pid) if pid not in current]
+        kept = set(old) if unit.unread else {pid for pid in old if self._harvested_from(pid) in failed}
+        old = [pid for pid in old if pid not in kept]
         self.index.plan(members, uris)
         with self.repository.transaction() as tx:
             for count, pid in enumerate(old, 1):
@@ -248,7 +277,12 @@ class RepositoryIngest:
                     tx.keep_alive()
         self.index.confirm([*extra, collection, *members], uris, removed=old)
         outcome.pid, outcome.ingested, outcome.removed = collection.pid, len(members) + 1, len(old)
+        outcome.kept = len(kept)
         self._report(unit, collection, outcome)
+
+    def _harvested_from(self, pid: str) -> str | None:
+        row = self.index.get(pid)
+        return row["harvesting_url"] if row else None
 
     def _report(self, unit: Unit, collection: RepositoryObject, outcome: UnitOutcome) -> None:
         if self.storage is None and self.post_report is None:

@@ -2,8 +2,17 @@
 
 Every update is a new OCFL version holding ``DC.xml`` (oai_dc) and ``RELS-EXT.ttl`` (DC + K2N +
 relations). A delete is a new version holding only ``TOMBSTONE``; history is never rewritten.
-Transactions buffer their work and write it on commit; a version left half-written by a crash
-(a version directory the root inventory does not name) is removed before the next write.
+
+Atomicity on OCFL, exactly: a transaction left by an exception writes nothing (its work is only
+buffered). Its commit is not atomic: OCFL has no multi-object transactions, so the work is written
+object by object (per PID only the last ``put``/``delete`` counts), first every new or updated object,
+then the deletes. A failure part-way leaves some objects updated and the old ones still there - never
+members deleted with their replacements missing - and writing the same work again completes it. One
+object's version is not atomic either: ocfl-py writes the version's files, then rewrites the object's
+root inventory in place. A version directory the root inventory does not name (a crash before that
+rewrite) is removed before the object's next write; a crash during the rewrite, or while a new object is
+created (ocfl-py writes its inventory before its content), leaves that object damaged, and this store
+does not repair it.
 """
 
 from __future__ import annotations
@@ -29,13 +38,13 @@ METADATA = "RELS-EXT.ttl"
 class OcflTransaction:
     def __init__(self, repository: "OcflRepository"):
         self.repository = repository
-        self.work: list[tuple[str, RepositoryObject | str]] = []
+        self.work: dict[str, RepositoryObject | None] = {}  # pid -> object to write, None: delete
 
     def put(self, obj: RepositoryObject) -> None:
-        self.work.append(("put", obj))
+        self.work[obj.pid] = obj
 
     def delete(self, pid: str) -> None:
-        self.work.append(("delete", pid))
+        self.work[pid] = None
 
     def keep_alive(self) -> None:
         """Nothing expires in an embedded store."""
@@ -58,12 +67,13 @@ class OcflRepository:
     def transaction(self) -> Iterator[OcflTransaction]:
         tx = OcflTransaction(self)
         yield tx
-        for action, item in tx.work:
-            if action == "put":
+        for item in tx.work.values():
+            if item is not None:
                 self._write(item.pid, {"DC.xml": item.dc_xml(), METADATA: item.to_turtle()}, f"update {item.pid}")
-            elif self._state(item) and TOMBSTONE not in self._state(item):
+        for pid, item in tx.work.items():
+            if item is None and self.exists(pid):
                 stamp = datetime.now(timezone.utc).isoformat()
-                self._write(item, {TOMBSTONE: json.dumps({"deleted": stamp}).encode()}, f"delete {item}")
+                self._write(pid, {TOMBSTONE: json.dumps({"deleted": stamp}).encode()}, f"delete {pid}")
 
     def object_dir(self, pid: str) -> Path:
         return self.root / self.storage.object_path(pid)

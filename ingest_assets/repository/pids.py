@@ -34,24 +34,6 @@ def _escape(text: str) -> str:
     )
 
 
-def normalize_pid(pid: str) -> str:
-    """The ``info:fedora`` normal form: un-escape ``%xx`` that need no escaping, upper-case the rest.
-
-    Raises :class:`ValidationError` when the result is not a valid PID.
-    """
-    namespace, sep, local = pid.partition(":")
-    if not sep:
-        raise ValidationError(f"PID {pid!r} has no namespace colon", record=pid)
-
-    def fix(match: re.Match) -> str:
-        char = chr(int(match.group(1), 16))
-        return char if char in _UNRESERVED else f"%{match.group(1).upper()}"
-
-    normalized = f"{namespace}:{_ESCAPE_RE.sub(fix, local)}"
-    check_pid(normalized)
-    return normalized
-
-
 def check_pid(pid: str) -> str:
     """Return ``pid`` if it is a valid, normalized PID of allowed length outside ``fedora-system``."""
     if not PID_RE.fullmatch(pid):

@@ -1,8 +1,9 @@
 """What both repository backends (Fedora 6, embedded OCFL) offer, and their errors.
 
 Writes happen in a transaction: ``with repo.transaction() as tx: tx.put(obj); tx.delete(pid)``.
-Leaving the block normally commits; an exception rolls back (Fedora: ``fcr:tx``; OCFL: nothing of the
-buffered work is written). ``delete`` leaves a tombstone and purges it, so the PID can be re-used.
+Leaving the block normally commits (Fedora: atomically; OCFL: object by object, see
+:mod:`~ingest_assets.repository.ocfl_store`); an exception rolls back (Fedora: ``fcr:tx``; OCFL: nothing
+of the buffered work is written). ``delete`` leaves a tombstone and purges it, so the PID can be re-used.
 """
 
 from __future__ import annotations

@@ -304,3 +304,73 @@ def test_records_of_another_wiki_and_a_failing_report_post(template_index, servi
         "belongs to collection http://other.example.org/wiki/Pollen_collection, not ingested here"]
     assert service_parts["index"].members(outcome.pid) != service_parts["index"].members(other.pid)
     assert service_parts["books"].last_success(url, WIKI + "Pollen_collection") is not None
+
+
+def by_page(index, repo, collection_pid):
+    """``{harvesting page: pid}`` of a collection's members."""
+    return {repo.get(pid).harvesting_url.removeprefix(WIKI): pid for pid in index.members(collection_pid)}
+
+
+def test_a_record_failing_validation_keeps_the_object_of_its_previous_version(template_index, service_parts,
+                                                                             tmp_path):
+    app, url = template_index
+    collection, pollen_1, pollen_2 = wiki_records()[1:4]
+    app.records = [collection, pollen_1, pollen_2]
+    repo, index = OcflRepository(tmp_path / "ocfl"), service_parts["index"]
+    (first,) = make_service(url, service_parts, repo).run().outcomes
+    before = by_page(index, repo, first.pid)
+    assert set(before) == {"Pollen_1", "Pollen_2"}
+    # Pollen 1 is edited into an invalid record, Pollen 2 leaves the wiki
+    app.records = [collection, {**pollen_1, "Type": "Painting", "Modified": next_second(datetime.now(timezone.utc))}]
+    (second,) = make_service(url, service_parts, repo).run().outcomes
+    assert [i.message for i in second.issues] == ["no PID type code for resource type 'Painting'"]
+    assert second.removed == 1 and second.kept == 1
+    assert by_page(index, repo, first.pid) == {"Pollen_1": before["Pollen_1"]}
+    assert repo.get(before["Pollen_1"]).dc["type"] == ["StillImage"] and not repo.exists(before["Pollen_2"])
+
+
+def key_start(key_id, modified):
+    return {"TemplateName": "Key Start", "BaseURL": WIKI, "PageName": "Thalictrum in Mitteleuropa",
+            "Modified": modified, "Harvested": modified, "id": key_id, "title": f"Key {key_id}",
+            "creators": "Ralf Hand"}
+
+
+def test_records_the_index_could_not_read_are_kept_and_retried(template_index, service_parts, tmp_path):
+    app, url = template_index
+    hour_ago = stamp(timedelta(hours=-1))
+    alpha = [metadata("Alpha collection", "Alpha collection", timedelta(hours=-1), Type="Collection", Title="A"),
+             *(metadata(f"Alpha {i}", "Alpha collection", timedelta(hours=-1), Type="Sound",
+                        **{"Best Quality URI": f"http://snd.example.org/a{i}.mp3"}) for i in (1, 2))]
+    keys = [key_start("one", hour_ago), key_start("two", hour_ago)]
+    app.records = [*alpha, *keys]
+    repo, index, books = OcflRepository(tmp_path / "ocfl"), service_parts["index"], service_parts["books"]
+    first = make_service(url, service_parts, repo).run()
+    alpha_out, keys_out = first.outcomes
+    alpha_uri, keys_uri = alpha_out.uri, keys_out.uri
+    restart = {uri: books.last_success(url, uri) for uri in (alpha_uri, keys_uri)}
+    alpha_1, alpha_2 = (by_page(index, repo, alpha_out.pid)[f"Alpha_{i}"] for i in (1, 2))
+    key_1, key_2 = sorted(index.members(keys_out.pid), key=lambda pid: repo.get(pid).dc["title"])
+
+    # the index answers Alpha 1 and key one with a Modified time it cannot give; Alpha 2 and key two are edited
+    later = next_second(first.until)
+    app.records = [alpha[0], {**alpha[1], "Modified": "yesterday"}, {**alpha[2], "Title": "A2", "Modified": later},
+                   {**keys[0], "Modified": "yesterday"}, {**keys[1], "description": "neu", "Modified": later}]
+    second = make_service(url, service_parts, repo).run()
+    assert not second.failed and len(second.problems) == 3  # Alpha 1 twice (delta and collection), key one
+    assert all("bad Modified/Harvested time" in problem for problem in second.problems)
+    for pid in (alpha_1, alpha_2, key_1, key_2):
+        assert repo.exists(pid) and index.get(pid)["state"] == "live"
+    assert books.last_success(url) == first.until  # the interval is asked again
+    assert {uri: books.last_success(url, uri) for uri in restart} == restart  # and its units are not skipped
+    assert [(o.uri, o.removed, o.kept) for o in second.outcomes] == [(alpha_uri, 0, 2), (keys_uri, 0, 2)]
+
+    # the index reads them again (unchanged; key one with its page's time): the next cycle re-ingests both
+    # units and only then removes the replaced objects
+    app.records[1], app.records[3] = alpha[1], {**keys[0], "Modified": later}
+    third = make_service(url, service_parts, repo).run()
+    assert third.since == first.until and not third.failed and not third.problems
+    assert [(o.uri, o.skipped, o.removed, o.kept) for o in third.outcomes] == [(alpha_uri, False, 1, 0),
+                                                                               (keys_uri, False, 1, 0)]
+    assert alpha_1 in index.members(alpha_out.pid) and key_1 in index.members(keys_out.pid)
+    assert not repo.exists(alpha_2) and not repo.exists(key_2)
+    assert books.last_success(url) == third.until and books.last_success(url, alpha_uri) > restart[alpha_uri]

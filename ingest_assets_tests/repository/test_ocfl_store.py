@@ -77,3 +77,41 @@ def test_refuses_a_folder_that_is_not_an_ocfl_root(tmp_path):
     (tmp_path / "junk" / "file.txt").write_text("x")
     with pytest.raises(RepositoryError, match="not an OCFL storage root"):
         OcflRepository(tmp_path / "junk")
+
+
+def test_a_commit_failing_part_way_never_deletes_before_the_replacements_are_written(tmp_path):
+    repo = OcflRepository(tmp_path / "ocfl")
+    old = key("old")
+    new, broken = (RepositoryObject(f"K2N:sd_{digit * 32}", "member", dc={"title": [digit]}) for digit in "12")
+    with repo.transaction() as tx:
+        tx.put(old)
+    place = repo.object_dir(broken.pid).parent  # a file where the object's folder must go: the write fails
+    place.parent.mkdir(parents=True, exist_ok=True)
+    place.write_text("in the way")
+    with pytest.raises(RepositoryError, match="OCFL write failed"):
+        with repo.transaction() as tx:  # the ingest's order: delete the old member, then put replacements
+            tx.delete(old.pid)
+            tx.put(new)
+            tx.put(broken)
+    assert repo.get(old.pid).dc["title"] == ["old"] and repo.versions(old.pid) == ["v1"]
+    assert repo.exists(new.pid) and not repo.exists(broken.pid)
+    place.unlink()
+    with repo.transaction() as tx:  # the retry completes the work
+        tx.delete(old.pid)
+        tx.put(new)
+        tx.put(broken)
+    assert not repo.exists(old.pid) and repo.exists(broken.pid) and repo.versions(new.pid) == ["v1", "v2"]
+
+
+def test_per_pid_the_last_action_counts(tmp_path):
+    repo = OcflRepository(tmp_path / "ocfl")
+    with repo.transaction() as tx:
+        tx.put(key("v1"))
+    with repo.transaction() as tx:
+        tx.delete(key("x").pid)
+        tx.put(key("again"))
+    assert repo.get(key("x").pid).dc["title"] == ["again"] and repo.versions(key("x").pid) == ["v1", "v2"]
+    with repo.transaction() as tx:
+        tx.put(key("gone"))
+        tx.delete(key("x").pid)
+    assert not repo.exists(key("x").pid) and repo.versions(key("x").pid) == ["v1", "v2", "v3"]
