@@ -4,6 +4,7 @@
       resourcesync:
         url_prefix: https://data.example.org/myprovider/   # optional, default <base_url>/<name>/resources/
         root: /srv/files/myprovider                          # optional: directory or storage URL of its files
+        publish_outputs: true                                # optional: also its record activity outputs
 
 A set without ``root`` keeps its files in the storage under ``_resourcesync/<name>/resources/``: a record
 provider's set needs nothing more (``resourcesync: {}``), its item documents are written there (:mod:`.feed`).
@@ -44,10 +45,14 @@ def resource_sets(registry: Registry, base: str | None = None) -> list[ResourceS
     sets = []
     for entry in registry.providers_with("resourcesync"):
         block = entry.block("resourcesync")
-        unknown = set(block) - {"url_prefix", "root"}
+        unknown = set(block) - {"url_prefix", "root", "publish_outputs"}
         if unknown:
             raise ConfigError(f"unknown resourcesync keys {sorted(unknown)}", provider=entry.name, file=registry.source)
-        sets.append(
-            ResourceSet(entry.name, block.get("url_prefix") or f"{base}/{entry.name}/resources/", block.get("root"))
-        )
+        outputs = block.get("publish_outputs", False)
+        if not isinstance(outputs, bool):
+            raise ConfigError(
+                "resourcesync publish_outputs must be true or false", provider=entry.name, file=registry.source
+            )
+        url_prefix = block.get("url_prefix") or f"{base}/{entry.name}/resources/"
+        sets.append(ResourceSet(entry.name, url_prefix, block.get("root"), outputs))
     return sets

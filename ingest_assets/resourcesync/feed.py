@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -76,10 +76,9 @@ def _feed_one(
             record=record_id,
         )
     path = record_path(record_id)
-    location = Location("rel_path", path)
-    current = index.get_resource(resource_id(resource_set.name, location.as_doc()))
     if record.get("deleted"):
-        if current is None:
+        location = Location("rel_path", path)
+        if index.get_resource(resource_id(resource_set.name, location.as_doc())) is None:
             return "unchanged"
         files.delete(path)
         record_event(index, resource_set, location, "deleted", None, event_time)
@@ -88,22 +87,40 @@ def _feed_one(
     if not isinstance(document, str) or not document:
         raise ValidationError("index record without a document", provider=resource_set.name, record=record_id)
     data = document.encode("utf-8")
-    md5 = hashlib.md5(data).hexdigest()
+    return record_file_change(
+        index,
+        resource_set,
+        path,
+        event_time,
+        len(data),
+        hashlib.md5(data).hexdigest(),
+        hashlib.sha256(data).hexdigest(),
+        DOCUMENT_MIME,
+        write=lambda: files.write(path, data),
+    )
+
+
+def record_file_change(
+    index: ResourceIndex,
+    resource_set: ResourceSet,
+    path: str,
+    event_time: datetime,
+    length: int,
+    md5: str,
+    sha256: str,
+    mime: str,
+    write: Callable[[], None] | None = None,
+) -> str:
+    """Record the file at ``path`` as ``created`` (not in the index) or ``updated`` (another md5), after
+    calling ``write`` (which puts the file in place); ``unchanged`` (nothing written or recorded) when the
+    index holds it with this md5. Returns the change."""
+    current = index.get_resource(resource_id(resource_set.name, Location("rel_path", path).as_doc()))
     if current is not None and current["md5"] == md5:
         return "unchanged"
     change = "created" if current is None else "updated"
-    # file first: if recording fails, the next run still sees a change and writes both again
-    files.write(path, data)
+    if write is not None:  # file first: if recording fails, the next run still sees a change and writes both again
+        write()
     record_event(
-        index,
-        resource_set,
-        location,
-        change,
-        event_time,
-        event_time,
-        length=len(data),
-        md5=md5,
-        sha256=hashlib.sha256(data).hexdigest(),
-        mime=DOCUMENT_MIME,
+        index, resource_set, path, change, event_time, event_time, length=length, md5=md5, sha256=sha256, mime=mime
     )
     return change

@@ -103,6 +103,7 @@ class ResourceSet:
     name: str
     url_prefix: str
     root: str | None = None
+    publish_outputs: bool = False  # the provider's record activity outputs are files too (:mod:`.outputs`)
 
     def __post_init__(self):
         if not self.url_prefix.endswith("/"):

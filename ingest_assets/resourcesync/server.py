@@ -3,7 +3,9 @@
     python -m ingest_assets.resourcesync.server [--host 127.0.0.1] [--port 8080] [--publish]
 
 serves ``/<path>`` from the storage key ``_resourcesync/<path>`` (see :mod:`.publish`) and
-``/<set>/resources/<relative path>`` from the set's files (its root, or its storage area: :mod:`.files`).
+``/<set>/resources/<relative path>`` from the set's files (its root, or its storage area: :mod:`.files`),
+and, for a set publishing its provider's outputs, ``/<set>/resources/outputs/<path>`` from the storage key
+``<set>/<path>`` of a complete output or its prov file (:mod:`.outputs`).
 Nothing is listed and nothing outside the published tree or a set's files can be reached (keys are
 validated; symlinks do not leave a local root).
 """
@@ -19,6 +21,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from ingest_assets.resourcesync.files import ResourceFiles
 from ingest_assets.resourcesync.model import ResourceSet
+from ingest_assets.resourcesync.outputs import OUTPUTS, output_key, output_mime
 from ingest_assets.storage.backends import Storage, open_storage
 from ingest_assets.storage.layout import resourcesync_key
 
@@ -32,7 +35,9 @@ class ResourceSyncApp:
     def __init__(self, storage: Storage, sets: Iterable[ResourceSet]):
         """``storage``: the platform storage (published documents, files of sets without a root)."""
         self.storage = storage
+        sets = list(sets)
         self.files = {s.name: ResourceFiles.of(storage, s) for s in sets}
+        self.outputs = {s.name for s in sets if s.publish_outputs}
 
     def __call__(self, environ, start_response):
         if environ["REQUEST_METHOD"] not in ("GET", "HEAD"):
@@ -56,6 +61,9 @@ class ResourceSyncApp:
         return _chunks(handle)
 
     def _open(self, parts: list[str]):
+        if len(parts) > 3 and parts[1] == "resources" and parts[2] == OUTPUTS and parts[0] in self.outputs:
+            key = output_key(self.storage, parts[0], "/".join(parts[3:]))
+            return ResourceFiles(self.storage).open_read(key), output_mime(key)  # no symlink out of the storage
         if len(parts) > 2 and parts[1] == "resources" and parts[0] in self.files:
             path = "/".join(parts[2:])
             return self.files[parts[0]].open_read(path), mimetypes.guess_type(path)[0] or "application/octet-stream"

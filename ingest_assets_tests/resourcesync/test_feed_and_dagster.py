@@ -125,3 +125,14 @@ def test_unknown_registry_keys_are_refused_naming_the_provider(tmp_path):
     with pytest.raises(ConfigError, match="url-prefix") as err:
         resource_sets(load_registry(registry), "https://rs.example.org")
     assert "'demo'" in str(err.value) and str(registry) in str(err.value)
+
+
+def test_publish_outputs_must_be_a_boolean(tmp_path):
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(yaml.safe_dump({"a": {"resourcesync": {"publish_outputs": True}}, "b": {"resourcesync": {}}}))
+    sets = resource_sets(load_registry(registry), "https://rs.example.org")
+    assert [s.publish_outputs for s in sets] == [True, False]
+    registry.write_text(yaml.safe_dump({"demo": {"resourcesync": {"publish_outputs": "yes"}}}))
+    with pytest.raises(ConfigError, match="publish_outputs") as err:
+        resource_sets(load_registry(registry), "https://rs.example.org")
+    assert "'demo'" in str(err.value)

@@ -1,9 +1,11 @@
 """A record provider's resource set end to end: the record pipeline harvests the demo OAI-PMH endpoint and
 writes the item documents with their events, ``ingest-assets serve-resourcesync --publish`` publishes and
-serves them, and the reference client (``resync-sync``) mirrors them, then follows a second harvest day."""
+serves them, and the reference client (``resync-sync``) mirrors them, then follows a second harvest day.
+With ``publish_outputs`` the files of the activity outputs are mirrored too, served straight from storage."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import subprocess
@@ -11,6 +13,7 @@ import sys
 from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dagster as dg
 import pytest
@@ -37,12 +40,12 @@ def hub(tmp_path):
     home, registry = tmp_path / "home", tmp_path / "registry.yaml"
     servers = []
 
-    def serve(records) -> None:
+    def serve(records, block: str = "{}") -> None:
         server, url = serve_in_thread(records)
         servers.append(server)
         registry.write_text(
             f"demo:\n  harvest: {{type: oai, endpoint: '{url}', metadata_prefix: oai_dc, allow_private: true}}\n"
-            "  mapping: oai_dc\n  resourcesync: {}\n"
+            f"  mapping: oai_dc\n  resourcesync: {block}\n"
         )
 
     env = {"INGEST_HOME": str(home), "INGEST_REGISTRY": str(registry)}
@@ -167,3 +170,72 @@ def test_record_set_is_mirrored_by_resync_and_follows_a_second_harvest(
     assert tree(dst) == expected and b"A corrected title" in (dst / revised).read_bytes()
     gone_id = next(path for path, data in day2.items() if data is None)
     assert not (dst / gone_id).exists() and gone_id in published
+
+
+def output_files(storage: LocalStorage, day: date) -> dict[str, bytes]:
+    """``outputs/<key below demo/>`` -> bytes of every file of the day's newest outputs and their prov files."""
+    files = {}
+    for activity in layout.ACTIVITIES:
+        output = layout.latest_output(storage, "demo", activity, day)
+        for key in [*storage.list_keys(output.folder), output.prov]:
+            files[f"outputs/{key.split('/', 1)[1]}"] = storage.read_bytes(key)
+    return files
+
+
+def get(base: str, path: str) -> tuple[int, str | None, bytes]:
+    """GET ``path`` exactly as given (no client-side normalisation of '..')."""
+    connection = http.client.HTTPConnection(urlsplit(base).netloc, timeout=10)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.getheader("Content-Type"), response.read()
+    finally:
+        connection.close()
+
+
+def test_published_outputs_are_mirrored_from_storage_once_and_only_complete_ones_are_served(
+    hub, resourcesync_server, tmp_path, tree, resync
+):
+    serve, env, instance = hub
+    serve(on(DAY1, sample_records(day=DAY1)), block="{publish_outputs: true}")
+    changes = run_pipeline(env, instance, DAY1)
+    storage = LocalStorage(Path(env["INGEST_HOME"]) / "storage")
+    outputs = output_files(storage, DAY1)
+    assert {p.rsplit("/", 1)[1] for p in outputs} >= {"_MANIFEST", "part-00000.avro"}
+    assert any("/_LOGS/" in p for p in outputs) and sum(p.endswith("-prov.json") for p in outputs) == 4
+    assert changes["output_files"] == {"created": len(outputs), "updated": 0, "deleted": 0, "unchanged": 0}
+    items = {p: d for p, d in index_documents(storage, DAY1).items() if d is not None}
+
+    # an output that is still being written (no _MANIFEST) and a complete one of another provider
+    partial = "demo/harvest/20260115/20260115_235959-demo-OriginalRecord.v1.avro"
+    storage.write_bytes(f"{partial}/part-00000.avro", b"partial")
+    storage.write_bytes(partial.replace(".avro", "-prov.json"), b"{}")
+    other = "other/harvest/20260115/20260115_000000-other-OriginalRecord.v1.avro"
+    storage.write_bytes(f"{other}/_MANIFEST", b"manifest of another provider")
+
+    base = resourcesync_server(env)
+    dst = tmp_path / "mirror"
+    output = resync(tmp_path / "client", "-b", f"{base}/demo/resources={dst}")
+    assert f"created={len(items) + len(outputs)}" in output
+    assert tree(dst) == {**items, **outputs}  # byte-identical to the storage
+
+    prefix = "/demo/resources/outputs/"
+    part = next(p for p in outputs if p.endswith(".avro"))
+    assert get(base, f"/demo/resources/{part}")[:2] == (200, "avro/binary")
+    assert get(base, f"/demo/resources/{part.rsplit('/', 1)[0]}/_MANIFEST")[1] == "text/plain"
+    prov = next(p for p in outputs if p.endswith("-prov.json"))
+    assert get(base, f"/demo/resources/{prov}") == (200, "application/json", outputs[prov])
+    plan = next(storage.list_keys("demo/plan"))
+    for path in [
+        f"{prefix}{partial.split('/', 1)[1]}/part-00000.avro",  # incomplete output
+        f"{prefix}{partial.split('/', 1)[1].replace('.avro', '-prov.json')}",  # its prov file
+        f"{prefix}{plan.split('/', 1)[1]}",  # in the provider folder, but not an output
+        f"{prefix}../{other}/_MANIFEST",  # another provider's folder
+        f"{prefix}%2e%2e/{other}/_MANIFEST",
+        f"{prefix}..%2f..%2fregistry.yaml",
+        f"{prefix}{part.split('/', 1)[1].rsplit('/', 1)[0]}",  # the folder itself
+    ]:
+        assert get(base, path)[0] == 404, path
+
+    again = run_pipeline(env, instance, DAY1, only_feed=True)  # the same outputs again: nothing new
+    assert again["output_files"] == {"created": 0, "updated": 0, "deleted": 0, "unchanged": len(outputs)}

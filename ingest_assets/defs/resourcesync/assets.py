@@ -9,6 +9,7 @@ from ingest_assets.defs.partitions import partition_parts, record_partitions
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.resourcesync.feed import FeedReport, feed_index_records
+from ingest_assets.resourcesync.outputs import feed_outputs
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import latest_source
 
@@ -45,7 +46,7 @@ def resourcesync_changes(
     registry: RegistryResource,
 ) -> dg.MaterializeResult:
     """The partition's IndexRecords as the item documents (files) and created/updated/deleted events of
-    the provider's resource set.
+    the provider's resource set; with ``publish_outputs``, also the files of its newest activity outputs.
 
     The event time is the start of the harvest that observed the change, not the time of publishing; a
     change recorded after a publish that ran during the harvest is listed after that publish's Resource List.
@@ -59,7 +60,12 @@ def resourcesync_changes(
     report = feed_indexed_records(resourcesync, registry, storage, provider, source, observed)
     if report is None:
         return dg.MaterializeResult(metadata={"resource_set": "none (no resourcesync: block in the registry)"})
-    return dg.MaterializeResult(metadata={"event_time": observed.isoformat(), **report.metadata})
+    metadata = {"event_time": observed.isoformat(), **report.metadata}
+    [resource_set] = [s for s in resourcesync.sets(registry.load()) if s.name == provider]
+    if resource_set.publish_outputs:
+        outputs = feed_outputs(resourcesync.index(), storage.storage, resource_set, day)
+        metadata["output_files"] = dg.MetadataValue.json(outputs.counts)
+    return dg.MaterializeResult(metadata=metadata)
 
 
 def feed_indexed_records(
