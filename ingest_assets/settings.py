@@ -21,6 +21,9 @@ class Settings:
     repository: str
     resourcesync_url: str
     partition_start: date
+    engine: str = "in-process"
+    spark_master: str = "local[*]"
+    spark_threshold: int = 200_000
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -41,4 +44,14 @@ class Settings:
             repository=env.get("INGEST_REPOSITORY") or str(home / "ocfl"),
             resourcesync_url=(env.get("INGEST_RESOURCESYNC_URL") or "http://127.0.0.1:8080").rstrip("/"),
             partition_start=partition_start,
+            engine=env.get("INGEST_ENGINE") or "in-process",
+            spark_master=env.get("INGEST_SPARK_MASTER") or "local[*]",
+            spark_threshold=_count("INGEST_SPARK_THRESHOLD", env.get("INGEST_SPARK_THRESHOLD") or "200000"),
         )
+
+
+def _count(name: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise ConfigError(f"{name} must be a whole number of records, got {value!r}") from exc

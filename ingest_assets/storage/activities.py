@@ -9,8 +9,8 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from ingest_assets.storage import layout
-from ingest_assets.storage.avro import read_folder, schema_with_doc, write_parts
-from ingest_assets.storage.backends import Storage
+from ingest_assets.storage.avro import WriteStats, read_folder, schema_with_doc, write_parts
+from ingest_assets.storage.backends import FolderWriter, Storage
 from ingest_assets.storage.manifest import Manifest, plan_document, prov_document
 from ingest_assets.version import SOFTWARE_VERSION
 
@@ -42,6 +42,7 @@ class RecordStream:
     """What a record activity produces: records (an iterator) plus what to say about them afterwards.
 
     ``logs`` and ``summary`` are called after ``records`` is exhausted (reports are complete then).
+    ``write``, when given, writes the part files itself instead of ``records`` (the Spark engine).
     """
 
     records: Iterable[dict]
@@ -49,6 +50,7 @@ class RecordStream:
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     logs: Callable[[], Mapping[str, bytes]] | None = None
     summary: Callable[[], Mapping[str, Any]] | None = None
+    write: Callable[[FolderWriter, dict], WriteStats] | None = None
 
 
 @dataclass
@@ -88,7 +90,8 @@ def write_activity(
         f"; derived from {', '.join(inputs)}" if inputs else ""
     )
     with storage.folder(output.folder) as folder:
-        stats = write_parts(folder, schema_with_doc(schema, doc), stream.records, provider=provider)
+        avro_schema = schema_with_doc(schema, doc)
+        stats = stream.write(folder, avro_schema) if stream.write else write_parts(folder, avro_schema, stream.records, provider=provider)
         for name, data in (stream.logs() if stream.logs else {}).items():
             folder.write_bytes(output.log(name), data)
         summary = dict(stream.summary()) if stream.summary else {}

@@ -100,12 +100,21 @@ def write_parts(
     return stats
 
 
+def part_keys(storage: Storage, folder: str) -> list[str]:
+    """The part files of an output folder, in part order."""
+    return [k for k in storage.list_keys(folder) if k.rsplit("/", 1)[-1].startswith("part-") and k.endswith(".avro")]
+
+
+def read_part(storage: Storage, key: str) -> Iterator[dict]:
+    """Records of one part file (lazy)."""
+    with storage.open_read(key) as handle:
+        try:
+            yield from fastavro.reader(handle)
+        except DAMAGED_AVRO as exc:
+            raise ParseError(f"damaged Avro part: {exc}", file=storage.uri(key)) from exc
+
+
 def read_folder(storage: Storage, folder: str) -> Iterator[dict]:
     """Records of every part file of an output folder, in part order (lazy)."""
-    for key in storage.list_keys(folder):
-        if key.rsplit("/", 1)[-1].startswith("part-") and key.endswith(".avro"):
-            with storage.open_read(key) as handle:
-                try:
-                    yield from fastavro.reader(handle)
-                except DAMAGED_AVRO as exc:
-                    raise ParseError(f"damaged Avro part: {exc}", file=storage.uri(key)) from exc
+    for key in part_keys(storage, folder):
+        yield from read_part(storage, key)

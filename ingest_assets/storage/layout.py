@@ -186,6 +186,12 @@ def provider_state_key(provider: str, *names: str) -> str:
     return f"{_provider(provider)}/{STATE}/{_parts(names)}"
 
 
+def spark_staging_key(job: str, name: str | None = None) -> str:
+    """Part files of a running Spark job's task attempts, ``_spark-staging/<job>[/<name>]``: never read as
+    outputs; the driver copies the winning attempts into the output folder and deletes the job's folder."""
+    return hub_key("spark-staging", job, *([name] if name else []))
+
+
 # -- resourcesync (issue 5) ---------------------------------------------------------------------------
 
 

@@ -36,6 +36,14 @@ class EnrichmentReport:
                 before, after = samples
                 taken.append((record_id, _value(before, name), _value(after, name)))
 
+    def merge(self, other: "EnrichmentReport") -> None:
+        """Add another run's report (of later records: samples fill up in record order)."""
+        self.records += other.records
+        self._improved.update(other._improved)
+        for name, samples in other._samples.items():
+            taken = self._samples.setdefault(name, [])
+            taken.extend(samples[: self.samples_per_field - len(taken)])
+
     def summary(self) -> dict[str, Any]:
         return {
             "records": self.records,

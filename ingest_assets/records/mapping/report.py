@@ -36,6 +36,16 @@ class MappingReport:
             self._counts[key] += 1
             self._examples.setdefault(key, message)
 
+    def merge(self, other: "MappingReport") -> None:
+        """Add another run's report (of later records: examples already held are kept)."""
+        self.attempted += other.attempted
+        self.mapped += other.mapped
+        self.failed += other.failed
+        self.deleted += other.deleted
+        self._counts.update(other._counts)
+        for key, message in other._examples.items():
+            self._examples.setdefault(key, message)
+
     @property
     def failure_rate(self) -> float:
         """Failed / (attempted - deleted); 0.0 when nothing was mappable."""

@@ -1,0 +1,29 @@
+"""Which engine runs a provider's mapping, enrichment and indexing: in this process or on Spark.
+
+Registry (per provider, overriding ``INGEST_ENGINE``)::
+
+    nara:
+      engine: auto               # in-process | spark | auto
+      engine_threshold: 500000   # auto: Spark from this many input records (default INGEST_SPARK_THRESHOLD)
+"""
+
+from __future__ import annotations
+
+from ingest_assets.errors import ConfigError
+from ingest_assets.registry import ProviderEntry
+
+IN_PROCESS, SPARK, AUTO = "in-process", "spark", "auto"
+ENGINES = (IN_PROCESS, SPARK, AUTO)
+
+
+def choose_engine(entry: ProviderEntry, default: str, threshold: int, records: int) -> str:
+    """``in-process`` or ``spark`` for an activity whose (first) input holds ``records`` records."""
+    name = entry.get("engine", default)
+    if name not in ENGINES:
+        raise ConfigError(f"engine must be one of {', '.join(ENGINES)}, got {name!r}", provider=entry.name)
+    limit = entry.get("engine_threshold", threshold)
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+        raise ConfigError(f"engine_threshold must be a whole number of records, got {limit!r}", provider=entry.name)
+    if name == AUTO:
+        return SPARK if records >= limit else IN_PROCESS
+    return name

@@ -1,0 +1,103 @@
+"""The per-record work of mapping, enrichment and indexing, shared by both engines (in-process and Spark).
+
+    activity = RecordActivity("mapping", entry)
+    report = activity.new_report()
+    steps = activity.steps(report)           # one function per input, record -> record | None
+    activity.logs(report), activity.summary(report)
+
+Each engine applies the same steps; Spark builds them once per task and merges the tasks' reports
+(``report.merge``) in input order, so counts and first examples match an in-process run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ingest_assets.records.enrichment import EnrichmentReport, enrich
+from ingest_assets.records.indexing import deletion_record, index_record
+from ingest_assets.records.mapping import MappingReport, mapper_for, mint_id
+from ingest_assets.registry import ProviderEntry
+from ingest_assets.storage.activities import RecordSource, RecordStream
+
+Step = Callable[[dict], "dict | None"]
+
+
+class IndexingReport:
+    """Counts of the indexing activity: documents built, deletions passed on from the harvest."""
+
+    def __init__(self) -> None:
+        self.documents = 0
+        self.deletions = 0
+
+    def merge(self, other: "IndexingReport") -> None:
+        self.documents += other.documents
+        self.deletions += other.deletions
+
+    def metadata(self) -> dict[str, int]:
+        return {"documents": self.documents, "deletions": self.deletions}
+
+
+@dataclass(frozen=True)
+class RecordActivity:
+    """One record activity of one provider: ``mapping`` (input: harvest), ``enrichment`` (input: mapping)
+    or ``indexing`` (inputs: enrichment, then harvest for its deletions)."""
+
+    activity: str
+    entry: ProviderEntry
+
+    def new_report(self):
+        return {"mapping": MappingReport, "enrichment": EnrichmentReport, "indexing": IndexingReport}[self.activity]()
+
+    def steps(self, report) -> list[Step]:
+        """One step per input, in input order; a step returns ``None`` for a record that yields nothing."""
+        if self.activity == "mapping":
+            mapper = mapper_for(self.entry)
+
+            def map_one(original: dict) -> dict | None:
+                result = mapper.map(original)
+                report.add(result)
+                return result.record
+
+            return [map_one]
+        if self.activity == "enrichment":
+
+            def enrich_one(record: dict) -> dict:
+                result, changes = enrich(record)
+                report.add(record["id"], changes, samples=(record, result))
+                return result
+
+            return [enrich_one]
+        provider = self.entry.name
+
+        def document(record: dict) -> dict:
+            report.documents += 1
+            return index_record(record)
+
+        def deletion(original: dict) -> dict | None:
+            if not original.get("deleted"):
+                return None
+            report.deletions += 1
+            return deletion_record(mint_id(provider, original["id"]))
+
+        return [document, deletion]
+
+    def logs(self, report) -> Mapping[str, bytes]:
+        """The ``_LOGS`` files of the output."""
+        if self.activity == "indexing":
+            return {}
+        return {f"{self.activity}-report.csv": report.csv()}
+
+    def summary(self, report) -> Mapping[str, Any]:
+        return report.metadata()
+
+
+def in_process(activity: RecordActivity, inputs: Sequence[RecordSource]) -> RecordStream:
+    """The activity in this process: a lazy stream over its inputs, one record at a time."""
+    report = activity.new_report()
+    steps = activity.steps(report)
+    records = (out for step, source in zip(steps, inputs, strict=True) for out in map(step, source) if out is not None)
+    return RecordStream(
+        records, inputs=list(inputs), logs=lambda: activity.logs(report), summary=lambda: activity.summary(report)
+    )
