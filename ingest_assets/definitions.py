@@ -7,6 +7,7 @@ import dagster as dg
 from ingest_assets.defs import datasets, linked_data, records, repository, resourcesync
 from ingest_assets.defs.io_managers import RecordIOManager
 from ingest_assets.defs.linked_data.resources import TripleStoreResource
+from ingest_assets.defs.records.engine import RecordEngineResource
 from ingest_assets.defs.records.search import SearchIndexResource
 from ingest_assets.defs.repository.resources import RepositoryResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
@@ -21,6 +22,7 @@ def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
         "sql": SqlResource(url=settings.database_url),
         "registry": RegistryResource(path=str(settings.registry_path)),
         "record_io_manager": RecordIOManager(storage=storage),
+        "record_engine": RecordEngineResource.from_settings(settings),
         "search": SearchIndexResource(target=settings.search),
         "triplestore": TripleStoreResource(location=settings.triplestore),
         "repository": RepositoryResource(target=settings.repository),

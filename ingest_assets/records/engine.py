@@ -27,3 +27,10 @@ def choose_engine(entry: ProviderEntry, default: str, threshold: int, records: i
     if name == AUTO:
         return SPARK if records >= limit else IN_PROCESS
     return name
+
+
+def spark_config(master: str) -> dict[str, str]:
+    """SparkSession settings for ``INGEST_SPARK_MASTER``: ``local[*]``, ``spark://host:7077`` (standalone),
+    ``yarn``/``k8s://...`` (classic masters), or ``sc://host:15002`` (Spark Connect)."""
+    key = "spark.remote" if master.startswith("sc://") else "spark.master"
+    return {key: master, "spark.app.name": "ingest-assets"}

@@ -1,4 +1,6 @@
-"""The four record assets: original -> mapped -> enriched -> indexed (plus pushing to the search index)."""
+"""The four record assets: original -> mapped -> enriched -> indexed (plus pushing to the search index).
+
+Mapping, enrichment and indexing run on the provider's engine (in-process or Spark, ``record_engine``)."""
 
 
 from datetime import datetime, timezone
@@ -9,10 +11,9 @@ from ingest_assets.defs.partitions import day_window, partition_parts, record_pa
 from ingest_assets.defs.io_managers import record_metadata
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.http import HttpClient
-from ingest_assets.records.enrichment import EnrichmentReport, enrich
+from ingest_assets.defs.records.engine import RecordEngineResource
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
-from ingest_assets.records.indexing import deletion_record, index_record
-from ingest_assets.records.mapping import MappingReport, mapper_for, mint_id
+from ingest_assets.records.steps import RecordActivity
 from ingest_assets.storage.activities import RecordSource, RecordStream, source_from_path
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, ORIGINAL_RECORD
 
@@ -34,12 +35,6 @@ def record_asset(activity: str, schema: str):
         group_name=RECORDS,
         kinds={"avro"},
     )
-
-
-def _reported(source: RecordSource, step, report, log_name: str) -> RecordStream:
-    """``step`` applied to each record of ``source`` (``None`` results dropped); ``report`` goes to ``_LOGS``."""
-    records = (out for out in map(step, source) if out is not None)
-    return RecordStream(records, inputs=[source], logs=lambda: {log_name: report.csv()}, summary=report.metadata)
 
 
 def _source(config: SourceConfig, storage: StorageResource, upstream: RecordSource, activity: str) -> RecordSource:
@@ -74,53 +69,40 @@ def mapped_records(
     config: SourceConfig,
     registry: RegistryResource,
     storage: StorageResource,
+    record_engine: RecordEngineResource,
     original_records: RecordSource,
 ) -> RecordStream:
     """Map original records to DPLA MAP v4 with the provider's mapping; failures go to the report."""
     provider, _ = partition_parts(context.partition_key)
     source = _source(config, storage, original_records, "harvest")
-    mapper = mapper_for(registry.load()[provider])
-    report = MappingReport()
-
-    def step(original: dict) -> dict | None:
-        result = mapper.map(original)
-        report.add(result)
-        return result.record
-
-    return _reported(source, step, report, "mapping-report.csv")
+    return record_engine.stream(RecordActivity("mapping", registry.load()[provider]), [source], storage.storage)
 
 
 @record_asset("enrichment", MAP_RECORD)
 def enriched_records(
-    config: SourceConfig, storage: StorageResource, mapped_records: RecordSource
+    context: dg.AssetExecutionContext,
+    config: SourceConfig,
+    registry: RegistryResource,
+    storage: StorageResource,
+    record_engine: RecordEngineResource,
+    mapped_records: RecordSource,
 ) -> RecordStream:
     """Normalize dates, languages, types, rights and text of mapped records."""
+    provider, _ = partition_parts(context.partition_key)
     source = _source(config, storage, mapped_records, "mapping")
-    report = EnrichmentReport()
-
-    def step(record: dict) -> dict:
-        result, changes = enrich(record)
-        report.add(record["id"], changes, samples=(record, result))
-        return result
-
-    return _reported(source, step, report, "enrichment-report.csv")
+    return record_engine.stream(RecordActivity("enrichment", registry.load()[provider]), [source], storage.storage)
 
 
 @record_asset("indexing", INDEX_RECORD)
 def indexed_records(
-    context: dg.AssetExecutionContext, enriched_records: RecordSource, original_records: RecordSource
+    context: dg.AssetExecutionContext,
+    registry: RegistryResource,
+    storage: StorageResource,
+    record_engine: RecordEngineResource,
+    enriched_records: RecordSource,
+    original_records: RecordSource,
 ) -> RecordStream:
     """IndexRecord documents for enriched records, and index deletions for records the harvest deleted."""
     provider, _ = partition_parts(context.partition_key)
-    counts = {"documents": 0, "deletions": 0}
-
-    def documents():
-        for record in enriched_records:
-            counts["documents"] += 1
-            yield index_record(record)
-        for original in original_records:
-            if original.get("deleted"):
-                counts["deletions"] += 1
-                yield deletion_record(mint_id(provider, original["id"]))
-
-    return RecordStream(documents(), inputs=[enriched_records, original_records], summary=lambda: counts)
+    activity = RecordActivity("indexing", registry.load()[provider])
+    return record_engine.stream(activity, [enriched_records, original_records], storage.storage)
