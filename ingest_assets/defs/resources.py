@@ -2,26 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import dagster as dg
-from pydantic import PrivateAttr
+from dagster_aws.s3 import S3Resource
+from pydantic import Field, PrivateAttr
 from sqlalchemy import Engine
 
 from ingest_assets.registry import Registry, load_registry
 from ingest_assets.sql import make_engine
-from ingest_assets.storage import Storage, open_storage
+from ingest_assets.defs.s3 import storage_opener
+from ingest_assets.storage import Storage
 
 
 class StorageResource(dg.ConfigurableResource):
-    """Object storage: a local directory or ``s3://bucket/prefix`` (``AWS_ENDPOINT_URL`` for other S3s)."""
+    """Object storage: a local directory or ``s3://bucket/prefix``, whose client comes from ``s3``
+    (dagster-aws; endpoint, region and credentials default to boto3's ``AWS_*`` environment)."""
 
     url: str
+    s3: S3Resource = Field(default_factory=lambda: S3Resource(max_attempts=5))
     _storage: Storage | None = PrivateAttr(default=None)
 
     @property
     def storage(self) -> Storage:
         if self._storage is None:
-            self._storage = open_storage(self.url)
+            self._storage = self.opener()()
         return self._storage
+
+    def opener(self) -> Callable[[], Storage]:
+        """Opens this storage in any process (picklable: Spark executors call it)."""
+        return storage_opener(self.url, self.s3)
 
 
 class SqlResource(dg.ConfigurableResource):

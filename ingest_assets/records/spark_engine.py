@@ -10,8 +10,8 @@ task into the output folder as ``part-NNNNN.avro`` (input order), merges the rep
 A failed, killed or retried attempt leaves at most a staged file nobody reads, deleted with the job's
 staging folder; an aborted job leaves no output folder. Tasks use the DataFrame API (``mapInArrow``), so
 the same code runs on ``local[*]``, a ``spark://`` cluster and Spark Connect (``sc://``). Executors open
-the storage from its URL: local storage must be a path every executor sees; S3 executors need the same
-``AWS_*`` environment (endpoint, region, credentials) as the driver.
+the storage with ``open_storage``, a picklable callable (default: ``open_storage(storage.url)``): local
+storage must be a path every executor sees; S3 executors build the same client as the driver.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import shutil
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
@@ -31,7 +32,8 @@ from ingest_assets.records.steps import RecordActivity
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource, RecordStream
 from ingest_assets.storage.avro import WriteStats, codec_from_env, part_keys, read_part, write_parts
-from ingest_assets.storage.backends import FolderWriter, Storage, open_storage
+from ingest_assets.storage.backends import FolderWriter, Storage
+from ingest_assets.storage.backends import open_storage as open_default
 
 RESULT_SCHEMA = "task long, staged string, records long, report binary"
 COPY_BUFFER = 1 << 20
@@ -55,7 +57,7 @@ class _TemporaryFolder(FolderWriter):
 class SparkTasks:
     """What every task of one job needs (pickled to the executors): task ``i`` maps ``parts[i]``."""
 
-    storage_url: str
+    open_storage: Callable[[], Storage]
     activity: RecordActivity
     parts: tuple[tuple[int, str], ...]  # (input index, part key), in input order
     schema: dict
@@ -64,7 +66,7 @@ class SparkTasks:
 
     def run(self, task: int) -> dict:
         step_input, key = self.parts[task]
-        storage = open_storage(self.storage_url)
+        storage = self.open_storage()
         report = self.activity.new_report()
         step = self.activity.steps(report)[step_input]
         records = (out for out in map(step, read_part(storage, key)) if out is not None)
@@ -93,13 +95,20 @@ class SparkTasks:
         return run
 
 
-def spark_stream(spark, storage: Storage, activity: RecordActivity, inputs: Sequence[RecordSource]) -> RecordStream:
+def spark_stream(
+    spark,
+    storage: Storage,
+    activity: RecordActivity,
+    inputs: Sequence[RecordSource],
+    open_storage: Callable[[], Storage] | None = None,
+) -> RecordStream:
     """The activity as a job on ``spark`` (a SparkSession), written by ``write_activity`` like any stream."""
+    opener = open_storage or partial(open_default, storage.url)
     report = activity.new_report()
 
     def write(folder: FolderWriter, schema: dict) -> WriteStats:
         parts = tuple((i, key) for i, source in enumerate(inputs) for key in part_keys(storage, source.key))
-        tasks = SparkTasks(storage.url, activity, parts, schema, codec_from_env(), uuid.uuid4().hex)
+        tasks = SparkTasks(opener, activity, parts, schema, codec_from_env(), uuid.uuid4().hex)
         stats = WriteStats()
         try:
             rows = _collect(spark, tasks) if parts else []

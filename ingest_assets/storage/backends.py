@@ -13,10 +13,10 @@ import shutil
 import tempfile
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
 STAGING = ".staging"
@@ -347,11 +347,12 @@ class S3Storage(Storage):
                 raise
 
 
-def open_storage(url: str) -> Storage:
-    """``/some/dir`` (or ``file:///some/dir``) -> local; ``s3://bucket/prefix`` -> S3."""
+def open_storage(url: str, *, s3_client: Callable[[], Any] | None = None) -> Storage:
+    """``/some/dir`` (or ``file:///some/dir``) -> local; ``s3://bucket/prefix`` -> S3, with the client
+    ``s3_client()`` makes (the Dagster layer passes dagster-aws's ``S3Resource``), else boto3's defaults."""
     parts = urlsplit(url)
     if parts.scheme == "s3":
-        return S3Storage(parts.netloc, parts.path)
+        return S3Storage(parts.netloc, parts.path, client=s3_client() if s3_client else None)
     if parts.scheme == "file":
         return LocalStorage(parts.path)
     if parts.scheme and len(parts.scheme) > 1:

@@ -75,7 +75,7 @@ def mapped_records(
     """Map original records to DPLA MAP v4 with the provider's mapping; failures go to the report."""
     provider, _ = partition_parts(context.partition_key)
     source = _source(config, storage, original_records, "harvest")
-    return record_engine.stream(RecordActivity("mapping", registry.load()[provider]), [source], storage.storage)
+    return record_engine.stream(RecordActivity("mapping", registry.load()[provider]), [source], storage)
 
 
 @record_asset("enrichment", MAP_RECORD)
@@ -90,7 +90,7 @@ def enriched_records(
     """Normalize dates, languages, types, rights and text of mapped records."""
     provider, _ = partition_parts(context.partition_key)
     source = _source(config, storage, mapped_records, "mapping")
-    return record_engine.stream(RecordActivity("enrichment", registry.load()[provider]), [source], storage.storage)
+    return record_engine.stream(RecordActivity("enrichment", registry.load()[provider]), [source], storage)
 
 
 @record_asset("indexing", INDEX_RECORD)
@@ -105,4 +105,4 @@ def indexed_records(
     """IndexRecord documents for enriched records, and index deletions for records the harvest deleted."""
     provider, _ = partition_parts(context.partition_key)
     activity = RecordActivity("indexing", registry.load()[provider])
-    return record_engine.stream(activity, [enriched_records, original_records], storage.storage)
+    return record_engine.stream(activity, [enriched_records, original_records], storage)

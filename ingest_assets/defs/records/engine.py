@@ -11,7 +11,7 @@ from ingest_assets.records.engine import SPARK, choose_engine, spark_config
 from ingest_assets.records.spark_engine import spark_stream
 from ingest_assets.records.steps import RecordActivity, in_process
 from ingest_assets.settings import Settings
-from ingest_assets.storage import Storage
+from ingest_assets.defs.resources import StorageResource
 from ingest_assets.storage.activities import RecordSource, RecordStream
 
 
@@ -31,8 +31,8 @@ class RecordEngineResource(dg.ConfigurableResource):
             pyspark=LazyPySparkResource(spark_config=spark_config(settings.spark_master)),
         )
 
-    def stream(self, activity: RecordActivity, inputs: Sequence[RecordSource], storage: Storage) -> RecordStream:
+    def stream(self, activity: RecordActivity, inputs: Sequence[RecordSource], storage: StorageResource) -> RecordStream:
         records = inputs[0].manifest().record_count
         if choose_engine(activity.entry, self.default, self.threshold, records) == SPARK:
-            return spark_stream(self.pyspark.spark_session, storage, activity, inputs)
+            return spark_stream(self.pyspark.spark_session, storage.storage, activity, inputs, storage.opener())
         return in_process(activity, inputs)
