@@ -1,0 +1,40 @@
+"""Which engine runs a provider: the registry's ``engine:``, else ``INGEST_ENGINE``; ``auto`` by size."""
+
+import pytest
+
+from ingest_assets.errors import ConfigError
+from ingest_assets.records.engine import choose_engine, spark_config
+from ingest_assets.registry import ProviderEntry
+from ingest_assets.settings import Settings
+
+
+def test_registry_setting_overrides_the_global_default():
+    assert choose_engine(ProviderEntry("a"), "in-process", 100, 10**9) == "in-process"
+    assert choose_engine(ProviderEntry("a"), "spark", 100, 1) == "spark"
+    assert choose_engine(ProviderEntry("a", {"engine": "spark"}), "in-process", 100, 1) == "spark"
+    assert choose_engine(ProviderEntry("a", {"engine": "in-process"}), "spark", 100, 10**9) == "in-process"
+
+
+def test_auto_picks_spark_from_the_threshold_the_provider_may_override():
+    assert choose_engine(ProviderEntry("a"), "auto", 100, 99) == "in-process"
+    assert choose_engine(ProviderEntry("a"), "auto", 100, 100) == "spark"
+    big = ProviderEntry("nara", {"engine": "auto", "engine_threshold": 1000})
+    assert choose_engine(big, "in-process", 100, 999) == "in-process"
+    assert choose_engine(big, "in-process", 100, 1000) == "spark"
+
+
+@pytest.mark.parametrize("settings", [{"engine": "flink"}, {"engine": "auto", "engine_threshold": "lots"}, {"engine_threshold": -1}])
+def test_bad_engine_settings_name_the_provider(settings):
+    with pytest.raises(ConfigError) as raised:
+        choose_engine(ProviderEntry("nara", settings), "auto", 100, 5)
+    assert raised.value.provider == "nara"
+
+
+def test_settings_and_masters():
+    settings = Settings.from_env({"INGEST_ENGINE": "auto", "INGEST_SPARK_MASTER": "spark://10.0.0.5:7077", "INGEST_SPARK_THRESHOLD": "5000"})
+    assert (settings.engine, settings.spark_master, settings.spark_threshold) == ("auto", "spark://10.0.0.5:7077", 5000)
+    assert Settings.from_env({}).engine == "in-process"
+    with pytest.raises(ConfigError):
+        Settings.from_env({"INGEST_SPARK_THRESHOLD": "1e6"})
+    assert spark_config("local[*]")["spark.master"] == "local[*]"
+    assert spark_config("sc://spark-connect:15002") == {"spark.remote": "sc://spark-connect:15002", "spark.app.name": "ingest-assets"}
