@@ -186,6 +186,12 @@ def provider_state_key(provider: str, *names: str) -> str:
     return f"{_provider(provider)}/{STATE}/{_parts(names)}"
 
 
+def export_key(provider: str, day: date, started: datetime, schema: str, suffix: str) -> str:
+    """A bulk export of a provider's records of a day (e.g. Parquet):
+    ``<provider>/export/<yyyymmdd>/<yyyymmdd_hhmmss>-<provider>-<schema name>.<suffix>``."""
+    return f"{_provider(provider)}/export/{datestamp(day)}/{timestamp(started)}-{provider}-{schema}.{_parts([suffix])}"
+
+
 def spark_staging_key(job: str, name: str | None = None) -> str:
     """Part files of a running Spark job's task attempts, ``_spark-staging/<job>[/<name>]``: never read as
     outputs; the driver copies the winning attempts into the output folder and deletes the job's folder."""

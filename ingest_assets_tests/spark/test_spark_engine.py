@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 import boto3
 import dagster as dg
+import pyarrow.parquet as pq
 import pytest
 from dagster_aws.s3 import S3Resource
 from pyspark import TaskContext, cloudpickle
@@ -183,12 +184,17 @@ def test_record_pipeline_runs_on_the_spark_engine_by_registry_setting(spark, tmp
                                 "INGEST_SPARK_THRESHOLD": "100"})
     hub = StorageResource(url=config.storage_url)
     harvest = write_harvest(hub.storage, shared_fixtures)
-    job = build_definitions(config).resolve_job_def("record_pipeline").get_subset(
+    defs = build_definitions(config)
+    job = defs.resolve_job_def("record_pipeline").get_subset(
         asset_selection={dg.AssetKey(k) for k in ("mapped_records", "enriched_records", "indexed_records")}
     )
+    export = defs.resolve_implicit_global_asset_job_def().get_subset(asset_selection={dg.AssetKey("enriched_parquet")})
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("providers", [PROVIDER])
         assert job.execute_in_process(partition_key=PARTITION, instance=instance).success
+        exported = export.execute_in_process(partition_key=PARTITION, instance=instance)
+        assert exported.success
+        materialization = exported.asset_materializations_for_node("enriched_parquet")[0]
     expected = run_chain(hub, harvest, in_process, datetime(2026, 1, 15, 12, tzinfo=timezone.utc))
     for activity in SCHEMAS:
         outputs = layout.complete_outputs(hub.storage, PROVIDER, activity, DAY)
@@ -196,5 +202,8 @@ def test_record_pipeline_runs_on_the_spark_engine_by_registry_setting(spark, tmp
         dagster_run = next(o for o in outputs if o != expected[activity].output)
         run_records = [json.dumps(r, sort_keys=True) for r in RecordSource(hub.storage, dagster_run)]
         assert set(run_records) == set(canonical(hub.storage, expected[activity])) and len(run_records) == len(set(run_records))
+        if activity == "enrichment":  # the Parquet export holds the enriched records
+            parquet = pq.read_table(materialization.metadata["dagster/uri"].value).to_pylist()
+            assert {json.dumps(r, sort_keys=True) for r in parquet} == set(run_records) and len(parquet) == len(run_records)
         tasks = 8 if activity == "indexing" else 4  # one part per Spark task: indexing reads enrichment + harvest
         assert len(part_keys(hub.storage, dagster_run.folder)) == tasks

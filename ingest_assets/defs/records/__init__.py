@@ -4,6 +4,7 @@ import dagster as dg
 
 from ingest_assets.defs.partitions import record_partitions
 from ingest_assets.defs.records.assets import RECORDS, enriched_records, indexed_records, mapped_records, original_records
+from ingest_assets.defs.records.parquet import enriched_parquet
 from ingest_assets.defs.records.search import search_index, search_index_rebuild
 from ingest_assets.defs.records.checks import harvest_count_drop, mapping_failure_rate
 from ingest_assets.defs.records.sensors import registry_partitions_sensor
@@ -16,7 +17,7 @@ record_pipeline_job = dg.define_asset_job(
 )
 
 defs = dg.Definitions(
-    assets=[original_records, mapped_records, enriched_records, indexed_records, search_index, search_index_rebuild],
+    assets=[original_records, mapped_records, enriched_records, indexed_records, search_index, search_index_rebuild, enriched_parquet],
     asset_checks=[harvest_count_drop, mapping_failure_rate],
     sensors=[registry_partitions_sensor],
     jobs=[record_pipeline_job],
