@@ -23,7 +23,7 @@ class Settings:
     partition_start: date
     engine: str = "in-process"
     spark_master: str = "local[*]"
-    spark_threshold: int = 200_000
+    spark_threshold: int = 100_000
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -46,7 +46,7 @@ class Settings:
             partition_start=partition_start,
             engine=env.get("INGEST_ENGINE") or "in-process",
             spark_master=env.get("INGEST_SPARK_MASTER") or "local[*]",
-            spark_threshold=_count("INGEST_SPARK_THRESHOLD", env.get("INGEST_SPARK_THRESHOLD") or "200000"),
+            spark_threshold=_count("INGEST_SPARK_THRESHOLD", env.get("INGEST_SPARK_THRESHOLD") or "100000"),
         )
 
 

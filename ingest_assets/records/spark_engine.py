@@ -134,8 +134,10 @@ def _collect(spark, tasks: SparkTasks) -> list:
     try:
         return spark.range(0, count, 1, count).mapInArrow(tasks.function(), RESULT_SCHEMA).collect()
     except Exception as exc:  # noqa: BLE001 - Py4J/Connect errors: keep the task's own message
-        lines = [line for line in str(exc).splitlines() if line.strip()]
+        text = str(exc)
+        lines = [line for line in text.splitlines() if line.strip()]
         cause = next((line for line in reversed(lines) if "Error" in line), lines[-1] if lines else repr(exc))
-        raise IngestError(
-            f"{tasks.activity.activity} on Spark failed: {cause.strip()}", provider=tasks.activity.entry.name, retryable=True
+        raise IngestError(  # our own typed errors (bad input) do not go away on a retry; cluster failures may
+            f"{tasks.activity.activity} on Spark failed: {cause.strip()}", provider=tasks.activity.entry.name,
+            retryable="ingest_assets.errors." not in text,
         ) from exc

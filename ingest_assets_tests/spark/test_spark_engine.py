@@ -168,7 +168,7 @@ def test_a_failed_job_leaves_no_visible_output(spark, hub, shared_fixtures):
     harvest = write_harvest(storage, shared_fixtures)
     with pytest.raises(IngestError, match="provider feed broken") as raised:
         _mapping(hub, spark, AlwaysFailing("mapping", ENTRY), harvest)
-    assert raised.value.provider == PROVIDER
+    assert raised.value.provider == PROVIDER and raised.value.retryable  # not one of our typed (bad input) errors
     _nothing_visible(storage)
 
 
