@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from ingest_assets.defs.partitions import partition_parts, record_partitions
+from ingest_assets.defs.partitions import record_partitions
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.records.parquet_export import export_parquet
 from ingest_assets.storage import layout
