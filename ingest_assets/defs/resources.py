@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import dagster as dg
-from dagster_aws.s3 import S3Resource
 from pydantic import Field, PrivateAttr
 from sqlalchemy import Engine
 
@@ -16,11 +16,12 @@ from ingest_assets.storage import Storage
 
 
 class StorageResource(dg.ConfigurableResource):
-    """Object storage: a local directory or ``s3://bucket/prefix``, whose client comes from ``s3``
-    (dagster-aws; endpoint, region and credentials default to boto3's ``AWS_*`` environment)."""
+    """Object storage: a local directory or ``s3://bucket/prefix``, whose client is dagster-aws's
+    ``S3Resource(**s3)`` (``endpoint_url``, ``region_name``, ``profile_name``...; unset values come from
+    boto3's ``AWS_*`` environment). A plain mapping, not a nested resource, so sensors can use this one."""
 
     url: str
-    s3: S3Resource = Field(default_factory=lambda: S3Resource(max_attempts=5))
+    s3: dict[str, Any] = Field(default_factory=lambda: {"max_attempts": 5})
     _storage: Storage | None = PrivateAttr(default=None)
 
     @property

@@ -16,6 +16,7 @@ def s3_client(config: dict[str, Any]):
     return S3Resource(**config).get_client()
 
 
-def storage_opener(url: str, s3: S3Resource) -> Callable[[], Storage]:
-    """``open_storage(url)`` with the S3 client of ``s3``, as a picklable callable."""
-    return partial(open_storage, url, s3_client=partial(s3_client, s3.model_dump()))
+def storage_opener(url: str, s3: dict[str, Any]) -> Callable[[], Storage]:
+    """``open_storage(url)`` with the client of ``S3Resource(**s3)``, as a picklable callable."""
+    S3Resource(**s3)  # invalid settings fail here, not on an executor
+    return partial(open_storage, url, s3_client=partial(s3_client, dict(s3)))

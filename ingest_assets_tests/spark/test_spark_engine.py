@@ -14,7 +14,6 @@ import boto3
 import dagster as dg
 import pyarrow.parquet as pq
 import pytest
-from dagster_aws.s3 import S3Resource
 from pyspark import TaskContext, cloudpickle
 
 from ingest_assets.defs.resources import StorageResource
@@ -40,7 +39,7 @@ def hub(request, tmp_path) -> StorageResource:
     endpoint = request.getfixturevalue("s3_endpoint")
     bucket = f"spark-{uuid.uuid4().hex[:12]}"
     boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=bucket)
-    s3 = S3Resource(endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing")
+    s3 = {"endpoint_url": endpoint, "region_name": "us-east-1", "aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
     return StorageResource(url=f"s3://{bucket}/hub", s3=s3)
 
 
