@@ -30,10 +30,21 @@ def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     }
 
 
+# Declarative automation (the linked-data export follows its graph) runs without anyone turning it on.
+automation_sensor = dg.AutomationConditionSensorDefinition(
+    "default_automation_condition_sensor",
+    target=dg.AssetSelection.all(),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+)
+
+
 def build_definitions(settings: Settings | None = None) -> dg.Definitions:
+    """Every capability's definitions; runs execute their steps in one process (a step's work is far cheaper than a
+    subprocess that imports the code location)."""
     settings = settings or Settings.from_env()
     capabilities = (records, linked_data, repository, datasets, resourcesync)
-    return dg.Definitions.merge(dg.Definitions(resources=shared_resources(settings)), *(c.defs for c in capabilities))
+    shared = dg.Definitions(resources=shared_resources(settings), sensors=[automation_sensor], executor=dg.in_process_executor)
+    return dg.Definitions.merge(shared, *(c.defs for c in capabilities))
 
 
 defs = build_definitions()

@@ -23,3 +23,20 @@ def test_everything_loads_as_one_code_location(tmp_path):
     assert pipeline == {
         "original_records", "mapped_records", "enriched_records", "indexed_records", "search_index", "resourcesync_changes",
     }
+
+
+def test_everything_automatic_starts_running_and_runs_in_one_process(tmp_path):
+    defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
+    repository = defs.get_repository_def()
+    running = dg.DefaultSensorStatus.RUNNING
+    assert {s.name: s.default_status for s in repository.sensor_defs} == {
+        name: running
+        for name in (
+            "registry_partitions_sensor", "repository_harvesting_sensor", "repository_verification_sensor",
+            "dataset_requests_sensor", "linked_data_void_sensor", "default_automation_condition_sensor",
+        )
+    }
+    assert {s.name: s.default_status for s in repository.schedule_defs} == {
+        "resourcesync_publish_schedule": dg.DefaultScheduleStatus.RUNNING
+    }
+    assert defs.resolve_job_def("record_pipeline").executor_def is dg.in_process_executor

@@ -13,7 +13,11 @@ resourcesync_publish_job = dg.define_asset_job(
 defs = dg.Definitions(
     assets=[resourcesync_documents, resourcesync_changes],
     jobs=[resourcesync_publish_job],
-    schedules=[dg.ScheduleDefinition(job=resourcesync_publish_job, cron_schedule="0 * * * *")],
+    schedules=[
+        dg.ScheduleDefinition(
+            job=resourcesync_publish_job, cron_schedule="0 * * * *", default_status=dg.DefaultScheduleStatus.RUNNING
+        )
+    ],
 )
 
 __all__ = ["defs", "feed_indexed_records"]
