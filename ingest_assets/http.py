@@ -7,14 +7,18 @@ checked: only http(s), and no loopback/private/link-local addresses unless ``all
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import requests
+from requests.adapters import HTTPAdapter
+from urllib3.exceptions import LocationParseError, MaxRetryError
+from urllib3.util import parse_url
+from urllib3.util.retry import Retry
 
 from ingest_assets.errors import FetchError
 from ingest_assets.version import SOFTWARE_VERSION
@@ -22,6 +26,7 @@ from ingest_assets.version import SOFTWARE_VERSION
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 ERROR_BODY_BYTES = 64 * 1024
+MAX_RETRY_AFTER = 60.0
 USER_AGENT = f"ingest-assets/{SOFTWARE_VERSION}"
 
 
@@ -47,28 +52,40 @@ class HttpResponse:
         return json.loads(self.content)
 
 
+# Characters that parsers disagree about (WHATWG ends the authority at a backslash, RFC 3986 does not).
+_AMBIGUOUS = re.compile(r"[\x00-\x20\x7f\\]")
+
+
 def check_url(url: str, *, allow_private: bool = False, allowed_schemes=("http", "https")) -> None:
-    """Refuse URLs a provider must not make us fetch (``file://``, loopback, private ranges...)."""
+    """Refuse URLs a provider must not make us fetch (``file://``, loopback, private ranges...).
+
+    The host judged is the one urllib3 (which ``requests`` connects with) parses; URLs whose parsers could disagree
+    about the host (userinfo, backslashes, whitespace or control characters, percent-encoded hosts) are refused.
+    """
+    if _AMBIGUOUS.search(url):
+        raise FetchError("refusing URL with a backslash, whitespace or control character", url=url, retryable=False)
     try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:  # a bad port or bracketed host
+        parts = parse_url(url)
+    except LocationParseError as exc:  # a bad port or bracketed host
         raise FetchError(f"malformed URL: {exc}", url=url, retryable=False) from exc
-    if parts.scheme.lower() not in allowed_schemes:
+    if (parts.scheme or "").lower() not in allowed_schemes:
         raise FetchError(f"refusing URL scheme {parts.scheme or '(none)'!r}", url=url, retryable=False)
-    if not parts.hostname:
+    if not parts.host:
         raise FetchError("URL has no host", url=url, retryable=False)
+    if parts.auth is not None or "%" in parts.host:
+        raise FetchError("refusing URL with userinfo or a percent-encoded host", url=url, retryable=False)
     if allow_private:
         return
+    host = parts.host.strip("[]")
     try:
-        infos = socket.getaddrinfo(parts.hostname, port or 443, proto=socket.IPPROTO_TCP)
+        infos = socket.getaddrinfo(host, parts.port or 443, proto=socket.IPPROTO_TCP)
     except socket.gaierror as exc:
-        raise FetchError(f"cannot resolve host {parts.hostname!r}: {exc}", url=url, retryable=True) from exc
+        raise FetchError(f"cannot resolve host {host!r}: {exc}", url=url, retryable=True) from exc
     for info in infos:
         address = ipaddress.ip_address(info[4][0].split("%")[0])
         if not all(a.is_global for a in _addresses_within(address)):
             raise FetchError(
-                f"refusing {parts.hostname} -> {address}: not a public address (allow_private is off)",
+                f"refusing {host} -> {address}: not a public address (allow_private is off)",
                 url=url,
                 retryable=False,
             )
@@ -87,6 +104,13 @@ def _addresses_within(address: ipaddress.IPv4Address | ipaddress.IPv6Address) ->
         if address in NAT64:
             found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
     return found
+
+
+class _Retry(Retry):
+    """urllib3's ``Retry`` (``Retry-After`` in seconds or as an HTTP date), capped: a provider cannot park a worker."""
+
+    def parse_retry_after(self, retry_after: str) -> float:
+        return min(super().parse_retry_after(retry_after), MAX_RETRY_AFTER)
 
 
 class HttpClient:
@@ -111,6 +135,16 @@ class HttpClient:
         self.allowed_schemes = allowed_schemes
         self.session = session or requests.Session()
         self.session.headers.setdefault("User-Agent", USER_AGENT)
+        adapter = HTTPAdapter(max_retries=self._retry())
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+
+    def _retry(self) -> _Retry:
+        """Connection errors, timeouts, 429 and 5xx, any method; redirects are followed (and checked) by ``_open``."""
+        return _Retry(
+            total=self.retries, redirect=False, status_forcelist=RETRY_STATUSES, allowed_methods=None,
+            backoff_factor=self.backoff, backoff_max=MAX_RETRY_AFTER, raise_on_status=False,
+        )
 
     def get(self, url: str, *, params=None, headers=None, max_bytes: int | None = None) -> HttpResponse:
         """GET with retries; the body is read fully but never beyond ``max_bytes``.
@@ -118,7 +152,7 @@ class HttpClient:
         A connection that breaks while the body is read is retried like one that fails to open.
         """
         limit = self.max_bytes if max_bytes is None else max_bytes
-        attempt = 0
+        retry = self._retry()
         while True:
             try:
                 with self.stream(url, params=params, headers=headers) as (response, history):
@@ -130,10 +164,11 @@ class HttpClient:
                         chunks.append(chunk)
                     return HttpResponse(response.url, response.status_code, dict(response.headers), b"".join(chunks), history)
             except (requests.exceptions.ChunkedEncodingError, requests.ConnectionError) as exc:
-                if attempt >= self.retries:
+                try:
+                    retry = retry.increment("GET", url, error=exc)
+                except MaxRetryError:
                     raise FetchError(f"connection broke while reading the body: {exc}", url=url, retryable=True) from exc
-                self._sleep(attempt, None)
-                attempt += 1
+                retry.sleep()
 
     @contextmanager
     def stream(self, url: str, *, params=None, headers=None, method: str = "GET", data=None) -> Iterator[
@@ -141,26 +176,13 @@ class HttpClient:
     ]:
         """Open a streaming response after redirects (each hop checked); yields ``(response, hops)``.
 
-        Retries connection errors, timeouts, 429 and 5xx with exponential backoff (``Retry-After`` honoured).
-        A final 4xx/5xx is raised as :class:`FetchError`.
+        The session's urllib3 ``Retry`` retries connection errors, timeouts, 429 and 5xx with exponential backoff
+        (``Retry-After`` honoured, in seconds or as an HTTP date). A final 4xx/5xx is raised as :class:`FetchError`.
         """
-        attempt = 0
-        while True:
-            try:
-                response, history = self._open(url, params, headers, method, data)
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                if attempt >= self.retries:
-                    raise FetchError(f"{type(exc).__name__}: {exc}", url=url, retryable=True) from exc
-                self._sleep(attempt, None)
-                attempt += 1
-                continue
-            if response.status_code in RETRY_STATUSES and attempt < self.retries:
-                retry_after = response.headers.get("Retry-After")
-                response.close()
-                self._sleep(attempt, retry_after)
-                attempt += 1
-                continue
-            break
+        try:
+            response, history = self._open(url, params, headers, method, data)
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            raise FetchError(f"{type(exc).__name__}: {exc}", url=url, retryable=True) from exc
         try:
             if response.status_code >= 400:
                 error = FetchError(f"HTTP {response.status_code}", status=response.status_code, url=response.url)
@@ -193,9 +215,3 @@ class HttpClient:
                 continue
             return response, history
         raise FetchError(f"more than {self.max_redirects} redirects", url=url, retryable=False)
-
-    def _sleep(self, attempt: int, retry_after: str | None) -> None:
-        delay = self.backoff * (2**attempt)
-        if retry_after and retry_after.isdigit():
-            delay = max(delay, min(float(retry_after), 60.0))
-        time.sleep(delay)

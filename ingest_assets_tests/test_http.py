@@ -95,3 +95,56 @@ def test_connection_broken_mid_body_is_retried():
     threading.Thread(target=serve, daemon=True).start()
     response = HttpClient(allow_private=True, backoff=0.01).get(f"http://127.0.0.1:{listener.getsockname()[1]}/")
     assert response.content == b"whol" and len(attempts) == 2
+
+
+def test_retry_after_as_an_http_date_is_honoured_and_capped(http_server, monkeypatch):
+    import math
+    import time
+    from email.utils import formatdate
+
+    import ingest_assets.http
+
+    arrivals = []
+    not_before = math.ceil(time.time()) + 2
+    busy = [("503 Busy", [("Retry-After", formatdate(not_before, usegmt=True))], b"")]
+
+    def app(environ, start_response):
+        arrivals.append(time.time())
+        status, headers, body = busy.pop(0) if busy else ("200 OK", [], b"fine")
+        start_response(status, headers)
+        return [body]
+
+    base = http_server(app=app)
+    assert HttpClient(allow_private=True, backoff=0.01).get(f"{base}/").content == b"fine"
+    assert len(arrivals) == 2 and arrivals[1] >= not_before  # waited for the date, not the 0.01 s backoff
+
+    monkeypatch.setattr(ingest_assets.http, "MAX_RETRY_AFTER", 0.1)  # an hour's Retry-After waits only the cap
+    busy.append(("429 Slow down", [("Retry-After", "3600")], b""))
+    assert HttpClient(allow_private=True, backoff=0.01).get(f"{base}/").content == b"fine"
+    assert len(arrivals) == 4
+
+
+def test_guard_judges_the_host_the_connection_uses(http_server, monkeypatch):
+    import socket
+
+    app, calls = app_factory({"/": [("200 OK", [], b"internal")]})
+    port = http_server(app=app).rsplit(":", 1)[1]
+    real_getaddrinfo = socket.getaddrinfo
+
+    def resolve(host, *args, **kwargs):  # public.example is a public address; everything else resolves as usual
+        if host == "public.example":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", 80))]
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    for url in (
+        f"http://127.0.0.1:{port}\\@public.example/",  # urlsplit saw public.example; urllib3 connects to 127.0.0.1
+        f"http://public.example\\@127.0.0.1:{port}/",
+        f"http://user@127.0.0.1:{port}/",
+        f"http://public.example%2f@127.0.0.1:{port}/",
+        f"http://127.0.0.1:{port}\t/",
+    ):
+        with pytest.raises(FetchError) as err:
+            HttpClient(retries=0).get(url)
+        assert not err.value.retryable and "internal" not in str(err.value)
+    assert calls == []
