@@ -20,6 +20,7 @@ from urllib3.exceptions import LocationParseError, MaxRetryError
 from urllib3.util import parse_url
 from urllib3.util.retry import Retry
 
+from ingest_assets import json_input
 from ingest_assets.errors import FetchError
 from ingest_assets.version import SOFTWARE_VERSION
 
@@ -47,9 +48,7 @@ class HttpResponse:
         return requests.utils.get_encoding_from_headers(self.headers) or "utf-8"
 
     def json(self):
-        import json
-
-        return json.loads(self.content)
+        return json_input.loads(self.content)
 
 
 # Characters that parsers disagree about (WHATWG ends the authority at a backslash, RFC 3986 does not).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 import uuid
 from collections.abc import Iterable
@@ -14,6 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import Engine
 
+from ingest_assets import json_input
 from ingest_assets.datasets.archive import (
     ArchiveOrgUploader,
     item_file_names,
@@ -299,8 +299,8 @@ def parse_request_lines(lines: Iterable[str], source: str) -> Iterable[IngestReq
         if not line.strip():
             continue
         try:
-            yield IngestRequest.from_dict(json.loads(line), file=source, record=f"line {number}")
-        except (json.JSONDecodeError, ValidationError) as exc:
+            yield IngestRequest.from_dict(json_input.loads(line), file=source, record=f"line {number}")
+        except (ValueError, ValidationError) as exc:
             if isinstance(exc, ValidationError):
                 message = str(exc)
             else:

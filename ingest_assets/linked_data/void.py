@@ -11,7 +11,6 @@ rather than an inline object is refused, since rdflib would fetch it itself, byp
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from defusedxml import DefusedXmlException
 from pyoxigraph import RdfFormat
 from rdflib.namespace import DCTERMS, RDF, VOID
 
+from ingest_assets import json_input
 from ingest_assets.errors import ParseError, ValidationError
 from ingest_assets.linked_data import formats
 from ingest_assets.linked_data.modified import parse_modified
@@ -67,8 +67,8 @@ def _context_references(document) -> Iterator[str]:
 
 def _refuse_remote_contexts(data: bytes, *, provider: str, url: str) -> None:
     try:
-        document = json.loads(data)
-    except (ValueError, RecursionError) as exc:
+        document = json_input.loads(data)
+    except ValueError as exc:
         raise ParseError(f"VoID is not valid JSON: {exc}", provider=provider, file=url) from exc
     for reference in _context_references(document):
         raise ParseError(

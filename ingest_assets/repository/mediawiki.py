@@ -6,7 +6,6 @@ Wikitext is parsed with mwparserfromhell; each occurrence of a wanted template b
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -14,6 +13,7 @@ from datetime import datetime, timezone
 import mwparserfromhell
 from lxml import etree
 
+from ingest_assets import json_input
 from ingest_assets.errors import IngestError, ParseError
 from ingest_assets.http import HttpClient
 from ingest_assets.repository.markup import clean
@@ -152,7 +152,7 @@ class WikiEditor:
     def _post(self, data: dict[str, str]) -> dict:
         with self.http.stream(self.api_url, method="POST", data={**data, "format": "json"}) as (response, _):
             try:
-                answer = json.loads(response.raw.read(MAX_API_ANSWER, decode_content=True))
+                answer = json_input.loads(response.raw.read(MAX_API_ANSWER, decode_content=True))
             except ValueError as exc:
                 raise ParseError(f"MediaWiki API answered non-JSON: {exc}", file=self.api_url) from exc
         if "error" in answer:

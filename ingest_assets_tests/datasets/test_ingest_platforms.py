@@ -422,3 +422,24 @@ def test_signposting_files_sharing_a_name_or_the_items_own_names_get_suffixes(pl
     assert [f["name"] for f in json.loads(stored["_MANIFEST"])["files"]] == names
     assert f"<identifier>{item}</identifier>" in stored[f"{item}_meta.xml"].decode()
     assert all(f'name="{n}"' in stored[f"{item}_files.xml"].decode() for n in names)
+
+
+def test_batch_goes_on_after_a_platform_answer_nested_too_deeply(platform, datasets_dir, make_ctx):
+    import io
+
+    from ingest_assets.datasets.ingest import run_requests
+
+    platform.route("/api/records/4927605", b"[" * 100_000 + b"]" * 100_000)
+    platform.route("/records/4927605", "<html></html>", content_type="text/html")
+    platform.route("/files/a.csv", b"x,y\n", content_type="text/csv")
+    lines = [
+        json.dumps({"base_url": f"{platform.base}/records/4927605"}),
+        "[" * 100_000 + "]" * 100_000,  # a request line nested too deeply
+        json.dumps({"base_url": f"{platform.base}/files/a.csv"}),
+    ]
+    out = io.StringIO()
+    summary = run_requests(lines, make_ctx(), "batch.jsonl", out)
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [row["status"] for row in rows] == ["platform-error", "invalid-request", "success-file"]
+    assert "nested too deeply" in rows[0]["error_message"] and "line 2" in rows[1]["error_message"]
+    assert summary.requests == 3 and summary.hits == 1

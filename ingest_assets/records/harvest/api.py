@@ -24,6 +24,7 @@ from urllib.parse import urljoin
 
 import requests
 
+from ingest_assets import json_input
 from ingest_assets.errors import FetchError, IngestError, ParseError, ValidationError
 from ingest_assets.http import HttpClient, HttpResponse
 from ingest_assets.records.harvest.checkpoint import Checkpoint
@@ -84,7 +85,7 @@ class ApiHarvester:
                 page = self.stats.pages
                 response = self.fetch(position, page)
                 try:
-                    data = json.loads(response.content)
+                    data = json_input.loads(response.content)
                 except ValueError as exc:
                     raise ParseError(f"page {page} is not JSON: {exc}", provider=self.provider, file=response.url) from exc
                 items = lookup(data, self.config.records_path)

@@ -12,7 +12,6 @@ still harvested. Files carry no deletions and are not checkpointed (one pass, no
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 import zipfile
@@ -25,6 +24,7 @@ from typing import BinaryIO
 
 from lxml import etree
 
+from ingest_assets import json_input
 from ingest_assets.errors import ConfigError, FetchError, IngestError, ParseError, ValidationError
 from ingest_assets.http import HttpClient
 from ingest_assets.records.harvest.api import record_id
@@ -133,7 +133,7 @@ class FileHarvester:
                 if not text:
                     continue
                 try:
-                    item = json.loads(text)
+                    item = json_input.loads(text)
                 except ValueError as exc:
                     raise ParseError(f"not JSON: {exc}", provider=self.provider) from exc
                 local_id = record_id(item, self.config.id_path, self.provider)

@@ -34,6 +34,9 @@ class JsonApi:
         if self.fail and self.fail(q):
             start_response("500 Server Error", headers)
             return [b"{}"]
+        if style == "deep":  # nesting that ends Python's recursive JSON parser
+            start_response("200 OK", headers)
+            return [b"[" * 100_000 + b"]" * 100_000]
         if style == "broken":
             start_response("200 OK", [("Content-Type", "text/html")])
             return [b"<html><body>Service temporarily moved</body></html>"]
@@ -158,6 +161,11 @@ def test_rerun_with_other_params_ignores_and_clears_the_old_spool(api, provider,
 def test_page_that_is_not_json_names_page_and_url(api, provider, http, checkpoint, started):
     with pytest.raises(ParseError, match=r"page 1 is not JSON.*provider 'testprov', file 'http://127\.0\.0\.1:\d+/broken\?q="):
         list(run(provider, api, "broken", http, checkpoint, started, paging=STYLES["next"]))
+
+
+def test_page_nested_too_deeply_is_a_parse_error_naming_the_page(api, provider, http, checkpoint, started):
+    with pytest.raises(ParseError, match=r"page 1 is not JSON: nested too deeply.*provider 'testprov'"):
+        list(run(provider, api, "deep", http, checkpoint, started, paging=STYLES["next"]))
 
 
 def test_next_link_to_itself_is_an_error_not_a_loop(api, provider, http, checkpoint, started):

@@ -145,3 +145,13 @@ def test_xml_file_declaring_entities_is_refused(oai_fixtures, provider, http, ch
     hostile.write_bytes(body.replace(b"<OAI-PMH ", b'<!DOCTYPE OAI-PMH [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><OAI-PMH ', 1))
     with pytest.raises(ParseError, match="declares entities"):
         list(run(provider, http, checkpoint, started, path=str(hostile), format="xml", **OAI_RECORDS))
+
+
+def test_json_line_nested_too_deeply_is_that_lines_error(jsonl_lines, provider, http, checkpoint, started, tmp_path):
+    path = tmp_path / "records.jsonl"
+    deep = b"[" * 100_000 + b"]" * 100_000  # RecursionError in json.loads
+    path.write_bytes(b"\n".join([jsonl_lines[0], deep, jsonl_lines[2]]) + b"\n")
+    harvest = run(provider, http, checkpoint, started, path=str(path), format="jsonl", id_path="id")
+    assert [r["id"] for r in harvest] == ["4d85a6bd965dde8352c8235c43fe1c44", "c340ca5de0e46b0538213c65c650c8c6"]
+    [error] = harvest.stats.errors
+    assert isinstance(error, ParseError) and error.record == "line 2" and "nested too deeply" in str(error)
