@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
+from lxml import etree
 from pyoxigraph import BlankNode, RdfFormat, parse
 
 from ingest_assets.errors import FetchError, ParseError
@@ -21,6 +26,12 @@ from ingest_assets.linked_data.store import Term
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
+# RDF/XML prolog screening: ontology editors declare entities as namespace abbreviations
+# (<!ENTITY xsd "http://www.w3.org/2001/XMLSchema#">); anything beyond that can expand without bound.
+MAX_PROLOG_BYTES = 256 * 1024
+MAX_ENTITIES = 256
+MAX_ENTITY_CHARS = 2048
+_PARAMETER_ENTITY = re.compile(rb"<!ENTITY\s+%")
 
 
 @dataclass(frozen=True)
@@ -73,6 +84,61 @@ def download(http: HttpClient, url: str, target: Path, *, provider: str, max_byt
     return Download(url, target, content_type)
 
 
+@contextmanager
+def _open(path: Path) -> Iterator[tuple[BinaryIO, bool]]:
+    """The dump's bytes (gunzipped when it starts with the gzip magic) and whether it was compressed."""
+    with path.open("rb") as raw:
+        compressed = raw.read(2) == GZIP_MAGIC
+        raw.seek(0)
+        yield (gzip.GzipFile(fileobj=raw) if compressed else raw), compressed
+
+
+def screen_rdfxml_prolog(stream, *, provider: str, url: str) -> None:
+    """Refuse an RDF/XML dump whose DTD could expand without bound, reading only its prolog.
+
+    Accepted: internal entities with plain text values (namespace abbreviations). Refused, with a ParseError:
+    an external DTD or entity, parameter entities, entities that refer to other entities or hold markup,
+    more than ``MAX_ENTITIES`` or longer than ``MAX_ENTITY_CHARS``, a prolog over ``MAX_PROLOG_BYTES``.
+    Nothing is expanded: the parser stops at the root element's start tag.
+    """
+
+    def refuse(reason: str) -> ParseError:
+        return ParseError(f"RDF/XML dump refused: {reason}", provider=provider, file=url)
+
+    parser = etree.XMLPullParser(events=("start",), resolve_entities=False, no_network=True, load_dtd=False)
+    prolog = b""
+    root = None
+    while root is None:
+        chunk = stream.read(16 * 1024)
+        if not chunk:
+            return  # no root element: pyoxigraph reports the syntax error
+        prolog += chunk
+        if _PARAMETER_ENTITY.search(prolog):
+            raise refuse("it declares parameter entities")
+        try:
+            parser.feed(chunk)
+            root = next((element for _, element in parser.read_events()), None)
+        except etree.XMLSyntaxError as exc:
+            if b"<!ENTITY" in prolog:  # a DTD we cannot judge is not handed to a parser that expands it
+                raise refuse(f"its DTD is not well-formed ({exc})") from exc
+            return  # not well-formed: pyoxigraph reports it with a line number
+        if root is None and len(prolog) > MAX_PROLOG_BYTES:
+            raise refuse(f"no root element within the first {MAX_PROLOG_BYTES} bytes")
+    docinfo = root.getroottree().docinfo
+    if docinfo.system_url or docinfo.public_id:
+        raise refuse("it names an external DTD")
+    dtd = docinfo.internalDTD
+    entities = list(dtd.iterentities()) if dtd is not None else []
+    if len(entities) > MAX_ENTITIES:
+        raise refuse(f"it declares {len(entities)} entities (at most {MAX_ENTITIES})")
+    for entity in entities:
+        if entity.system_url:
+            raise refuse(f"entity {entity.name!r} is external ({entity.system_url})")
+        content = entity.content or ""
+        if len(content) > MAX_ENTITY_CHARS or any(c in content for c in "&%<"):
+            raise refuse(f"entity {entity.name!r} is not a plain text abbreviation")
+
+
 def stage(
     dump: Download,
     spool: Path,
@@ -83,13 +149,13 @@ def stage(
     subjects: set[Term] | None = None,
 ) -> StagedDump:
     """Parse ``dump`` into an N-Triples ``spool``; adds its IRI subjects to ``subjects`` when given."""
-    with dump.path.open("rb") as raw:
-        compressed = raw.read(2) == GZIP_MAGIC
-        raw.seek(0)
-        inner = gzip.GzipFile(fileobj=raw) if compressed else raw
+    with _open(dump.path) as (inner, compressed):
         reader = io.BufferedReader(_Limited(inner, max_bytes, dump.url, provider), CHUNK)
         content_type = None if compressed else dump.content_type  # a gzip type says nothing of the syntax
         rdf_format = formats.detect(dump.url, content_type, reader.peek(512)[:512], hint)
+        if rdf_format == RdfFormat.RDF_XML:
+            with _open(dump.path) as (prolog, _):
+                screen_rdfxml_prolog(prolog, provider=provider, url=dump.url)
         triples = 0
         try:
             with spool.open("w", encoding="utf-8") as out:

@@ -244,3 +244,41 @@ def test_jsonld_dump_never_fetches_a_remote_context(store_case, site, http):
     assert caught.value.provider == "d1" and caught.value.file == dump
     assert "/ctx.jsonld" not in site.requested and "/d1/dump.jsonld" in site.requested
     assert store_case.current_triples("d1") == set()
+
+
+ONTOLOGY_BODY = (
+    '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/onto#">'
+    '<rdf:Description rdf:about="&ex;cruise"><ex:legs rdf:datatype="&xsd;integer">5</ex:legs>'
+    "<ex:note>{note}</ex:note></rdf:Description></rdf:RDF>"
+)
+
+
+def _rdfxml(dtd: str, note: str = "plain") -> str:
+    return f'<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n{dtd}\n]>\n' + ONTOLOGY_BODY.format(note=note)
+
+
+ABBREVIATIONS = '<!ENTITY xsd "http://www.w3.org/2001/XMLSchema#">\n<!ENTITY ex "http://example.org/onto#">'
+
+
+def test_rdfxml_dump_with_namespace_abbreviation_entities_is_imported(store_case, site, http):
+    dump = site.put("/d1/onto.rdf", _rdfxml(ABBREVIATIONS), "application/rdf+xml")
+    _harvest(store_case, site, http, "d1", "2015-11-05", [dump])
+    assert (
+        '<http://example.org/onto#cruise> <http://example.org/onto#legs> "5"^^<http://www.w3.org/2001/XMLSchema#integer>'
+        in store_case.current_triples("d1")
+    )
+
+
+@pytest.mark.parametrize(("dtd", "note", "needle"), [
+    # entities built from entities grow geometrically (10^5 characters here; a billion with a few more lines)
+    (ABBREVIATIONS + '<!ENTITY a "aaaaaaaaaa">' + "".join(
+        f'<!ENTITY {n} "{("&" + p + ";") * 10}">' for p, n in zip("abcd", "bcde")), "&e;", "not a plain text"),
+    (ABBREVIATIONS + '<!ENTITY secret SYSTEM "file:///etc/hostname">', "&secret;", "is external"),
+    (ABBREVIATIONS + '<!ENTITY % p "<!ENTITY q \'x\'>"> %p;', "plain", "parameter entities"),
+], ids=["nested-expansion", "external-entity", "parameter-entity"])
+def test_rdfxml_dump_whose_dtd_could_expand_is_refused_before_parsing(store_case, site, http, dtd, note, needle):
+    dump = site.put("/d1/onto.rdf", _rdfxml(dtd, note), "application/rdf+xml")
+    with pytest.raises(ParseError, match=f"RDF/XML dump refused: .*{needle}") as caught:
+        _harvest(store_case, site, http, "d1", "2015-11-05", [dump])
+    assert caught.value.provider == "d1" and caught.value.file == dump
+    assert store_case.current_triples("d1") == set()
