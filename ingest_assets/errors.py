@@ -54,5 +54,9 @@ class ParseError(IngestError):
     """Input could not be parsed (bad XML, JSON, RDF, Avro...)."""
 
 
+class LimitError(IngestError):
+    """A bound on remote data was reached (pages, time, pages without new records): a retry meets it again."""
+
+
 class ValidationError(IngestError):
     """Input parsed but breaks a rule of the target model."""

@@ -74,7 +74,8 @@ class ApiHarvester:
     def records(self) -> Iterator[dict]:
         request = {"endpoint": self.config.endpoint, "params": dict(self.config.params), "paging": self.paging.style}
         progress = Progress(
-            self.provider, self.checkpoint, "api", request, "position", stats=self.stats, ingest_ts=self.ingest_ts
+            self.provider, self.checkpoint, "api", request, "position", stats=self.stats, ingest_ts=self.ingest_ts,
+            bounds=self.config.bounds,
         )
         requested: set[str] = set()
         try:
@@ -107,7 +108,7 @@ class ApiHarvester:
                                 "ending the list", self.provider, page, response.url)
                     position = None
                 if position is not None:
-                    progress.save(page, position)
+                    progress.save(page, position, response.url)
             progress.finish()
         finally:
             progress.close()

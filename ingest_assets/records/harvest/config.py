@@ -34,6 +34,15 @@ STEP_RE = re.compile(r"(//?)([^/]+)")
 
 
 @dataclass(frozen=True)
+class PageBounds:
+    """Where a paged harvest stops even if the source never ends its list (``harvest.bounds``)."""
+
+    max_pages: int = 100_000
+    max_minutes: int = 24 * 60
+    max_stale_pages: int = 20  # consecutive pages that bring no record not yet seen in this run
+
+
+@dataclass(frozen=True)
 class OaiConfig:
     endpoint: str
     metadata_prefix: str = "oai_dc"
@@ -41,6 +50,7 @@ class OaiConfig:
     allow_private: bool = False
     max_page_bytes: int = 64 * MiB
     full: bool = False
+    bounds: PageBounds = field(default_factory=PageBounds)
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,7 @@ class ApiConfig:
     allow_private: bool = False
     max_page_bytes: int = 64 * MiB
     full: bool = False
+    bounds: PageBounds = field(default_factory=PageBounds)
 
 
 @dataclass(frozen=True)
@@ -177,7 +188,7 @@ def parse_harvest_config(provider: ProviderEntry) -> HarvestConfig:
 
 
 def _oai(name: str, data: Mapping[str, Any]) -> OaiConfig:
-    b = _Block(name, "harvest", data, {"type", "endpoint", "metadata_prefix", "set", "allow_private", "max_page_bytes", "full"})
+    b = _Block(name, "harvest", data, {"type", "endpoint", "metadata_prefix", "set", "allow_private", "max_page_bytes", "full", "bounds"})
     return OaiConfig(
         endpoint=b.url("endpoint"),
         metadata_prefix=b.text("metadata_prefix", "oai_dc"),
@@ -185,6 +196,17 @@ def _oai(name: str, data: Mapping[str, Any]) -> OaiConfig:
         allow_private=b.flag("allow_private"),
         max_page_bytes=b.integer("max_page_bytes", 64 * MiB),
         full=b.flag("full"),
+        bounds=_bounds(b),
+    )
+
+
+def _bounds(b: _Block) -> PageBounds:
+    bounds = b.sub("bounds", {"max_pages", "max_minutes", "max_stale_pages"})
+    defaults = PageBounds()
+    return PageBounds(
+        max_pages=bounds.integer("max_pages", defaults.max_pages),
+        max_minutes=bounds.integer("max_minutes", defaults.max_minutes),
+        max_stale_pages=bounds.integer("max_stale_pages", defaults.max_stale_pages),
     )
 
 
@@ -193,7 +215,8 @@ def _api(name: str, data: Mapping[str, Any]) -> ApiConfig:
         name,
         "harvest",
         data,
-        {"type", "endpoint", "records_path", "id_path", "paging", "params", "allow_private", "max_page_bytes", "full"},
+        {"type", "endpoint", "records_path", "id_path", "paging", "params", "allow_private", "max_page_bytes", "full",
+         "bounds"},
     )
     p = b.sub(
         "paging",
@@ -225,6 +248,7 @@ def _api(name: str, data: Mapping[str, Any]) -> ApiConfig:
         allow_private=b.flag("allow_private"),
         max_page_bytes=b.integer("max_page_bytes", 64 * MiB),
         full=b.flag("full"),
+        bounds=_bounds(b),
     )
 
 

@@ -77,7 +77,8 @@ class OaiHarvester:
     def records(self) -> Iterator[dict]:
         request = self.list_request()
         progress = Progress(
-            self.provider, self.checkpoint, "oai", request, "token", stats=self.stats, ingest_ts=self.ingest_ts
+            self.provider, self.checkpoint, "oai", request, "token", stats=self.stats, ingest_ts=self.ingest_ts,
+            bounds=self.config.bounds,
         )
         tokens = set()
         try:
@@ -125,7 +126,7 @@ class OaiHarvester:
                     )
                 token = next_token
                 tokens.add(token)
-                progress.save(page, token)
+                progress.save(page, token, response.url)
             progress.finish()
         finally:
             progress.close()

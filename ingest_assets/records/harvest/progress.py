@@ -16,16 +16,21 @@ The policy shared by the OAI-PMH and JSON API harvesters:
   complete.
 * A record id is yielded once per run, whether spooled or fetched (``stats.duplicates`` counts repeats);
   the ids are kept in a temporary SQLite file, so memory stays flat.
+* Every list ends: past ``bounds.max_pages`` pages, ``bounds.max_minutes`` minutes, or after
+  ``bounds.max_stale_pages`` consecutive pages without a record not yet seen (fresh tokens forever, the same
+  records under new tokens) the run stops with a :class:`LimitError`; a retry would meet the same bound.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
-from ingest_assets.errors import IngestError
+from ingest_assets.errors import IngestError, LimitError
 from ingest_assets.records.harvest.checkpoint import Checkpoint
+from ingest_assets.records.harvest.config import PageBounds
 from ingest_assets.records.harvest.original import HarvestStats, SeenIds
 
 log = logging.getLogger(__name__)
@@ -36,10 +41,12 @@ class Progress:
 
     def __init__(
         self, provider: str, checkpoint: Checkpoint, kind: str, request: dict, position_key: str, *,
-        stats: HarvestStats, ingest_ts: int,
+        stats: HarvestStats, ingest_ts: int, bounds: PageBounds,
     ):
         self.provider, self.checkpoint, self.kind, self.request = provider, checkpoint, kind, request
-        self.position_key, self.stats, self.ingest_ts = position_key, stats, ingest_ts
+        self.position_key, self.stats, self.ingest_ts, self.bounds = position_key, stats, ingest_ts, bounds
+        self.deadline = time.monotonic() + bounds.max_minutes * 60
+        self.stale_pages = 0
         self.seen = SeenIds()
         self.spooled = 0
         self._page: list[dict] = []
@@ -76,9 +83,12 @@ class Progress:
             if self.stats.admit(record, self.seen):
                 self._page.append(record)
                 yield record
+        self.stale_pages = 0 if self._page else self.stale_pages + 1
 
-    def save(self, page: int, position: Any) -> None:
-        """Page ``page`` is done and the next one starts at ``position``: spool the page, then checkpoint."""
+    def save(self, page: int, position: Any, url: str) -> None:
+        """Page ``page`` (fetched from ``url``) is done and the next one starts at ``position``: a
+        :class:`LimitError` if the list has run past one of its bounds, else spool the page, then checkpoint."""
+        self._check_bounds(page, url)
         self.checkpoint.spool_page(self.request, page, self._page)
         self.spooled += len(self._page)
         self._page = []
@@ -86,6 +96,21 @@ class Progress:
             "kind": self.kind, "request": self.request, "page": page, "spooled": self.spooled,
             self.position_key: position,
         })
+
+    def _check_bounds(self, page: int, url: str) -> None:
+        bounds = self.bounds
+        if self.stale_pages >= bounds.max_stale_pages:
+            reason = f"{self.stale_pages} pages in a row brought no new record"
+        elif page >= bounds.max_pages:
+            reason = f"the list goes on past {bounds.max_pages} pages"
+        elif time.monotonic() > self.deadline:
+            reason = f"the list goes on past {bounds.max_minutes} minutes"
+        else:
+            return
+        raise LimitError(
+            f"harvest stopped after page {page}: {reason}; raise harvest.bounds if the source is right",
+            provider=self.provider, file=url,
+        )
 
     def finish(self) -> None:
         """The list is complete: nothing left to resume."""
