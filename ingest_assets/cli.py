@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 from datetime import date
+from importlib.resources import files
 from pathlib import Path
 
 DEMO_PORT = 8765
@@ -30,6 +31,8 @@ def _demo(args: argparse.Namespace) -> int:
 
     logging.getLogger("alembic").setLevel(logging.WARNING)
     os.environ.setdefault("DAGSTER_HOME", str(Path.cwd()))
+    if "INGEST_REGISTRY" not in os.environ and not Path("registry.yaml").exists():  # installed, not a checkout
+        os.environ["INGEST_REGISTRY"] = str(files("ingest_assets.demo") / "registry.yaml")
     settings = Settings.from_env()
     server, url = serve_in_thread(sample_records(day=args.date), port=args.port)
     print(f"demo OAI-PMH endpoint: {url}")

@@ -1,5 +1,5 @@
 """Elasticsearch resource index: ``<prefix>-resource``, ``<prefix>-change`` and ``<prefix>-resourcelist``
-(each set's latest Resource List ``at``) with the mappings of ``schemas/resourcesync-*.json``, through the
+(each set's latest Resource List ``at``) with the mappings of ``ingest_assets/schemas/resourcesync-*.json``, through the
 official client.
 
 Each event is one ``_bulk`` request (resource index/delete + change create), refresh left to
@@ -13,19 +13,17 @@ Lists are read with a point in time and ``search_after``, so a publish sees one 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 from elasticsearch import ApiError, NotFoundError
 
+from ingest_assets import schemas
 from ingest_assets.elastic import connect, redacted, translated
 from ingest_assets.errors import IngestError
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import listing_time, stored_time
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 KEEP_ALIVE = "5m"
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SORT_RESOURCES = [
@@ -38,7 +36,7 @@ KINDS = ("resource", "change", "resourcelist")
 
 def mapping(kind: str) -> dict:
     """The index body (mappings) for ``resource``, ``change`` or ``resourcelist``."""
-    return json.loads((SCHEMAS / f"resourcesync-{kind}.json").read_text())
+    return schemas.read_json(f"resourcesync-{kind}.json")
 
 
 class ElasticsearchResourceIndex(ResourceIndex):

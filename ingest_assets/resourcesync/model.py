@@ -1,6 +1,6 @@
 """Resource sets, locations and the two index documents (``resource`` and ``change``) of the ES protocol.
 
-Documents are plain dicts shaped like the Elasticsearch mappings in ``schemas/resourcesync-*.json`` so
+Documents are plain dicts shaped like the Elasticsearch mappings in ``ingest_assets/schemas/resourcesync-*.json`` so
 that every backend stores and returns exactly the same thing::
 
     resource: resource_set, location{type,value}, length, md5, sha256, mime, lastmod,

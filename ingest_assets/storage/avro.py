@@ -7,22 +7,20 @@ records), so Spark (``binaryFiles`` + fastavro) and shell tools read it without 
 from __future__ import annotations
 
 import copy
-import json
 import os
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 import cramjam
 import fastavro
 from fastavro.write import Writer
 
+from ingest_assets import schemas
 from ingest_assets.errors import IngestError, ParseError
 from ingest_assets.storage.backends import FolderWriter, Storage
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 ORIGINAL_RECORD = "dpla.avro.v1.OriginalRecord"
 MAP_RECORD = "dpla.avro.v1.MAP4_x.MAPRecord"
 INDEX_RECORD = "dpla.avro.v1.MAP4_0.IndexRecord"
@@ -33,9 +31,7 @@ DAMAGED_AVRO = (ValueError, EOFError, zlib.error, cramjam.DecompressionError)  #
 
 @lru_cache(maxsize=None)
 def load_schema(full_name: str) -> dict:
-    path = SCHEMA_DIR / f"{full_name}.avsc"
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    return schemas.read_json(f"{full_name}.avsc")
 
 
 def schema_with_doc(full_name: str, doc: str) -> dict:

@@ -16,7 +16,7 @@ from ingest_assets.datasets.model import FilesetResult
 from ingest_assets.datasets.results import ResultStore
 from ingest_assets.sql import make_engine
 
-DDL = Path(__file__).resolve().parents[2] / "schemas" / "datasets-ingest_fileset_result.sql"
+DDL = Path(__file__).resolve().parents[2] / "ingest_assets" / "schemas" / "datasets-ingest_fileset_result.sql"
 
 
 def ddl_columns() -> list[str]:

@@ -21,7 +21,7 @@ from ingest_assets.resourcesync.sql_index import SqlResourceIndex
 from ingest_assets.sql import make_engine
 from ingest_assets.storage import LocalStorage
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[2] / "ingest_assets" / "schemas"
 RECORDED = datetime(2026, 2, 1, tzinfo=timezone.utc)
 RS = ResourceSet("set1", "https://data.example.org/set1/", "/srv/set1")
 

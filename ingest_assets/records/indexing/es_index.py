@@ -3,15 +3,14 @@ incremental bulk upserts/deletes, with 429 back-off and per-document failures co
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from pathlib import Path
 
 from elasticsearch import ApiError, NotFoundError
 from elasticsearch.helpers import streaming_bulk
 
+from ingest_assets import schemas
 from ingest_assets.elastic import connect, error_type, reason, redacted, translated
 from ingest_assets.errors import FetchError, IngestError
 from ingest_assets.records.indexing.naming import build_name, check_alias
@@ -22,9 +21,7 @@ from ingest_assets.records.indexing.results import (
     Tally,
     utc_now,
 )
-from ingest_assets.storage.avro import SCHEMA_DIR
-
-MAPPING_PATH = SCHEMA_DIR / "search-dpla-map4-mapping.json"
+MAPPING = "search-dpla-map4-mapping.json"
 
 
 class ElasticsearchIndex:
@@ -34,7 +31,6 @@ class ElasticsearchIndex:
         self,
         url: str,
         *,
-        mapping_path: Path = MAPPING_PATH,
         request_timeout: float = 60.0,
         chunk_size: int = 500,
         max_chunk_bytes: int = 10 * 1024 * 1024,
@@ -44,8 +40,7 @@ class ElasticsearchIndex:
         clock: Callable[[], datetime] = utc_now,
     ):
         self.url = redacted(url)  # for messages: the URL may carry user:password
-        with open(mapping_path, encoding="utf-8") as handle:
-            body = json.load(handle)
+        body = schemas.read_json(MAPPING)
         self._settings, self._mappings = body.get("settings"), body.get("mappings")
         self._bulk_options = dict(
             chunk_size=chunk_size, max_chunk_bytes=max_chunk_bytes, max_retries=max_retries,

@@ -396,7 +396,7 @@ def build_clock():
 
 @pytest.fixture(scope="session")
 def mapping_file() -> Path:
-    return Path(__file__).resolve().parents[3] / "schemas" / "search-dpla-map4-mapping.json"
+    return Path(__file__).resolve().parents[3] / "ingest_assets" / "schemas" / "search-dpla-map4-mapping.json"
 
 
 # --- MAPRecords (the MAP4_x Avro shape) built from DPLA's own Elasticsearch documents -----------------

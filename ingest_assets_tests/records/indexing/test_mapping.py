@@ -1,4 +1,4 @@
-"""The Elasticsearch mapping (schemas/search-dpla-map4-mapping.json) covers every field documents carry."""
+"""The Elasticsearch mapping (ingest_assets/schemas/search-dpla-map4-mapping.json) covers every field documents carry."""
 
 from __future__ import annotations
 
