@@ -12,7 +12,8 @@ import yaml
 
 from ingest_assets.errors import ConfigError
 
-NAME_RE = re.compile(r"^[a-z0-9]+$")
+NAME_RE = re.compile(r"[a-z0-9]+")
+MAX_NAME_LENGTH = 64  # it is a folder, a graph IRI and a file-name part
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,10 @@ def parse_registry(data: Any, source: str = "<memory>") -> Registry:
         raise ConfigError("the registry must map provider names to settings", file=source)
     entries: dict[str, ProviderEntry] = {}
     for name, settings in data.items():
-        if not isinstance(name, str) or not NAME_RE.match(name):
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name) or len(name) > MAX_NAME_LENGTH:
             raise ConfigError(
-                f"registry entry {name!r}: provider names must match [a-z0-9]+ "
-                "(they become folder and graph names)",
+                f"registry entry {name!r}: provider names must match [a-z0-9]+, at most {MAX_NAME_LENGTH} "
+                "characters (they become folder and graph names)",
                 provider=str(name),
                 file=source,
             )

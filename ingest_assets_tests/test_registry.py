@@ -39,6 +39,8 @@ def test_shipped_registry_loads():
         ("12: {}", "registry entry 12"),
         ("cdl: [1, 2]", "registry entry 'cdl' must be a mapping"),
         ("- cdl", "the registry must map provider names to settings"),
+        ('"demo\\n": {}', "registry entry 'demo\\n'"),  # a trailing newline passed an anchored re.match
+        ("a" * 65 + ": {}", "at most 64 characters"),
     ],
 )
 def test_bad_entries_name_the_entry_and_file(tmp_path, text, message):

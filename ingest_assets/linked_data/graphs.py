@@ -49,7 +49,7 @@ class ProviderGraphs:
     base: str = DEFAULT_BASE
 
     def __post_init__(self) -> None:
-        if not NAME_RE.match(self.provider):
+        if not NAME_RE.fullmatch(self.provider):
             raise ValueError(f"invalid provider name {self.provider!r}")
 
     @property
@@ -136,7 +136,7 @@ class ProviderGraphs:
 def provider_of(graph_name: str, base: str = DEFAULT_BASE) -> str | None:
     """The provider whose logical graph name this is (``None`` for other graphs)."""
     rest = graph_name[len(base):] if graph_name.startswith(base) else ""
-    return rest if NAME_RE.match(rest) else None
+    return rest if NAME_RE.fullmatch(rest) else None
 
 
 def current_graphs(store: TripleStore, base: str = DEFAULT_BASE) -> dict[str, str]:

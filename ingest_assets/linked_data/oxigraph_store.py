@@ -38,7 +38,7 @@ class OxigraphStore(TripleStore):
         if writable:
             self.path.mkdir(parents=True, exist_ok=True)
             self._store = _open_writable(self.path, wait_seconds)
-        elif self.path.exists():
+        elif (self.path / "CURRENT").exists():  # a RocksDB store (not a missing or freshly mounted empty folder)
             self._store = Store.read_only(str(self.path))
         else:
             self._store = Store()  # nothing harvested yet: an empty snapshot

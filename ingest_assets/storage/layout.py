@@ -59,7 +59,7 @@ def schema_name(full_name: str) -> str:
 
 
 def _provider(provider: str) -> str:
-    if not NAME_RE.match(provider):
+    if not NAME_RE.fullmatch(provider):
         raise ValueError(f"invalid provider name {provider!r}")
     return provider
 

@@ -43,3 +43,15 @@ def test_blank_subjects_are_dropped_with_their_graph(tmp_path):
         store.update("INSERT DATA { GRAPH <urn:other> { <urn:s> <urn:p> 3 } }")
         store.drop("urn:g")
         assert store.count("urn:g") == 0 and store.count("urn:other") == 1
+
+
+def test_empty_store_folder_reads_as_an_empty_store(tmp_path):
+    mount = tmp_path / "store"
+    mount.mkdir()  # a freshly mounted volume: the folder exists, RocksDB's files do not
+    reader = OxigraphStore(mount, writable=False)
+    assert reader.select("SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }") == []
+    reader.close()
+    writer = OxigraphStore(mount, writable=True)
+    writer.update('INSERT DATA { GRAPH <http://g> { <http://s> <http://p> "o" } }')
+    writer.close()
+    assert len(OxigraphStore(mount, writable=False).select("SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }")) == 1
