@@ -11,7 +11,7 @@ import pytest
 from lxml import etree
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
-SCHEMA = Path(__file__).resolve().parents[3] / "schemas" / "dpla.avro.v1.MAP4_x.MAPRecord.avsc"
+SCHEMA = Path(__file__).resolve().parents[3] / "ingest_assets" / "schemas" / "dpla.avro.v1.MAP4_x.MAPRecord.avsc"
 
 
 def _originals(path: Path, provider: str) -> Iterator[dict]:
