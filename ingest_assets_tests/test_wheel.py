@@ -18,7 +18,7 @@ def test_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path):
     uv = shutil.which("uv")
     assert uv, "uv is how the project is installed (README); it must be on PATH"
     run = lambda *args, **kw: subprocess.run(args, check=True, capture_output=True, text=True, **kw)  # noqa: E731
-    run(uv, "build", "--wheel", "--out-dir", str(tmp_path / "dist"), cwd=PROJECT)
+    run(uv, "build", "--out-dir", str(tmp_path / "dist"), cwd=PROJECT)  # the wheel is built from the sdist
     [wheel] = (tmp_path / "dist").glob("ingest_assets-*.whl")
     pins = tmp_path / "requirements.txt"  # the lock's versions, so the install comes from the warm cache
     run(uv, "export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes", "-o", str(pins), cwd=PROJECT)
