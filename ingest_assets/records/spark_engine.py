@@ -20,6 +20,7 @@ import pickle
 import shutil
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -111,7 +112,11 @@ def spark_stream(
         tasks = SparkTasks(opener, activity, parts, schema, codec_from_env(), uuid.uuid4().hex)
         stats = WriteStats()
         try:
-            rows = _collect(spark, tasks) if parts else []
+            try:
+                rows = _collect(spark, tasks) if parts else []
+            except IngestError:
+                _await_idle(spark)  # tasks of the aborted job may still be writing staged parts
+                raise
             for row in sorted(rows, key=lambda r: r["task"]):
                 report.merge(pickle.loads(row["report"]))
                 if row["staged"]:
@@ -127,6 +132,17 @@ def spark_stream(
     return RecordStream(
         (), inputs=list(inputs), write=write, logs=lambda: activity.logs(report), summary=lambda: activity.summary(report)
     )
+
+
+def _await_idle(spark, timeout: float = 120.0) -> None:
+    """Wait (at most ``timeout`` s) until no executor runs a task; Spark Connect sessions have no executor view."""
+    context = getattr(spark, "sparkContext", None)
+    if context is None:
+        return
+    tracker = context._jsc.sc().statusTracker()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(info.numRunningTasks() for info in tracker.getExecutorInfos()):
+        time.sleep(0.2)
 
 
 def _collect(spark, tasks: SparkTasks) -> list:
