@@ -69,9 +69,9 @@ def run_layout(count: int, root: Path) -> dict:
 def run_raw(count: int, root: Path) -> dict:
     import fastavro
 
-    from ingest_assets.storage.avro import ORIGINAL_RECORD, codec_from_env, schema_with_doc
+    from ingest_assets.storage.avro import ORIGINAL_RECORD, default_codec, schema_with_doc
 
-    codec, level = codec_from_env()
+    codec, level = default_codec()
     schema = schema_with_doc(ORIGINAL_RECORD, "raw")
     path = root / "raw.avro"
     started = datetime.now(timezone.utc)

@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+from dataclasses import replace
 from datetime import date
 from importlib.resources import files
 from pathlib import Path
@@ -30,19 +31,21 @@ def _demo(args: argparse.Namespace) -> int:
     from ingest_assets.storage.manifest import Manifest
 
     logging.getLogger("alembic").setLevel(logging.WARNING)
-    os.environ.setdefault("DAGSTER_HOME", str(Path.cwd()))
-    if "INGEST_REGISTRY" not in os.environ and not Path("registry.yaml").exists():  # installed, not a checkout
-        os.environ["INGEST_REGISTRY"] = str(files("ingest_assets.demo") / "registry.yaml")
-    settings = Settings.from_env()
+    dagster_home = os.environ.setdefault("DAGSTER_HOME", str(Path.cwd()))  # the Dagster instance (`dagster dev`)
+    settings = Settings.current()
+    if not settings.registry_path.exists():  # an installed package, not a checkout: the packaged demo registry
+        settings = replace(settings, registry_path=Path(str(files("ingest_assets.demo") / "registry.yaml")))
     server, url = serve_in_thread(sample_records(day=args.date), port=args.port)
-    print(f"demo OAI-PMH endpoint: {url}")
-    from ingest_assets.definitions import defs
+    print(f"demo OAI-PMH endpoint: {url}  registry: {settings.registry_path}")
+    from ingest_assets.definitions import build_definitions
+    from ingest_assets.defs.providers import record_providers
     from ingest_assets.registry import load_registry
 
+    defs = build_definitions(settings)
     instance = dg.DagsterInstance.get()
-    providers = sorted(load_registry(settings.registry_path))
-    existing = set(instance.get_dynamic_partitions("providers"))
-    instance.add_dynamic_partitions("providers", [p for p in providers if p not in existing])
+    providers = load_registry(settings.registry_path).providers_of("records")
+    existing = set(instance.get_dynamic_partitions(record_providers.name))
+    instance.add_dynamic_partitions(record_providers.name, [p for p in providers if p not in existing])
     partition = dg.MultiPartitionKey({"date": args.date.isoformat(), "provider": args.provider})
     result = defs.resolve_job_def("record_pipeline").execute_in_process(
         partition_key=str(partition),
@@ -59,7 +62,7 @@ def _demo(args: argparse.Namespace) -> int:
             count = Manifest.from_bytes(storage.read_bytes(output.manifest)).record_count
             print(f"  {activity:<10} {count:>5} records  {storage.uri(output.folder)}")
     print(f"\nsearch it:    uv run python -m ingest_assets.records.indexing Millbrook")
-    print(f"\nstorage: {storage.url}\nopen the UI:  DAGSTER_HOME={os.environ['DAGSTER_HOME']} uv run dagster dev")
+    print(f"\nstorage: {storage.url}\nopen the UI:  DAGSTER_HOME={dagster_home} uv run dagster dev")
     return 0 if result.success else 1
 
 
@@ -85,7 +88,7 @@ def _snapshot(args: argparse.Namespace) -> int:
     from ingest_assets.storage.avro import ORIGINAL_RECORD
     from ingest_assets.storage.snapshot import snapshot_records, snapshot_sources
 
-    storage = open_storage(Settings.from_env().storage_url)
+    storage = open_storage(Settings.current().storage_url)
     sources = snapshot_sources(storage, args.provider, args.as_of)
     if not sources:
         print(f"no harvest of {args.provider} at or before {args.as_of}", file=sys.stderr)

@@ -6,6 +6,8 @@ import dagster as dg
 
 from ingest_assets.defs import datasets, linked_data, records, repository, resourcesync
 from ingest_assets.defs.io_managers import RecordIOManager
+from ingest_assets.defs.providers import registry_partitions_sensor
+from ingest_assets.defs.records.partitions import record_partitions
 from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.records.engine import RecordEngineResource
 from ingest_assets.defs.records.search import SearchIndexResource
@@ -25,7 +27,7 @@ def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
         "record_engine": RecordEngineResource.from_settings(settings),
         "search": SearchIndexResource(target=settings.search),
         "triplestore": TripleStoreResource(location=settings.triplestore),
-        "repository": RepositoryResource(target=settings.repository),
+        "repository": RepositoryResource.from_settings(settings),
         "resourcesync": ResourceSyncResource.from_settings(settings),
     }
 
@@ -41,10 +43,21 @@ automation_sensor = dg.AutomationConditionSensorDefinition(
 def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     """Every capability's definitions; runs execute their steps in one process (a step's work is far cheaper than a
     subprocess that imports the code location)."""
-    settings = settings or Settings.from_env()
-    capabilities = (records, linked_data, repository, datasets, resourcesync)
-    shared = dg.Definitions(resources=shared_resources(settings), sensors=[automation_sensor], executor=dg.in_process_executor)
-    return dg.Definitions.merge(shared, *(c.defs for c in capabilities))
+    settings = settings or Settings.current()
+    partitions = record_partitions(settings.partition_start)
+    shared = dg.Definitions(
+        resources=shared_resources(settings),
+        sensors=[automation_sensor, registry_partitions_sensor],
+        executor=dg.in_process_executor,
+    )
+    return dg.Definitions.merge(
+        shared,
+        records.build_defs(settings, partitions),
+        linked_data.defs,
+        repository.build_defs(settings),
+        datasets.build_defs(settings),
+        resourcesync.build_defs(partitions),
+    )
 
 
 defs = build_definitions()

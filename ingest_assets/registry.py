@@ -14,6 +14,8 @@ from ingest_assets.errors import ConfigError
 
 NAME_RE = re.compile(r"[a-z0-9]+")
 MAX_NAME_LENGTH = 64  # it is a folder, a graph IRI and a file-name part
+# the key whose presence makes an entry a provider of each partitioned capability
+CAPABILITY_KEYS = {"records": "harvest", "linked_data": "void", "repository": "repository"}
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,10 @@ class Registry(Mapping[str, ProviderEntry]):
 
     def providers_with(self, key: str) -> list[ProviderEntry]:
         return [entry for entry in self._entries.values() if key in entry.settings]
+
+    def providers_of(self, capability: str) -> list[str]:
+        """Names of the entries that carry ``capability``'s block (see :data:`CAPABILITY_KEYS`)."""
+        return sorted(e.name for e in self._entries.values() if CAPABILITY_KEYS[capability] in e.settings)
 
 
 def parse_registry(data: Any, source: str = "<memory>") -> Registry:

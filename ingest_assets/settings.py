@@ -1,13 +1,21 @@
-"""Settings read once from the environment, with embedded defaults under ``INGEST_HOME``."""
+"""Settings read once from the environment, with embedded defaults under ``INGEST_HOME``.
+
+Nothing else in the package reads ``os.environ``: code that is handed no settings uses
+:func:`Settings.current`, the process's settings read on first use.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import date
+from functools import cache
 from pathlib import Path
 
 from ingest_assets.errors import ConfigError
+
+AVRO_CODECS = ("null", "deflate", "snappy", "bzip2", "xz", "zstandard", "lz4")
 
 
 @dataclass(frozen=True)
@@ -19,21 +27,24 @@ class Settings:
     triplestore: str
     search: str
     repository: str
-    resourcesync_url: str
+    resourcesync_url: str | None  # None: derived from where the server listens
     partition_start: date
     engine: str = "in-process"
     spark_master: str = "local[*]"
     spark_threshold: int = 100_000
+    avro_codec: tuple[str, int | None] = ("snappy", None)
+    git_commit: str | None = None
+    repository_harvesting_interval: int = 120
+    repository_removal_misses: int = 3
+    repository_removal_grace_days: float = 7.0
+    fedora_user: str | None = None
+    # secrets (FEDORA_PASSWORD, IA_*, the wiki credentials a registry entry names) are looked up, never shown
+    _environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
         env = dict(os.environ if env is None else env)
         home = Path(env.get("INGEST_HOME") or Path.cwd() / ".ingest").resolve()
-        start = env.get("INGEST_PARTITION_START", "2026-01-01")
-        try:
-            partition_start = date.fromisoformat(start)
-        except ValueError as exc:
-            raise ConfigError(f"INGEST_PARTITION_START must be YYYY-MM-DD, got {start!r}") from exc
         return cls(
             home=home,
             storage_url=env.get("INGEST_STORAGE") or str(home / "storage"),
@@ -42,16 +53,61 @@ class Settings:
             triplestore=env.get("INGEST_TRIPLESTORE") or str(home / "oxigraph"),
             search=env.get("INGEST_SEARCH") or str(home / "search"),
             repository=env.get("INGEST_REPOSITORY") or str(home / "ocfl"),
-            resourcesync_url=(env.get("INGEST_RESOURCESYNC_URL") or "http://127.0.0.1:8080").rstrip("/"),
-            partition_start=partition_start,
+            resourcesync_url=(env.get("INGEST_RESOURCESYNC_URL") or "").rstrip("/") or None,
+            partition_start=_day("INGEST_PARTITION_START", env.get("INGEST_PARTITION_START") or "2026-01-01"),
             engine=env.get("INGEST_ENGINE") or "in-process",
             spark_master=env.get("INGEST_SPARK_MASTER") or "local[*]",
-            spark_threshold=_count("INGEST_SPARK_THRESHOLD", env.get("INGEST_SPARK_THRESHOLD") or "100000"),
+            spark_threshold=int(_number("INGEST_SPARK_THRESHOLD", env.get("INGEST_SPARK_THRESHOLD") or "100000", int)),
+            avro_codec=_codec(env.get("INGEST_AVRO_CODEC") or "snappy"),
+            git_commit=env.get("INGEST_GIT_COMMIT") or None,
+            repository_harvesting_interval=int(_number(
+                "INGEST_REPOSITORY_HARVESTING_INTERVAL", env.get("INGEST_REPOSITORY_HARVESTING_INTERVAL") or "120", int
+            )),
+            repository_removal_misses=int(_number(
+                "INGEST_REPOSITORY_REMOVAL_MISSES", env.get("INGEST_REPOSITORY_REMOVAL_MISSES") or "3", int
+            )),
+            repository_removal_grace_days=_number(
+                "INGEST_REPOSITORY_REMOVAL_GRACE_DAYS", env.get("INGEST_REPOSITORY_REMOVAL_GRACE_DAYS") or "7", float
+            ),
+            fedora_user=env.get("FEDORA_USER") or None,
+            _environ=env,
         )
 
+    @staticmethod
+    @cache
+    def current() -> "Settings":
+        """The process's settings, read from the environment once."""
+        return Settings.from_env()
 
-def _count(name: str, value: str) -> int:
+    def secret(self, name: str) -> str | None:
+        """The value of the secret environment variable ``name`` (read with the rest, kept out of ``repr``)."""
+        return self._environ.get(name) or None
+
+    def fedora_auth(self) -> tuple[str, str] | None:
+        """``(FEDORA_USER, FEDORA_PASSWORD)`` when a Fedora user is set."""
+        return (self.fedora_user, self.secret("FEDORA_PASSWORD") or "") if self.fedora_user else None
+
+
+def _day(name: str, value: str) -> date:
     try:
-        return int(value)
+        return date.fromisoformat(value)
     except ValueError as exc:
-        raise ConfigError(f"{name} must be a whole number of records, got {value!r}") from exc
+        raise ConfigError(f"{name} must be YYYY-MM-DD, got {value!r}") from exc
+
+
+def _number(name: str, value: str, kind: type[int] | type[float]) -> float:
+    try:
+        number = kind(value)
+    except ValueError as exc:
+        raise ConfigError(f"{name} must be a {'whole ' if kind is int else ''}number, got {value!r}") from exc
+    if number < 0:
+        raise ConfigError(f"{name} must not be negative, got {value!r}")
+    return number
+
+
+def _codec(value: str) -> tuple[str, int | None]:
+    """``INGEST_AVRO_CODEC`` as ``name`` or ``name:level`` (default ``snappy``, Spark's own Avro default)."""
+    name, _, level = value.partition(":")
+    if name not in AVRO_CODECS:
+        raise ConfigError(f"INGEST_AVRO_CODEC must be one of {', '.join(AVRO_CODECS)} (optionally :level), got {value!r}")
+    return name, int(_number("INGEST_AVRO_CODEC level", level, int)) if level else None

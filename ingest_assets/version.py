@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+from ingest_assets.settings import Settings
 
 
 def _package_version() -> str:
@@ -16,8 +17,8 @@ def _package_version() -> str:
 
 
 def _git_commit() -> str | None:
-    if os.environ.get("INGEST_GIT_COMMIT"):
-        return os.environ["INGEST_GIT_COMMIT"]
+    if Settings.current().git_commit:
+        return Settings.current().git_commit
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short=12", "HEAD"],

@@ -15,7 +15,7 @@ def test_everything_loads_as_one_code_location(tmp_path):
     }
     assert {s.name for s in repository.sensor_defs} >= {
         "registry_partitions_sensor", "repository_harvesting_sensor", "repository_verification_sensor",
-        "dataset_requests_sensor", "linked_data_void_sensor",
+        "dataset_requests_sensor", "linked_data_void_sensor", "record_refresh_sensor",
     }
     assert defs.resolve_sensor_def("linked_data_void_sensor").minimum_interval_seconds == 60
     assert {"linked_data/provider_graph", "linked_data/export"} <= {k.to_user_string() for k in defs.resolve_all_asset_keys()}
@@ -34,9 +34,43 @@ def test_everything_automatic_starts_running_and_runs_in_one_process(tmp_path):
         for name in (
             "registry_partitions_sensor", "repository_harvesting_sensor", "repository_verification_sensor",
             "dataset_requests_sensor", "linked_data_void_sensor", "default_automation_condition_sensor",
+            "record_refresh_sensor",
         )
     }
     assert {s.name: s.default_status for s in repository.schedule_defs} == {
         "resourcesync_publish_schedule": dg.DefaultScheduleStatus.RUNNING
     }
     assert defs.resolve_job_def("record_pipeline").executor_def is dg.in_process_executor
+
+
+def _partitions(defs, key):
+    return defs.resolve_assets_def(key).partitions_def
+
+
+def test_settings_choose_the_first_day_and_each_capability_its_providers(tmp_path):
+    defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path), "INGEST_PARTITION_START": "2020-01-01"}))
+    records = _partitions(defs, "original_records")
+    assert records.get_partitions_def_for_dimension("date").start.date().isoformat() == "2020-01-01"
+    assert records.get_partitions_def_for_dimension("provider").name == "record_providers"
+    for key in ("mapped_records", "indexed_records", "search_index", "resourcesync_changes", "enriched_parquet"):
+        assert _partitions(defs, key) == records
+    assert _partitions(defs, dg.AssetKey(["linked_data", "provider_graph"])).name == "linked_data_providers"
+    assert _partitions(defs, "repository_collections").name == "repository_providers"
+    later = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path), "INGEST_PARTITION_START": "2026-03-01"}))
+    assert _partitions(later, "original_records").get_partitions_def_for_dimension("date").start.date().isoformat() == "2026-03-01"
+
+
+def test_quality_checks_are_partitioned_like_their_assets(tmp_path):
+    defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
+    checks = {spec.name: spec for checks in defs.asset_checks for spec in checks.check_specs}
+    assert set(checks) == {"harvest_count_drop", "mapping_failure_rate"}
+    for spec in checks.values():
+        assert spec.partitions_def == _partitions(defs, spec.asset_key)
+        assert spec.blocking
+
+
+def test_search_index_names_its_backend(tmp_path):
+    embedded = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
+    served = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path), "INGEST_SEARCH": "http://es:9200"}))
+    assert embedded.resolve_assets_def("search_index").specs_by_key[dg.AssetKey("search_index")].kinds == {"sqlite"}
+    assert served.resolve_assets_def("search_index").specs_by_key[dg.AssetKey("search_index")].kinds == {"elasticsearch"}

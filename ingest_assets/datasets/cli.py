@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
 import uuid
 from datetime import datetime, timezone
@@ -16,7 +15,6 @@ from ingest_assets.sql import make_engine
 from ingest_assets.storage import Storage, open_storage
 from ingest_assets.storage.layout import dataset_key
 
-IA_ACCESS_ENV, IA_SECRET_ENV = "IA_ACCESS_KEY", "IA_SECRET_KEY"
 
 
 def submit(requests_jsonl: str | Path, *, storage: Storage | None = None) -> dict:
@@ -31,7 +29,7 @@ def submit(requests_jsonl: str | Path, *, storage: Storage | None = None) -> dic
     if not valid:
         problems = "; ".join(p.error_message or "" for p in parsed[:3]) or "file is empty"
         raise ValidationError(f"no valid dataset request: {problems}", file=str(source))
-    storage = storage or open_storage(Settings.from_env().storage_url)
+    storage = storage or open_storage(Settings.current().storage_url)
     started = datetime.now(timezone.utc)
     key = dataset_key("requests", f"{uuid.uuid4().hex[:12]}-{source.stem}.jsonl", started)
     storage.write_file(key, source)
@@ -40,13 +38,13 @@ def submit(requests_jsonl: str | Path, *, storage: Storage | None = None) -> dic
 
 def process(requests_jsonl: str | Path, *, settings: Settings | None = None) -> dict:
     """Process a requests file at once (no Dagster); returns the results key and counts per status."""
-    settings = settings or Settings.from_env()
+    settings = settings or Settings.current()
     storage = open_storage(settings.storage_url)
     ctx = make_context(
         storage,
         make_engine(settings.database_url),
-        ia_access_key=os.environ.get(IA_ACCESS_ENV),
-        ia_secret_key=os.environ.get(IA_SECRET_ENV),
+        ia_access_key=settings.secret("IA_ACCESS_KEY"),
+        ia_secret_key=settings.secret("IA_SECRET_KEY"),
     )
     started = datetime.now(timezone.utc)
     key = dataset_key("results", f"{Path(requests_jsonl).stem}.jsonl", started)

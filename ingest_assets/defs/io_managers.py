@@ -8,11 +8,13 @@ the same partition.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timezone
 
 import dagster as dg
 
-from ingest_assets.defs.partitions import partition_parts
+from ingest_assets.defs.records.partitions import partition_parts
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.errors import IngestError
 from ingest_assets.storage.activities import PlanRef, RecordSource, RecordStream, latest_source, write_activity
@@ -20,6 +22,17 @@ from ingest_assets.storage.layout import parse_timestamp, timestamp
 
 ACTIVITY = "ingest/activity"
 SCHEMA = "ingest/schema"
+
+
+@contextmanager
+def final_unless_retryable() -> Iterator[None]:
+    """An error that says a retry cannot help fails the step for good; others go to the retry policy."""
+    try:
+        yield
+    except IngestError as exc:
+        if exc.retryable:
+            raise
+        raise dg.Failure(str(exc), allow_retries=False) from exc
 
 
 def record_metadata(activity: str, schema: str) -> dict[str, str]:
@@ -36,17 +49,18 @@ class RecordIOManager(dg.ConfigurableIOManager):
         provider, day = partition_parts(context.asset_partition_key)
         meta = context.definition_metadata
         plan = _run_plan(context, provider) or PlanRef(obj.started)
-        result = write_activity(
-            self.storage.storage,
-            obj,
-            provider=provider,
-            activity=meta[ACTIVITY],
-            day=day,
-            started=obj.started,
-            schema=meta[SCHEMA],
-            partition=str(context.asset_partition_key),
-            plan=plan,
-        )
+        with final_unless_retryable():
+            result = write_activity(
+                self.storage.storage,
+                obj,
+                provider=provider,
+                activity=meta[ACTIVITY],
+                day=day,
+                started=obj.started,
+                schema=meta[SCHEMA],
+                partition=str(context.asset_partition_key),
+                plan=plan,
+            )
         _remember_plan(context, provider, plan)
         context.add_output_metadata(
             {
@@ -66,11 +80,12 @@ class RecordIOManager(dg.ConfigurableIOManager):
         activity = context.upstream_output.definition_metadata[ACTIVITY]
         source = latest_source(self.storage.storage, provider, activity, day)
         if source is None:
-            raise IngestError(
-                f"no complete {activity} output for {day.isoformat()}: materialize "
-                f"{context.upstream_output.asset_key.to_user_string()} for this partition first",
-                provider=provider,
-            )
+            with final_unless_retryable():
+                raise IngestError(
+                    f"no complete {activity} output for {day.isoformat()}: materialize "
+                    f"{context.upstream_output.asset_key.to_user_string()} for this partition first",
+                    provider=provider,
+                )
         return source
 
 

@@ -32,7 +32,7 @@ from ingest_assets.errors import IngestError
 from ingest_assets.records.steps import RecordActivity
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource, RecordStream
-from ingest_assets.storage.avro import WriteStats, codec_from_env, part_keys, read_part, write_parts
+from ingest_assets.storage.avro import WriteStats, default_codec, part_keys, read_part, write_parts
 from ingest_assets.storage.backends import FolderWriter, Storage
 from ingest_assets.storage.backends import open_storage as open_default
 
@@ -109,7 +109,7 @@ def spark_stream(
 
     def write(folder: FolderWriter, schema: dict) -> WriteStats:
         parts = tuple((i, key) for i, source in enumerate(inputs) for key in part_keys(storage, source.key))
-        tasks = SparkTasks(opener, activity, parts, schema, codec_from_env(), uuid.uuid4().hex)
+        tasks = SparkTasks(opener, activity, parts, schema, default_codec(), uuid.uuid4().hex)
         stats = WriteStats()
         try:
             try:

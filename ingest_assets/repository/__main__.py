@@ -26,7 +26,7 @@ from ingest_assets.storage import open_storage
 
 
 def main(argv: list[str] | None = None) -> int:
-    settings = Settings.from_env()
+    settings = Settings.current()
     parser = argparse.ArgumentParser(prog="python -m ingest_assets.repository", description=__doc__)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--template-index", help="TemplateParameterIndex URL")
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     service = RepositoryIngest(
         IngestSettings(source=args.template_index or args.wiki_api or args.export, provider=args.provider,
                        default_language=args.language, start=args.start),
-        source=records, repository=open_repository(args.repository), index=ObjectIndex(engine),
+        source=records, repository=open_repository(args.repository, auth=settings.fedora_auth()), index=ObjectIndex(engine),
         bookkeeping=Bookkeeping(engine, max_duration=timedelta(seconds=args.max_duration)),
         vocabularies=load_vocabularies(args.vocabularies), storage=open_storage(args.storage),
     )

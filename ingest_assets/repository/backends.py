@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import os
-
 from ingest_assets.http import HttpClient
 from ingest_assets.repository.fedora import FedoraRepository
 from ingest_assets.repository.ocfl_store import OcflRepository
 from ingest_assets.repository.store import Repository
 
 
-def open_repository(target: str, *, http: HttpClient | None = None) -> Repository:
-    """Fedora credentials, if needed, come from ``FEDORA_USER`` / ``FEDORA_PASSWORD``."""
+def open_repository(target: str, *, http: HttpClient | None = None, auth: tuple[str, str] | None = None) -> Repository:
+    """``auth``: the Fedora user and password (settings ``FEDORA_USER`` / ``FEDORA_PASSWORD``), if it needs them."""
     if target.startswith(("http://", "https://")):
         # the Fedora URL is operator configuration, not provider input: private addresses are fine
         client = http or HttpClient(allow_private=True)
-        if os.environ.get("FEDORA_USER"):
-            client.session.auth = (os.environ["FEDORA_USER"], os.environ.get("FEDORA_PASSWORD", ""))
+        if auth:
+            client.session.auth = auth
         return FedoraRepository(target, client)
     return OcflRepository(target)

@@ -15,8 +15,6 @@ The base URL the documents are published under comes from ``INGEST_RESOURCESYNC_
 
 from __future__ import annotations
 
-import os
-
 from ingest_assets.errors import ConfigError
 from ingest_assets.registry import Registry
 from ingest_assets.resourcesync.es_index import ElasticsearchResourceIndex
@@ -28,10 +26,6 @@ from ingest_assets.sql import make_engine
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 
 
-def base_url(env: dict[str, str] | None = None) -> str:
-    return ((os.environ if env is None else env).get("INGEST_RESOURCESYNC_URL") or DEFAULT_BASE_URL).rstrip("/")
-
-
 def open_resource_index(search: str, database_url: str, prefix: str = "resourcesync") -> ResourceIndex:
     """``search`` http(s) -> Elasticsearch indices ``<prefix>-resource/-change``, else the embedded tables
     in ``database_url`` (the platform's Settings.search and Settings.database_url)."""
@@ -41,7 +35,7 @@ def open_resource_index(search: str, database_url: str, prefix: str = "resources
 
 
 def resource_sets(registry: Registry, base: str | None = None) -> list[ResourceSet]:
-    base = (base or base_url()).rstrip("/")
+    base = (base or DEFAULT_BASE_URL).rstrip("/")
     sets = []
     for entry in registry.providers_with("resourcesync"):
         block = entry.block("resourcesync")

@@ -116,10 +116,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--publish", action="store_true", help="regenerate the documents from the index first")
     args = parser.parse_args(argv)
-    settings = Settings.from_env()
+    settings = Settings.current()
     storage = open_storage(settings.storage_url)
     server = make_app_server(None, args.host, args.port)
-    base = os.environ.get("INGEST_RESOURCESYNC_URL") or f"http://{args.host}:{server.server_port}"
+    base = settings.resourcesync_url or f"http://{args.host}:{server.server_port}"
     sets = resource_sets(load_registry(settings.registry_path), base)
     if args.publish:
         index = open_resource_index(settings.search, settings.database_url)

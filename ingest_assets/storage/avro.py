@@ -7,7 +7,6 @@ records), so Spark (``binaryFiles`` + fastavro) and shell tools read it without 
 from __future__ import annotations
 
 import copy
-import os
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from fastavro.write import Writer
 
 from ingest_assets import schemas
 from ingest_assets.errors import IngestError, ParseError
+from ingest_assets.settings import Settings
 from ingest_assets.storage.backends import FolderWriter, Storage
 
 ORIGINAL_RECORD = "dpla.avro.v1.OriginalRecord"
@@ -41,11 +41,10 @@ def schema_with_doc(full_name: str, doc: str) -> dict:
     return fastavro.parse_schema(schema)
 
 
-def codec_from_env() -> tuple[str, int | None]:
-    """``INGEST_AVRO_CODEC`` as ``name`` or ``name:level`` (default ``snappy``, Spark's own Avro default: as fast as no codec, 5x smaller)."""
-    value = os.environ.get("INGEST_AVRO_CODEC", "snappy")
-    name, _, level = value.partition(":")
-    return name, int(level) if level else None
+def default_codec() -> tuple[str, int | None]:
+    """The configured ``INGEST_AVRO_CODEC`` (default ``snappy``, Spark's own Avro default: as fast as no codec,
+    5x smaller)."""
+    return Settings.current().avro_codec
 
 
 @dataclass
@@ -65,7 +64,7 @@ def write_parts(
 ) -> WriteStats:
     """Stream ``records`` into part files of ``folder``; a record that does not fit the schema is an error
     naming it (the caller's folder is then discarded whole)."""
-    name, level = codec or codec_from_env()
+    name, level = codec or default_codec()
     stats = WriteStats()
     handle = writer = None
     try:

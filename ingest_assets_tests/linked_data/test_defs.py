@@ -110,7 +110,7 @@ def test_import_asset_status_document_and_export(instance, wiring, site, backend
         wiring["triplestore"] = TripleStoreResource(
             location=request.getfixturevalue("oxigraph_server"), graph_base=f"urn:x-test:{uuid.uuid4().hex}:"
         )
-    instance.add_dynamic_partitions("providers", ["a"])
+    instance.add_dynamic_partitions("linked_data_providers", ["a"])
     first = _materialize(instance, wiring, [provider_graph], partition_key="a")
     [event] = first.asset_materializations_for_node("linked_data__provider_graph")
     assert event.metadata["strategy"].value == "replace" and event.metadata["triples"].value == 387
@@ -134,7 +134,7 @@ def test_import_asset_status_document_and_export(instance, wiring, site, backend
 
 
 def test_export_follows_any_provider_graph_change(instance, wiring):
-    instance.add_dynamic_partitions("providers", ["a", "b"])
+    instance.add_dynamic_partitions("linked_data_providers", ["a", "b"])
     assets = dg.Definitions(assets=[provider_graph, linked_data_export], resources=wiring)
     first = dg.evaluate_automation_conditions(defs=assets, instance=instance)
     instance.report_runless_asset_event(dg.AssetMaterialization(linked_data_export.key))
@@ -149,7 +149,7 @@ def test_export_follows_any_provider_graph_change(instance, wiring):
 
 
 def test_failed_import_reports_and_keeps_graph(instance, wiring, site):
-    instance.add_dynamic_partitions("providers", ["a"])
+    instance.add_dynamic_partitions("linked_data_providers", ["a"])
     _materialize(instance, wiring, [provider_graph], partition_key="a")
     site.void("/a/void.ttl", '"2015-12-01"^^xsd:date', [site.fixture(ORGS), site.fixture(BROKEN, "2")])
     failed = _materialize(instance, wiring, [provider_graph], partition_key="a", raise_on_error=False)

@@ -2,21 +2,24 @@
 
 import json
 import uuid
+from datetime import date
 
 import boto3
 import dagster as dg
 import fastavro
 import pytest
 
-from ingest_assets.defs.partitions import record_partitions
+from ingest_assets.defs.records.partitions import record_partitions as partitions_from
 from ingest_assets.defs.io_managers import RecordIOManager, record_metadata
 from ingest_assets.defs.resources import StorageResource
+from ingest_assets.errors import ConfigError, FetchError
 from ingest_assets.storage import LocalStorage, S3Storage, layout
 from ingest_assets.storage.activities import RecordSource, RecordStream
 from ingest_assets.storage.avro import INDEX_RECORD, ORIGINAL_RECORD
 from ingest_assets.storage.manifest import Manifest
 
 FAIL_AFTER = {"n": None}
+record_partitions = partitions_from(date(2026, 1, 1))
 
 
 def _originals(provider: str, day: str, n: int = 5):
@@ -52,7 +55,7 @@ def key(day: str, provider: str = "demo") -> dg.MultiPartitionKey:
 @pytest.fixture
 def instance():
     with dg.instance_for_test() as inst:
-        inst.add_dynamic_partitions("providers", ["demo", "other"])
+        inst.add_dynamic_partitions("record_providers", ["demo", "other"])
         yield inst
 
 
@@ -201,3 +204,31 @@ def test_a_rerun_within_one_plan_is_what_later_entries_cite(tmp_path):
     last = json.loads(storage.read_bytes(written[-1].plan))
     assert last["mapping"] == written[2].output.relative and last["harvest"] == written[0].output.relative
     assert last["enrichment"] == written[3].output.relative
+
+
+ATTEMPTS = {"n": 0}
+
+
+def _failing(error):
+    ATTEMPTS["n"] += 1
+    raise error
+    yield  # noqa: unreachable - a generator, so the error surfaces while the IO manager writes
+
+
+@pytest.mark.parametrize("error, attempts", [
+    (FetchError("503 from the OAI server", status=503, provider="demo"), 3),
+    (ConfigError("endpoint is not a URL", provider="demo"), 1),
+])
+def test_only_errors_a_retry_can_help_are_retried(tmp_path, instance, error, attempts):
+    ATTEMPTS["n"] = 0
+
+    @dg.asset(partitions_def=record_partitions, io_manager_key="record_io_manager",
+              metadata=record_metadata("harvest", ORIGINAL_RECORD), retry_policy=dg.RetryPolicy(max_retries=2))
+    def flaky_original() -> RecordStream:
+        return RecordStream(_failing(error))
+
+    resources = {"record_io_manager": RecordIOManager(storage=StorageResource(url=str(tmp_path / "s")))}
+    result = dg.materialize([flaky_original], partition_key=key("2026-01-08"), instance=instance,
+                            resources=resources, raise_on_error=False)
+    assert not result.success and ATTEMPTS["n"] == attempts
+    assert "demo" in str(result.failure_data_for_node("flaky_original").error)

@@ -32,7 +32,7 @@ def hub(tmp_path):
     )
     settings = Settings.from_env({"INGEST_HOME": str(tmp_path / "home"), "INGEST_REGISTRY": str(registry)})
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("providers", ["demo"])
+        instance.add_dynamic_partitions("record_providers", ["demo"])
         yield settings, instance, registry
     server.shutdown()
 
@@ -93,6 +93,8 @@ def test_pipeline_end_to_end(hub):
 
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks == {"harvest_count_drop": True, "mapping_failure_rate": True}
+    # each result belongs to the provider and day it judged (the UI shows it on that partition)
+    assert {e.partition for e in result.get_asset_check_evaluations()} == {str(PARTITION)}
 
     changes = result.asset_materializations_for_node("resourcesync_changes")[0].metadata
     assert changes["created"].value == len(enriched) and changes["deleted"].value == 0  # deleted items were never published

@@ -5,11 +5,13 @@ import yaml
 
 from ingest_assets.defs.repository.assets import repository_collections, repository_verification
 from ingest_assets.defs.repository.resources import RepositoryResource
-from ingest_assets.defs.repository.sensors import repository_harvesting_sensor
+from ingest_assets.defs.repository.sensors import harvesting_sensor, verification_sensor
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.repository.bookkeeping import Bookkeeping
 from ingest_assets.repository.ocfl_store import OcflRepository
 from ingest_assets.sql import make_engine
+
+repository_harvesting_sensor = harvesting_sensor("repository_ingest", 120)
 
 
 def test_sensor_asset_and_watchdog(tmp_path, template_index, thalictrum):
@@ -27,7 +29,7 @@ def test_sensor_asset_and_watchdog(tmp_path, template_index, thalictrum):
     result = repository_harvesting_sensor(dg.build_sensor_context(instance=instance, resources=resources))
     assert [r.partition_key for r in result.run_requests] == ["k2n"]
     assert result.dynamic_partitions_requests[0].partition_keys == ["k2n"]
-    instance.add_dynamic_partitions("providers", ["k2n"])
+    instance.add_dynamic_partitions("repository_providers", ["k2n"])
 
     run = dg.materialize([repository_collections], partition_key="k2n", resources=resources, instance=instance)
     assert run.success
@@ -52,3 +54,15 @@ def test_sensor_asset_and_watchdog(tmp_path, template_index, thalictrum):
     (materialization,) = verified.asset_materializations_for_node("repository_verification")
     assert materialization.metadata["checked"].value == 1  # the key page's collection (unreachable here)
     engine.dispose()
+
+
+def test_verification_waits_for_a_repository_provider(tmp_path):
+    registry = tmp_path / "registry.yaml"
+    registry.write_text("demo: {harvest: {type: oai, endpoint: https://x.org/oai, metadata_prefix: oai_dc}}\n")
+    sensor = verification_sensor("repository_verification_run")
+    context = dg.build_sensor_context(resources={"registry": RegistryResource(path=str(registry))})
+    skipped = sensor(context)
+    assert isinstance(skipped, dg.SkipReason) and "no repository providers" in skipped.skip_message
+    registry.write_text("k2n: {repository: {template_index: https://example.org/TemplateParameterIndex}}\n")
+    request = sensor(dg.build_sensor_context(resources={"registry": RegistryResource(path=str(registry))}))
+    assert request.run_key.startswith("verification-")

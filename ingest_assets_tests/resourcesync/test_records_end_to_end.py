@@ -50,7 +50,7 @@ def hub(tmp_path):
 
     env = {"INGEST_HOME": str(home), "INGEST_REGISTRY": str(registry)}
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("providers", ["demo"])
+        instance.add_dynamic_partitions("record_providers", ["demo"])
         yield serve, env, instance
     for server in servers:
         server.shutdown()

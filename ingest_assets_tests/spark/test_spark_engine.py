@@ -189,7 +189,7 @@ def test_record_pipeline_runs_on_the_spark_engine_by_registry_setting(spark, tmp
     )
     export = defs.resolve_implicit_global_asset_job_def().get_subset(asset_selection={dg.AssetKey("enriched_parquet")})
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("providers", [PROVIDER])
+        instance.add_dynamic_partitions("record_providers", [PROVIDER])
         assert job.execute_in_process(partition_key=PARTITION, instance=instance).success
         exported = export.execute_in_process(partition_key=PARTITION, instance=instance)
         assert exported.success

@@ -7,7 +7,7 @@ from functools import partial
 import dagster as dg
 
 from ingest_assets.defs.linked_data.resources import TripleStoreResource
-from ingest_assets.defs.partitions import provider_partitions
+from ingest_assets.defs.providers import linked_data_providers
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.errors import IngestError
 from ingest_assets.linked_data.export import export
@@ -44,7 +44,7 @@ def status_metadata(document: dict) -> dict[str, dg.MetadataValue]:
 
 @dg.asset(
     key=[LINKED_DATA, "provider_graph"],
-    partitions_def=provider_partitions,
+    partitions_def=linked_data_providers,
     group_name=LINKED_DATA,
     output_required=False,
     kinds={"oxigraph"},

@@ -24,7 +24,7 @@ import dagster as dg
 
 from ingest_assets.defs.linked_data.assets import provider_graph, status_metadata
 from ingest_assets.defs.linked_data.resources import TripleStoreResource
-from ingest_assets.defs.partitions import provider_partitions
+from ingest_assets.defs.providers import linked_data_providers
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.errors import IngestError
 from ingest_assets.linked_data.importer import ProviderSource, check, fetch_void
@@ -67,7 +67,7 @@ def void_sensor(
         return dg.SkipReason(f"registry not loaded: {exc}")
     cursor = json.loads(context.cursor) if context.cursor else {}
     deadline = time.monotonic() + TICK_BUDGET_SECONDS
-    existing = set(context.instance.get_dynamic_partitions(provider_partitions.name))
+    existing = set(context.instance.get_dynamic_partitions(linked_data_providers.name))
     requests, events, notes, checked = [], [], [], None
     with triplestore.open(writable=False, timeout=VOID_TIMEOUT) as store:
         for name in _rotation(sorted(entries), cursor.get("after")):
@@ -106,7 +106,7 @@ def void_sensor(
     return dg.SensorResult(
         run_requests=requests,
         cursor=json.dumps({"after": checked}) if checked else context.cursor,
-        dynamic_partitions_requests=[provider_partitions.build_add_request(new_partitions)] if new_partitions else [],
+        dynamic_partitions_requests=[linked_data_providers.build_add_request(new_partitions)] if new_partitions else [],
         asset_events=events,
         skip_reason=None if requests else "; ".join(notes) or "no VoID changed",
     )

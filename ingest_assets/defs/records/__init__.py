@@ -1,24 +1,25 @@
-"""Record pipeline wiring (DPLA Ingestion 3 style)."""
+"""Record pipeline wiring (DPLA Ingestion 3 style), built on the record partitions of the settings."""
 
 import dagster as dg
 
-from ingest_assets.defs.partitions import record_partitions
-from ingest_assets.defs.records.assets import RECORDS, enriched_records, indexed_records, mapped_records, original_records
-from ingest_assets.defs.records.parquet import enriched_parquet
-from ingest_assets.defs.records.search import search_index, search_index_rebuild
-from ingest_assets.defs.records.checks import harvest_count_drop, mapping_failure_rate
-from ingest_assets.defs.records.sensors import registry_partitions_sensor
+from ingest_assets.defs.records.assets import RECORDS, record_assets
+from ingest_assets.defs.records.checks import quality_checks
+from ingest_assets.defs.records.parquet import parquet_asset
+from ingest_assets.defs.records.refresh import refresh_sensor
+from ingest_assets.defs.records.search import search_assets
+from ingest_assets.settings import Settings
 
-record_pipeline_job = dg.define_asset_job(
-    "record_pipeline",
-    selection=dg.AssetSelection.groups(RECORDS),
-    partitions_def=record_partitions,
-    description="Harvest, map, enrich and index one provider for one day.",
-)
 
-defs = dg.Definitions(
-    assets=[original_records, mapped_records, enriched_records, indexed_records, search_index, search_index_rebuild, enriched_parquet],
-    asset_checks=[harvest_count_drop, mapping_failure_rate],
-    sensors=[registry_partitions_sensor],
-    jobs=[record_pipeline_job],
-)
+def build_defs(settings: Settings, partitions: dg.MultiPartitionsDefinition) -> dg.Definitions:
+    job = dg.define_asset_job(
+        "record_pipeline",
+        selection=dg.AssetSelection.groups(RECORDS),
+        description="Harvest, map, enrich and index one provider for one day.",
+    )
+    search_kind = "elasticsearch" if settings.search.startswith(("http://", "https://")) else "sqlite"
+    return dg.Definitions(
+        assets=[*record_assets(partitions), *search_assets(partitions, search_kind), parquet_asset(partitions)],
+        asset_checks=quality_checks(partitions),
+        sensors=[refresh_sensor(job.name, settings.partition_start)],
+        jobs=[job],
+    )

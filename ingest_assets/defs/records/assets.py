@@ -3,12 +3,13 @@
 Mapping, enrichment and indexing run on the provider's engine (in-process or Spark, ``record_engine``)."""
 
 
+import functools
 from datetime import datetime, timezone
 
 import dagster as dg
 
-from ingest_assets.defs.partitions import day_window, partition_parts, record_partitions
-from ingest_assets.defs.io_managers import record_metadata
+from ingest_assets.defs.io_managers import final_unless_retryable, record_metadata
+from ingest_assets.defs.records.partitions import day_window, partition_parts
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.http import HttpClient
 from ingest_assets.defs.records.engine import RecordEngineResource
@@ -18,6 +19,9 @@ from ingest_assets.storage.activities import RecordSource, RecordStream, source_
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, ORIGINAL_RECORD
 
 RECORDS = "records"
+# a failure whose error says a retry can help (IngestError.retryable: timeouts, 5xx) is retried with backoff;
+# final errors raise dg.Failure through the step and are not retried
+RETRY = dg.RetryPolicy(max_retries=3, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
 
 
 class SourceConfig(dg.Config):
@@ -26,22 +30,39 @@ class SourceConfig(dg.Config):
     source: str | None = None
 
 
-def record_asset(activity: str, schema: str):
-    """An asset of the record pipeline: one activity, written by the record IO manager as ``schema``."""
-    return dg.asset(
-        partitions_def=record_partitions,
-        io_manager_key="record_io_manager",
-        metadata=record_metadata(activity, schema),
-        group_name=RECORDS,
-        kinds={"avro"},
-    )
+def record_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
+    """The four assets on ``partitions``: each one activity, written by the record IO manager as its schema."""
+    return [
+        dg.asset(
+            partitions_def=partitions,
+            io_manager_key="record_io_manager",
+            metadata=record_metadata(activity, schema),
+            group_name=RECORDS,
+            kinds={"avro"},
+            retry_policy=RETRY,
+        )(_final_errors(compute))
+        for compute, activity, schema in (
+            (original_records, "harvest", ORIGINAL_RECORD),
+            (mapped_records, "mapping", MAP_RECORD),
+            (enriched_records, "enrichment", MAP_RECORD),
+            (indexed_records, "indexing", INDEX_RECORD),
+        )
+    ]
+
+
+def _final_errors(compute):
+    @functools.wraps(compute)
+    def run(*args, **kwargs):
+        with final_unless_retryable():
+            return compute(*args, **kwargs)
+
+    return run
 
 
 def _source(config: SourceConfig, storage: StorageResource, upstream: RecordSource, activity: str) -> RecordSource:
     return source_from_path(storage.storage, config.source, activity) if config.source else upstream
 
 
-@record_asset("harvest", ORIGINAL_RECORD)
 def original_records(context: dg.AssetExecutionContext, registry: RegistryResource, storage: StorageResource) -> RecordStream:
     """Harvest the provider for the partition's day (OAI-PMH, JSON API or file, per the registry)."""
     provider, day = partition_parts(context.partition_key)
@@ -63,7 +84,6 @@ def original_records(context: dg.AssetExecutionContext, registry: RegistryResour
     )
 
 
-@record_asset("mapping", MAP_RECORD)
 def mapped_records(
     context: dg.AssetExecutionContext,
     config: SourceConfig,
@@ -78,7 +98,6 @@ def mapped_records(
     return record_engine.stream(RecordActivity("mapping", registry.load()[provider]), [source], storage)
 
 
-@record_asset("enrichment", MAP_RECORD)
 def enriched_records(
     context: dg.AssetExecutionContext,
     config: SourceConfig,
@@ -93,7 +112,6 @@ def enriched_records(
     return record_engine.stream(RecordActivity("enrichment", registry.load()[provider]), [source], storage)
 
 
-@record_asset("indexing", INDEX_RECORD)
 def indexed_records(
     context: dg.AssetExecutionContext,
     registry: RegistryResource,

@@ -4,7 +4,6 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from ingest_assets.defs.partitions import record_partitions
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.records.parquet_export import export_parquet
 from ingest_assets.storage import layout
@@ -14,7 +13,10 @@ from ingest_assets.storage.avro import MAP_RECORD
 EXPORTS = "exports"
 
 
-@dg.asset(partitions_def=record_partitions, group_name=EXPORTS, kinds={"parquet"})
+def parquet_asset(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+    return dg.asset(partitions_def=partitions, group_name=EXPORTS, kinds={"parquet"})(enriched_parquet)
+
+
 def enriched_parquet(storage: StorageResource, enriched_records: RecordSource) -> dg.MaterializeResult:
     """The newest enriched output of the partition as one Parquet file (zstd, row groups of 10,000 records)
     at ``<provider>/export/<yyyymmdd>/<ts>-<provider>-MAP4_x.MAPRecord.v1.parquet``."""

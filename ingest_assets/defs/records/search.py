@@ -7,7 +7,7 @@ from itertools import chain
 import dagster as dg
 from pydantic import Field
 
-from ingest_assets.defs.partitions import partition_parts, record_partitions
+from ingest_assets.defs.records.partitions import partition_parts
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.records.indexing import DEFAULT_ALIAS, IndexStats, open_search_index
 from ingest_assets.storage.activities import latest_source
@@ -40,7 +40,6 @@ def _report(stats: IndexStats) -> dg.MaterializeResult:
     )
 
 
-@dg.asset(partitions_def=record_partitions, group_name="records", kinds={"elasticsearch"}, deps=["indexed_records"])
 def search_index(context: dg.AssetExecutionContext, search: SearchIndexResource, storage: StorageResource) -> dg.MaterializeResult:
     """Apply the partition's IndexRecords (upserts and deletions) to the live index behind the alias."""
     provider, day = partition_parts(context.partition_key)
@@ -58,7 +57,14 @@ class RebuildConfig(dg.Config):
     as_of: str | None = Field(default=None, description="YYYY-MM-DD; default today (UTC)")
 
 
-@dg.asset(group_name="search", kinds={"elasticsearch"}, deps=[search_index])
+def search_assets(partitions: dg.PartitionsDefinition, kind: str) -> list[dg.AssetsDefinition]:
+    """``search_index`` on ``partitions`` and the rebuild; ``kind`` names the backend in the UI."""
+    return [
+        dg.asset(partitions_def=partitions, group_name="records", kinds={kind}, deps=["indexed_records"])(search_index),
+        dg.asset(group_name="search", kinds={kind}, deps=["search_index"])(search_index_rebuild),
+    ]
+
+
 def search_index_rebuild(config: RebuildConfig, search: SearchIndexResource, storage: StorageResource, registry: RegistryResource) -> dg.MaterializeResult:
     """Rebuild the whole index from the layout (newest IndexRecord per id, deletions applied) into a new
     physical index, then swap the alias onto it."""

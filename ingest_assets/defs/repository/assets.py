@@ -12,16 +12,15 @@ Registry block (per provider)::
         wiki_api: https://.../api.php     # with wiki_user_env / wiki_password_env (names of env vars):
                                           # reports are also posted to "<collection page>/Metadata aggregation report"
 
-Environment: INGEST_REPOSITORY_HARVESTING_INTERVAL (s, default 120), INGEST_REPOSITORY_REMOVAL_MISSES (3),
+Settings: INGEST_REPOSITORY_HARVESTING_INTERVAL (s, default 120), INGEST_REPOSITORY_REMOVAL_MISSES (3),
 INGEST_REPOSITORY_REMOVAL_GRACE_DAYS (7); FEDORA_USER / FEDORA_PASSWORD when INGEST_REPOSITORY is Fedora.
 """
 
-import os
 from datetime import datetime, timedelta
 
 import dagster as dg
 
-from ingest_assets.defs.partitions import provider_partitions
+from ingest_assets.defs.providers import repository_providers
 from ingest_assets.defs.repository.resources import RepositoryResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.errors import ConfigError
@@ -34,6 +33,7 @@ from ingest_assets.repository.mediawiki import MediaWikiApi, WikiEditor, WikiTem
 from ingest_assets.repository.removal import GarbageCollector
 from ingest_assets.repository.template_index import TemplateIndexClient
 from ingest_assets.repository.validation import load_vocabularies
+from ingest_assets.settings import Settings
 
 GROUP = "repository"
 BLOCK = "repository"
@@ -73,13 +73,13 @@ def _report_poster(entry: ProviderEntry, repository: RepositoryResource):
     block = entry.block(BLOCK)
     if not block.get("wiki_api"):
         return None
-    user, password = (os.environ.get(str(block.get(k, ""))) for k in ("wiki_user_env", "wiki_password_env"))
+    user, password = (Settings.current().secret(str(block.get(k, ""))) for k in ("wiki_user_env", "wiki_password_env"))
     if not user or not password:
         raise ConfigError("wiki_api needs wiki_user_env / wiki_password_env naming set env vars", provider=entry.name)
     return WikiEditor(str(block["wiki_api"]), repository.source_http(), username=user, password=password).edit
 
 
-@dg.asset(group_name=GROUP, partitions_def=provider_partitions,
+@dg.asset(group_name=GROUP, partitions_def=repository_providers,
           description="One HarvestingInterval of the Fedora ingest service for a provider's TemplateParameterIndex.")
 def repository_collections(context: dg.AssetExecutionContext, registry: RegistryResource, sql: SqlResource,
                            storage: StorageResource, repository: RepositoryResource) -> dg.MaterializeResult:
@@ -120,10 +120,9 @@ def repository_collections(context: dg.AssetExecutionContext, registry: Registry
                       "repeatedly over the grace period (never on timeouts or server errors).")
 def repository_verification(context: dg.AssetExecutionContext, sql: SqlResource,
                             repository: RepositoryResource) -> dg.MaterializeResult:
-    misses = int(os.environ.get("INGEST_REPOSITORY_REMOVAL_MISSES", "3"))
-    grace = timedelta(days=float(os.environ.get("INGEST_REPOSITORY_REMOVAL_GRACE_DAYS", "7")))
     collector = GarbageCollector(ObjectIndex(sql.engine()), repository.repository(), repository.source_http(),
-                                 min_misses=misses, grace=grace)
+                                 min_misses=repository.removal_misses,
+                                 grace=timedelta(days=repository.removal_grace_days))
     result = collector.run()
     for pid, reason in result.unreachable.items():
         context.log.info(f"{pid}: source unreachable, left alone ({reason})")

@@ -5,7 +5,7 @@ from datetime import datetime
 
 import dagster as dg
 
-from ingest_assets.defs.partitions import partition_parts, record_partitions
+from ingest_assets.defs.records.partitions import partition_parts
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.resourcesync.feed import FeedReport, feed_index_records
@@ -38,7 +38,12 @@ def resourcesync_documents(
     )
 
 
-@dg.asset(partitions_def=record_partitions, group_name="records", kinds={"xml"}, deps=["indexed_records"])
+def changes_asset(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+    return dg.asset(partitions_def=partitions, group_name="records", kinds={"xml"}, deps=["indexed_records"])(
+        resourcesync_changes
+    )
+
+
 def resourcesync_changes(
     context: dg.AssetExecutionContext,
     resourcesync: ResourceSyncResource,

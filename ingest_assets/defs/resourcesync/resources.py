@@ -9,7 +9,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from ingest_assets.registry import Registry
-from ingest_assets.resourcesync.config import open_resource_index, resource_sets
+from ingest_assets.resourcesync.config import DEFAULT_BASE_URL, open_resource_index, resource_sets
 from ingest_assets.resourcesync.documents import SITEMAP_LIMIT
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet
@@ -32,7 +32,7 @@ class ResourceSyncResource(dg.ConfigurableResource):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ResourceSyncResource":
-        return cls(search=settings.search, database_url=settings.database_url, base_url=settings.resourcesync_url)
+        return cls(search=settings.search, database_url=settings.database_url, base_url=settings.resourcesync_url or DEFAULT_BASE_URL)
 
     def index(self) -> ResourceIndex:
         if self._index is None:

@@ -21,7 +21,7 @@ import fastavro
 from ingest_assets.errors import IngestError
 from ingest_assets.registry import ProviderEntry
 from ingest_assets.storage import Storage
-from ingest_assets.storage.avro import DAMAGED_AVRO, ORIGINAL_RECORD, codec_from_env, schema_with_doc
+from ingest_assets.storage.avro import DAMAGED_AVRO, ORIGINAL_RECORD, default_codec, schema_with_doc
 from ingest_assets.storage.layout import provider_state_key
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ class StorageCheckpoint:
 
     def spool_page(self, request: dict, page: int, records: Iterable[dict]) -> None:
         doc = f"harvest spool of {self.provider}, page {page} of {json.dumps(request, sort_keys=True)}"
-        codec, level = codec_from_env()
+        codec, level = default_codec()
         buffer = io.BytesIO()
         fastavro.writer(buffer, schema_with_doc(ORIGINAL_RECORD, doc), records, codec=codec, codec_compression_level=level)
         key = provider_state_key(self.provider, SPOOL_NAME, request_digest(request), f"{page:08d}{SPOOL_SUFFIX}")

@@ -19,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=10, help="maximum hits (default 10)")
     parser.add_argument("--json", action="store_true", help="print whole documents as JSON lines")
     args = parser.parse_args(argv)
-    index = open_search_index(args.index or Settings.from_env().search)
+    index = open_search_index(args.index or Settings.current().search)
     try:
         hits = index.search(args.alias, args.query, size=args.size)
         total = index.count(args.alias)

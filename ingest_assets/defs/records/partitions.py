@@ -1,6 +1,7 @@
-"""Record partitions: provider (dynamic, fed from the registry) x day.
+"""Record partitions: day x record provider (registry entries with a ``harvest:`` block).
 
-Multi-partition keys join dimensions in alphabetical order: ``2026-01-02|demo`` (date|provider).
+Multi-partition keys join dimensions in alphabetical order: ``2026-01-02|demo`` (date|provider). The first
+day is ``Settings.partition_start``, so the partitions are built with the definitions.
 """
 
 from __future__ import annotations
@@ -9,18 +10,17 @@ from datetime import date, datetime, time, timedelta, timezone
 
 import dagster as dg
 
-from ingest_assets.settings import Settings
-
-provider_partitions = dg.DynamicPartitionsDefinition(name="providers")
+from ingest_assets.defs.providers import record_providers
 
 
-def date_partitions(start: date) -> dg.DailyPartitionsDefinition:
-    return dg.DailyPartitionsDefinition(start_date=start.isoformat(), timezone="UTC")
+def record_partitions(start: date) -> dg.MultiPartitionsDefinition:
+    return dg.MultiPartitionsDefinition(
+        {"date": dg.DailyPartitionsDefinition(start_date=start.isoformat(), timezone="UTC"), "provider": record_providers}
+    )
 
 
-record_partitions = dg.MultiPartitionsDefinition(
-    {"date": date_partitions(Settings.from_env().partition_start), "provider": provider_partitions}
-)
+def partition_key(provider: str, day: date) -> dg.MultiPartitionKey:
+    return dg.MultiPartitionKey({"date": day.isoformat(), "provider": provider})
 
 
 def partition_parts(key: str | dg.MultiPartitionKey) -> tuple[str, date]:

@@ -1,0 +1,84 @@
+"""Automatic refresh: each record provider's newest complete day is harvested on the provider's schedule.
+
+Registry (per provider, optional)::
+
+    schedule: {cron: "0 2 * * *", timezone: Europe/Berlin}   # default: daily at 02:00 UTC
+    schedule: false                                          # never by itself (UI, backfills, CLI only)
+
+At each cron tick the sensor requests the run of the UTC day that ended before the tick; the run key
+``<provider>|<day>`` makes a day run once, whatever the cron says. A provider added to the registry is
+refreshed at its first evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timedelta, timezone
+
+import dagster as dg
+from dagster._utils.schedules import get_latest_completed_cron_tick, is_valid_cron_string
+
+from ingest_assets.defs.providers import record_providers
+from ingest_assets.defs.records.partitions import partition_key
+from ingest_assets.defs.resources import RegistryResource
+from ingest_assets.errors import ConfigError
+from ingest_assets.registry import ProviderEntry
+
+DEFAULT_CRON = "0 2 * * *"
+DEFAULT_TIMEZONE = "UTC"
+
+
+def refresh_day(entry: ProviderEntry, now: datetime) -> date | None:
+    """The day partition the provider's schedule asks for at ``now`` (None: ``schedule: false``)."""
+    block = entry.get("schedule", {})
+    if block is False:
+        return None
+    if not isinstance(block, dict):
+        raise ConfigError("'schedule' must be a mapping {cron, timezone} or false", provider=entry.name)
+    cron, tz = str(block.get("cron", DEFAULT_CRON)), str(block.get("timezone", DEFAULT_TIMEZONE))
+    if not is_valid_cron_string(cron):
+        raise ConfigError(f"schedule cron {cron!r} is not a valid cron string", provider=entry.name)
+    try:
+        tick = get_latest_completed_cron_tick(cron, now, tz)
+    except Exception as exc:  # noqa: BLE001 - an unknown time zone name
+        raise ConfigError(f"schedule timezone {tz!r}: {exc}", provider=entry.name) from exc
+    return (tick.astimezone(timezone.utc) - timedelta(days=1)).date()
+
+
+def refresh_sensor(job: str, first_day: date) -> dg.SensorDefinition:
+    @dg.sensor(name="record_refresh_sensor", job_name=job, minimum_interval_seconds=60,
+               default_status=dg.DefaultSensorStatus.RUNNING)
+    def record_refresh_sensor(context: dg.SensorEvaluationContext, registry: RegistryResource):
+        """Request each record provider's newest day on its schedule (one run per provider and day)."""
+        try:
+            loaded = registry.load()
+        except ConfigError as exc:
+            return dg.SkipReason(f"registry not loaded: {exc}")
+        entries = [loaded[name] for name in loaded.providers_of("records")]
+        now = datetime.now(timezone.utc)
+        requested = json.loads(context.cursor) if context.cursor else {}  # provider -> newest day requested
+        requests, problems = [], []
+        for entry in entries:
+            try:
+                day = refresh_day(entry, now)
+            except ConfigError as exc:
+                problems.append(str(exc))
+                continue
+            if day is None or day < first_day or requested.get(entry.name, "") >= day.isoformat():
+                continue
+            requested[entry.name] = day.isoformat()
+            requests.append(dg.RunRequest(run_key=f"{entry.name}|{day.isoformat()}",
+                                          partition_key=str(partition_key(entry.name, day)),
+                                          tags={"ingest/trigger": "refresh"}))
+        for problem in problems:
+            context.log.warning(problem)
+        known = set(context.instance.get_dynamic_partitions(record_providers.name))
+        missing = sorted({e.name for e in entries} - known)
+        return dg.SensorResult(
+            run_requests=requests,
+            cursor=json.dumps(requested, sort_keys=True),
+            dynamic_partitions_requests=[record_providers.build_add_request(missing)] if missing else [],
+            skip_reason=None if requests else "; ".join(problems) or "no provider due",
+        )
+
+    return record_refresh_sensor
