@@ -14,6 +14,7 @@ from pathlib import Path
 DEMO_PORT = 8765
 # Capability commands with their own argument parsers: ``ingest-assets <name> ...`` hands the rest on.
 DELEGATED = {
+    "harvest": ("ingest_assets.harvest_command", "run the record pipeline for a provider's day(s) on the instance"),
     "search": ("ingest_assets.records.indexing.__main__", "query the search index"),
     "serve-resourcesync": ("ingest_assets.resourcesync.server", "serve the ResourceSync documents over HTTP"),
     "repository": ("ingest_assets.repository.__main__", "repository ingest commands"),

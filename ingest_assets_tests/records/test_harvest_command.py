@@ -1,0 +1,64 @@
+"""``ingest-assets harvest``: a provider's days through the record pipeline on the configured instance."""
+
+import os
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from dagster._core.instance.ref import InstanceRef
+
+from ingest_assets.demo.oai_server import serve_in_thread
+from ingest_assets.demo.samples import sample_records
+from ingest_assets.storage import LocalStorage, layout
+
+CLI = str(Path(sys.executable).parent / "ingest-assets")
+
+
+@pytest.fixture
+def hub(tmp_path):
+    server, url = serve_in_thread(sample_records(day=date(2026, 1, 15)))
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(
+        f"demo: {{harvest: {{type: oai, endpoint: '{url}', metadata_prefix: oai_dc, allow_private: true}}, mapping: oai_dc}}\n"
+        "lod: {void: 'https://example.org/void.ttl'}\n"
+    )
+    (tmp_path / "dagster").mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster"), "INGEST_HOME": str(tmp_path / "home"),
+           "INGEST_REGISTRY": str(registry), "DAGSTER_TELEMETRY_DISABLED": "1"}
+    yield env, tmp_path
+    server.shutdown()
+
+
+def harvest(env, *args):
+    return subprocess.run([CLI, "harvest", *args], env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_a_date_range_runs_each_day_on_the_instance(hub):
+    env, tmp_path = hub
+    done = harvest(env, "demo", "--from", "2026-01-14", "--to", "2026-01-15")
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert [line.split(":")[0] for line in lines] == ["demo 2026-01-14", "demo 2026-01-15"]
+    assert all("success" in line and "original_records" in line for line in lines)
+    storage = LocalStorage(tmp_path / "home" / "storage")
+    for day in (date(2026, 1, 14), date(2026, 1, 15)):
+        assert all(layout.latest_output(storage, "demo", a, day) for a in layout.ACTIVITIES)
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(env["DAGSTER_HOME"])) as instance:
+        runs = instance.get_run_records(dg.RunsFilter(job_name="record_pipeline"))
+        assert sorted(r.dagster_run.tags["dagster/partition"] for r in runs) == ["2026-01-14|demo", "2026-01-15|demo"]
+        assert instance.get_dynamic_partitions("record_providers") == ["demo"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["nobody", "--date", "2026-01-15"], "provider 'nobody' is not in the registry"),
+    (["lod", "--date", "2026-01-15"], "provider 'lod' has no 'harvest:' block"),
+    (["demo", "--date", "2025-06-01"], "before the first partition 2026-01-01"),
+    (["demo", "--from", "2026-02-10", "--to", "2026-02-01"], "is before --from"),
+])
+def test_what_cannot_run_is_refused_with_a_clear_error(hub, args, message):
+    env, _ = hub
+    refused = harvest(env, *args)
+    assert refused.returncode == 2 and message in refused.stderr and "Traceback" not in refused.stderr
