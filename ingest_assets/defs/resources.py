@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 from pydantic import Field, PrivateAttr
-from sqlalchemy import Engine
-
 from ingest_assets.registry import Registry, load_registry
-from ingest_assets.sql import make_engine
 from ingest_assets.defs.s3 import storage_opener
 from ingest_assets.storage import Storage
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 
 class StorageResource(dg.ConfigurableResource):
@@ -39,10 +39,12 @@ class SqlResource(dg.ConfigurableResource):
     """Transactional tables: ``sqlite:///path`` by default, ``postgresql://...`` in production."""
 
     url: str
-    _engine: Engine | None = PrivateAttr(default=None)
+    _engine: "Engine | None" = PrivateAttr(default=None)
 
-    def engine(self) -> Engine:
+    def engine(self) -> "Engine":
         if self._engine is None:
+            from ingest_assets.sql import make_engine  # SQLAlchemy loads with the first run that needs it
+
             self._engine = make_engine(self.url)
         return self._engine
 

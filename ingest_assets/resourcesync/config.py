@@ -17,20 +17,23 @@ from __future__ import annotations
 
 from ingest_assets.errors import ConfigError
 from ingest_assets.registry import Registry
-from ingest_assets.resourcesync.es_index import ElasticsearchResourceIndex
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet
-from ingest_assets.resourcesync.sql_index import SqlResourceIndex
-from ingest_assets.sql import make_engine
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 
 
 def open_resource_index(search: str, database_url: str, prefix: str = "resourcesync") -> ResourceIndex:
     """``search`` http(s) -> Elasticsearch indices ``<prefix>-resource/-change``, else the embedded tables
-    in ``database_url`` (the platform's Settings.search and Settings.database_url)."""
+    in ``database_url`` (the platform's Settings.search and Settings.database_url). Only the chosen backend's
+    client library is imported."""
     if search.startswith(("http://", "https://")):
+        from ingest_assets.resourcesync.es_index import ElasticsearchResourceIndex
+
         return ElasticsearchResourceIndex(search, prefix=prefix)
+    from ingest_assets.resourcesync.sql_index import SqlResourceIndex
+    from ingest_assets.sql import make_engine
+
     return SqlResourceIndex(make_engine(database_url))
 
 

@@ -31,7 +31,9 @@ def test_bad_engine_settings_name_the_provider(settings):
 
 
 def test_settings_and_masters():
-    settings = Settings.from_env({"INGEST_ENGINE": "auto", "INGEST_SPARK_MASTER": "spark://10.0.0.5:7077", "INGEST_SPARK_THRESHOLD": "5000"})
+    settings = Settings.from_env(
+        {"INGEST_ENGINE": "auto", "INGEST_SPARK_MASTER": "spark://10.0.0.5:7077", "INGEST_SPARK_THRESHOLD": "5000"}
+    )
     assert (settings.engine, settings.spark_master, settings.spark_threshold) == ("auto", "spark://10.0.0.5:7077", 5000)
     assert Settings.from_env({}).engine == "in-process"
     with pytest.raises(ConfigError):

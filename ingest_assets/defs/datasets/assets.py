@@ -6,7 +6,6 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from ingest_assets.datasets.ingest import run_requests
 from ingest_assets.defs.datasets.resources import DatasetIngestResource
 from ingest_assets.defs.resources import SqlResource, StorageResource
 from ingest_assets.storage.layout import dataset_key
@@ -29,6 +28,8 @@ def dataset_ingest_results(
     sql: SqlResource,
 ) -> dg.MaterializeResult:
     """Fetch, detect, verify and archive every dataset request of one file; counts per status/platform."""
+    from ingest_assets.datasets.ingest import run_requests  # the platform clients load with the first run
+
     ctx = dataset_ingest.context(storage.storage, sql.engine())
     started = datetime.now(timezone.utc)
     name = config.requests_key.rsplit("/", 1)[-1]

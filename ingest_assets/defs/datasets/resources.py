@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import dagster as dg
 from pydantic import Field
-from sqlalchemy import Engine
+from typing import TYPE_CHECKING
 
-from ingest_assets.datasets.ingest import IngestContext, make_context
 from ingest_assets.datasets.platforms import PlatformConfig
 from ingest_assets.datasets.strategy import Thresholds
 from ingest_assets.storage import Storage
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from ingest_assets.datasets.ingest import IngestContext
 
 _DEFAULTS = Thresholds()
 _PLATFORMS = PlatformConfig()
@@ -33,7 +37,9 @@ class DatasetIngestResource(dg.ConfigurableResource):
     ia_access_key: str | None = None
     ia_secret_key: str | None = None
 
-    def context(self, storage: Storage, engine: Engine) -> IngestContext:
+    def context(self, storage: Storage, engine: "Engine") -> "IngestContext":
+        from ingest_assets.datasets.ingest import make_context
+
         return make_context(
             storage,
             engine,

@@ -3,36 +3,44 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import dagster as dg
-from dagster_pyspark import LazyPySparkResource
+from pydantic import PrivateAttr
 
+from ingest_assets.defs.resources import StorageResource
 from ingest_assets.records.engine import SPARK, choose_engine, spark_config
-from ingest_assets.records.spark_engine import spark_stream
 from ingest_assets.records.steps import RecordActivity, in_process
 from ingest_assets.settings import Settings
-from ingest_assets.defs.resources import StorageResource
 from ingest_assets.storage.activities import RecordSource, RecordStream
 
 
 class RecordEngineResource(dg.ConfigurableResource):
     """Runs mapping, enrichment and indexing in-process or on Spark (registry ``engine:``, else ``default``;
-    ``auto`` picks Spark from ``threshold`` input records). The SparkSession starts on first use only."""
+    ``auto`` picks Spark from ``threshold`` input records). dagster-pyspark's ``LazyPySparkResource`` is made
+    on the first Spark activity and starts the SparkSession then: an in-process run imports no Spark at all."""
 
     default: str
     threshold: int
-    pyspark: LazyPySparkResource
+    spark_config: dict[str, Any]
+    _pyspark: Any = PrivateAttr(default=None)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "RecordEngineResource":
-        return cls(
-            default=settings.engine,
-            threshold=settings.spark_threshold,
-            pyspark=LazyPySparkResource(spark_config=spark_config(settings.spark_master)),
-        )
+        return cls(default=settings.engine, threshold=settings.spark_threshold,
+                   spark_config=spark_config(settings.spark_master))
+
+    def spark_session(self):
+        if self._pyspark is None:
+            from dagster_pyspark import LazyPySparkResource
+
+            self._pyspark = LazyPySparkResource(spark_config=self.spark_config)
+        return self._pyspark.spark_session
 
     def stream(self, activity: RecordActivity, inputs: Sequence[RecordSource], storage: StorageResource) -> RecordStream:
         records = inputs[0].manifest().record_count
         if choose_engine(activity.entry, self.default, self.threshold, records) == SPARK:
-            return spark_stream(self.pyspark.spark_session, storage.storage, activity, inputs, storage.opener())
+            from ingest_assets.records.spark_engine import spark_stream
+
+            return spark_stream(self.spark_session(), storage.storage, activity, inputs, storage.opener())
         return in_process(activity, inputs)

@@ -5,7 +5,6 @@ from datetime import datetime, timezone
 import dagster as dg
 
 from ingest_assets.defs.resources import StorageResource
-from ingest_assets.records.parquet_export import export_parquet
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource
 from ingest_assets.storage.avro import MAP_RECORD
@@ -20,6 +19,8 @@ def parquet_asset(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
 def enriched_parquet(storage: StorageResource, enriched_records: RecordSource) -> dg.MaterializeResult:
     """The newest enriched output of the partition as one Parquet file (zstd, row groups of 10,000 records)
     at ``<provider>/export/<yyyymmdd>/<ts>-<provider>-MAP4_x.MAPRecord.v1.parquet``."""
+    from ingest_assets.records.parquet_export import export_parquet  # pyarrow loads with the first export
+
     output = enriched_records.output
     key = layout.export_key(output.provider, output.day, datetime.now(timezone.utc), layout.schema_name(MAP_RECORD), "parquet")
     stats = export_parquet(storage.storage, enriched_records, key, MAP_RECORD, provider=output.provider)

@@ -10,21 +10,22 @@ import os
 
 from ingest_assets.records.indexing.documents import deletion_record, index_record
 from ingest_assets.records.indexing.embedded_index import EmbeddedSearchIndex
-from ingest_assets.records.indexing.es_index import ElasticsearchIndex
 from ingest_assets.records.indexing.results import IndexBuildRefused, IndexStats, Reconciliation
 
 DEFAULT_ALIAS = "dpla-map4"
 
 __all__ = [
-    "DEFAULT_ALIAS", "ElasticsearchIndex", "EmbeddedSearchIndex", "IndexBuildRefused", "IndexStats",
+    "DEFAULT_ALIAS", "EmbeddedSearchIndex", "IndexBuildRefused", "IndexStats",
     "Reconciliation", "deletion_record", "index_record", "open_search_index",
 ]
 
 
-def open_search_index(target: str | os.PathLike, **options) -> ElasticsearchIndex | EmbeddedSearchIndex:
+def open_search_index(target: str | os.PathLike, **options):
     """``http(s)://...`` -> ElasticsearchIndex; anything else -> EmbeddedSearchIndex in that directory.
-    ``options`` go to the backend's constructor."""
+    ``options`` go to the backend's constructor. The Elasticsearch client is imported only when used."""
     target = os.fspath(target)
     if target.startswith(("http://", "https://")):
+        from ingest_assets.records.indexing.es_index import ElasticsearchIndex
+
         return ElasticsearchIndex(target, **options)
     return EmbeddedSearchIndex(target, **options)

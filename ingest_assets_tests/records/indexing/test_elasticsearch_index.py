@@ -7,19 +7,19 @@ recording proxy against that live cluster ("live").
 from __future__ import annotations
 
 import json
-import socket
 import uuid
 
 import pytest
 
 from ingest_assets.errors import ConfigError, FetchError, IngestError
 from ingest_assets.records.indexing import (
-    ElasticsearchIndex,
     IndexBuildRefused,
     deletion_record,
     index_record,
     open_search_index,
 )
+from ingest_assets.records.indexing.es_index import ElasticsearchIndex
+from ingest_assets_tests.support import free_port
 
 
 @pytest.fixture
@@ -182,12 +182,6 @@ def _with_credentials(url: str, password: str) -> str:
     return f"{scheme}://elastic:{password}@{rest}"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_errors_name_the_server_without_its_password(es, alias, records, build_clock):
     password = "pw-" + uuid.uuid4().hex
     index = open_search_index(_with_credentials(es.url, password), initial_backoff=0.01, clock=build_clock)
@@ -202,7 +196,7 @@ def test_errors_name_the_server_without_its_password(es, alias, records, build_c
     index.close()
 
     unreachable = open_search_index(
-        _with_credentials(f"http://127.0.0.1:{_free_port()}", password), initial_backoff=0.01, clock=build_clock
+        _with_credentials(f"http://127.0.0.1:{free_port()}", password), initial_backoff=0.01, clock=build_clock
     )
     with pytest.raises(FetchError) as down:
         unreachable.search(alias, "anything")
