@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -17,23 +16,46 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import pytest
 
 from ingest_assets.storage import LocalStorage
+from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
 
-SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# slow or server-heavy groups a developer can deselect: pytest -m "not browser and not spark"
+GROUPS = {
+    "browser": "headless Chromium against dagster-webserver",
+    "spark": "Spark sessions and a standalone cluster (a JVM)",
+    "postgres": "a private PostgreSQL server",
+    "property": "Hypothesis property tests",
+    "packaging": "builds the wheel and installs it into a fresh environment",
+}
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def pytest_configure(config) -> None:
+    for name, what in GROUPS.items():
+        config.addinivalue_line("markers", f"{name}: {what}")
 
 
-def require(condition: bool, reason: str) -> None:
-    """Skip on a developer machine that lacks something; in CI a missing prerequisite is a failure."""
-    if not condition:
-        if IN_CI:
-            pytest.fail(f"CI prerequisite missing: {reason}")
-        pytest.skip(reason)
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """``item.failed`` after a failed test body, for fixtures that save evidence (screenshots) on failure."""
+    report = yield
+    if report.when == "call" and report.failed:
+        item.failed = True
+    return report
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Each test gets the markers of the groups it belongs to, by folder, file or fixture."""
+    for item in items:
+        names = set(item.fixturenames)
+        marks = {
+            "browser": item.path.name == "test_ui.py",
+            "spark": "spark" in item.path.parts or bool(names & {"spark", "spark_cluster"}),
+            "postgres": "pg_url" in names,
+            "property": getattr(getattr(item, "obj", None), "is_hypothesis_test", False),
+            "packaging": item.path.name == "test_wheel.py",
+        }
+        for name, applies in marks.items():
+            if applies:
+                item.add_marker(name)
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,6 @@ import gzip
 import mimetypes
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ from ingest_assets.linked_data.graphs import ProviderGraphs
 from ingest_assets.linked_data.oxigraph_store import OxigraphStore
 from ingest_assets.linked_data.sparql_endpoint import SparqlEndpointStore
 from ingest_assets.linked_data.store import TripleStore
+from ingest_assets_tests.support import free_port
 
 FULL = "http://schema.geolink.org/dev/voc/harvester#FullDump"
 PARTIAL = "http://schema.geolink.org/dev/voc/harvester#PartialDump"
@@ -117,12 +117,6 @@ def http() -> HttpClient:
     return HttpClient(allow_private=True, retries=0, timeout=(2, 10))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def oxigraph_server(tmp_path_factory) -> str:
     """``oxigraph serve`` (the locked PyPI package) on 127.0.0.1; stopped by process group."""
@@ -130,7 +124,7 @@ def oxigraph_server(tmp_path_factory) -> str:
     if not binary.exists():
         pytest.fail(f"{binary} missing: run uv sync --locked (test group)")
     location = tmp_path_factory.mktemp("oxigraph-server")
-    port = _free_port()
+    port = free_port()
     log = (location.parent / "oxigraph-serve.log").open("wb")
     process = subprocess.Popen(
         [str(binary), "serve", "--location", str(location / "data"), "--bind", f"127.0.0.1:{port}"],

@@ -25,7 +25,7 @@ from ingest_assets.storage.activities import PlanRef, RecordSource, write_activi
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, part_keys
 from ingest_assets.storage.manifest import Manifest
 
-from .conftest import DAY, ENTRY, PART_RECORDS, PROVIDER, write_harvest
+from ingest_assets_tests.spark.harvests import DAY, ENTRY, PART_RECORDS, PROVIDER, write_harvest
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # executors cannot import test modules
 SCHEMAS = {"mapping": MAP_RECORD, "enrichment": MAP_RECORD, "indexing": INDEX_RECORD}
@@ -47,7 +47,8 @@ def run_chain(hub: StorageResource, harvest: RecordSource, stream, started: date
     """mapping -> enrichment -> indexing of the harvest with ``stream(activity, inputs)``, in one plan."""
     storage, plan, results, source = hub.storage, PlanRef(started), {}, {}
     source["harvest"] = harvest
-    for n, (activity, inputs) in enumerate((("mapping", ["harvest"]), ("enrichment", ["mapping"]), ("indexing", ["enrichment", "harvest"]))):
+    steps = (("mapping", ["harvest"]), ("enrichment", ["mapping"]), ("indexing", ["enrichment", "harvest"]))
+    for n, (activity, inputs) in enumerate(steps):
         result = write_activity(
             storage, stream(RecordActivity(activity, ENTRY), [source[i] for i in inputs]), provider=PROVIDER,
             activity=activity, day=DAY, started=started + timedelta(seconds=n), schema=SCHEMAS[activity],
@@ -90,7 +91,8 @@ def test_spark_gives_the_in_process_records_counts_reports_and_layout(spark, hub
         for name in logs_a:  # same counts and the same first examples: reports merge in input order
             assert storage.read_bytes(f"{a.output.folder}/_LOGS/{name}") == storage.read_bytes(f"{b.output.folder}/_LOGS/{name}")
         assert json.loads(storage.read_bytes(b.output.prov))["generator"] == (
-            harvest.output.relative if activity == "mapping" else on_spark["mapping" if activity == "enrichment" else "enrichment"].output.relative
+            harvest.output.relative if activity == "mapping"
+            else on_spark["mapping" if activity == "enrichment" else "enrichment"].output.relative
         )
         assert b.parts == [f"part-{n:05d}.avro" for n in range(len(b.parts))] and len(b.parts) > 1
     summary = local["mapping"].summary
