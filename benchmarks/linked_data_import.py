@@ -81,10 +81,8 @@ def main() -> None:
         print(f"dump: {v2_triples:,} triples ({(work / 'v2.nt').stat().st_size / 1e6:.0f} MB N-Triples), "
               f"graph holds version 1 ({args.triples:,} triples)")
 
-        plain = Store(str(work / "plain"))
-        bulk = timed("pyoxigraph bulk_load (empty graph)", v2_triples, lambda: plain.bulk_load(
+        bulk = timed("pyoxigraph bulk_load (empty graph)", v2_triples, lambda: Store(str(work / "plain")).bulk_load(
             path=str(work / "v2.nt"), format=RdfFormat.N_TRIPLES, to_graph=NamedNode("http://example.org/g")))
-        del plain
 
         http = HttpClient(allow_private=True)
         source = ProviderSource("bench", f"{base}/void.ttl", allow_private=True)

@@ -64,10 +64,12 @@ def _chain(storage, entry, stream) -> int:
     sources = {"harvest": harvest}
     started = datetime.now(timezone.utc)
     for n, (activity, schema, inputs) in enumerate(
-        (("mapping", MAP_RECORD, ["harvest"]), ("enrichment", MAP_RECORD, ["mapping"]), ("indexing", INDEX_RECORD, ["enrichment", "harvest"]))
+        (("mapping", MAP_RECORD, ["harvest"]), ("enrichment", MAP_RECORD, ["mapping"]),
+         ("indexing", INDEX_RECORD, ["enrichment", "harvest"]))
     ):
         result = write_activity(storage, stream(RecordActivity(activity, entry), [sources[i] for i in inputs]), provider=entry.name,
-                                activity=activity, day=pipeline.DAY, started=started + timedelta(seconds=n), schema=schema, partition="bench")
+                                activity=activity, day=pipeline.DAY, started=started + timedelta(seconds=n), schema=schema,
+                                partition="bench")
         sources[activity] = RecordSource(storage, result.output)
     return harvest.manifest().record_count
 
@@ -175,7 +177,8 @@ def main() -> None:
     fixed = spark["start_s"] + (spark["small_s"] - base["small_s"]) / partitions
     saving = 1 / base_rate - 1 / spark_rate
     threshold = fixed / saving if saving > 0 else float("inf")
-    print(f"fixed cost of Spark per run (session start + one {spark['small_records'] // partitions:,}-record partition, minus in-process): {fixed:.1f} s; "
+    print(f"fixed cost of Spark per run (session start + one {spark['small_records'] // partitions:,}-record partition, "
+          f"minus in-process): {fixed:.1f} s; "
           f"Spark local[2] is faster from ~{threshold:,.0f} records per partition (the auto threshold)")
 
 

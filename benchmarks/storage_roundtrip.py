@@ -104,7 +104,8 @@ def main() -> None:
     for side, f in results.items():
         total = f["write_s"] + f["read_s"]
         print(f"{side:>6}: {f['records']:,} records, {f['bytes'] / 1e6:,.0f} MB Avro; write {f['records'] / f['write_s']:,.0f} rec/s, "
-              f"read {f['records'] / f['read_s']:,.0f} rec/s, write+read {f['records'] / total:,.0f} rec/s, peak RSS {f['peak_rss_mb']:.0f} MB")
+              f"read {f['records'] / f['read_s']:,.0f} rec/s, write+read {f['records'] / total:,.0f} rec/s, "
+              f"peak RSS {f['peak_rss_mb']:.0f} MB")
     ratio = (results["raw"]["write_s"] + results["raw"]["read_s"]) / (results["layout"]["write_s"] + results["layout"]["read_s"])
     print(f"ratio layout/raw (throughput) = {ratio:.2f}")
 

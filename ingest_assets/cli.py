@@ -62,7 +62,7 @@ def _demo(args: argparse.Namespace) -> int:
         if output:
             count = Manifest.from_bytes(storage.read_bytes(output.manifest)).record_count
             print(f"  {activity:<10} {count:>5} records  {storage.uri(output.folder)}")
-    print(f"\nsearch it:    uv run python -m ingest_assets.records.indexing Millbrook")
+    print("\nsearch it:    uv run python -m ingest_assets.records.indexing Millbrook")
     print(f"\nstorage: {storage.url}\nopen the UI:  DAGSTER_HOME={dagster_home} uv run dagster dev")
     return 0 if result.success else 1
 

@@ -10,15 +10,6 @@ from ingest_assets.datasets.status import DatasetIngestFailure
 MiB = 1024 * 1024
 GiB = 1024 * MiB
 
-STRATEGIES = (
-    "web-file",
-    "web-fileset",
-    "web-fileset-bundled",
-    "archiveorg-file",
-    "archiveorg-fileset",
-    "archiveorg-fileset-bundled",
-)
-
 
 @dataclass(frozen=True)
 class Thresholds:

@@ -24,7 +24,6 @@ from ingest_assets.storage.backends import FolderWriter, Storage
 ORIGINAL_RECORD = "dpla.avro.v1.OriginalRecord"
 MAP_RECORD = "dpla.avro.v1.MAP4_x.MAPRecord"
 INDEX_RECORD = "dpla.avro.v1.MAP4_0.IndexRecord"
-INDEX_RECORD_3_1 = "dpla.avro.v1.MAP3_1.IndexRecord"
 DEFAULT_PART_RECORDS = 250_000
 DAMAGED_AVRO = (ValueError, EOFError, zlib.error, cramjam.DecompressionError)  # truncated or corrupt blocks
 

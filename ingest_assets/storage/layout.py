@@ -198,7 +198,7 @@ def spark_staging_key(job: str, name: str | None = None) -> str:
     return hub_key("spark-staging", job, *([name] if name else []))
 
 
-# -- resourcesync (issue 5) ---------------------------------------------------------------------------
+# -- resourcesync ----------------------------------------------------------------------------
 
 
 def resourcesync_key(*parts: str) -> str:
@@ -214,7 +214,7 @@ def resourcesync_resource_key(set_name: str, path: str) -> str:
     return resourcesync_key(set_name, "resources", *path.split("/"))
 
 
-# -- datasets (issue 7) -------------------------------------------------------------------------------
+# -- datasets --------------------------------------------------------------------------------
 
 DATASET_KINDS = ("requests", "results", "web", "items")
 
@@ -232,7 +232,7 @@ def dataset_key(kind: str, name: str | None = None, started: datetime | None = N
     return hub_key(area, name) if name else hub_key(area)
 
 
-# -- repository (issue 6) -----------------------------------------------------------------------------
+# -- repository ------------------------------------------------------------------------------
 
 
 def repository_report_key(provider: str, started: datetime, collection_pid: str) -> str:

@@ -127,7 +127,8 @@ def test_backfill_three_dates_then_load_upstream_partition(tmp_path, instance):
     # downstream alone loads the upstream partition of the same date from storage
     resources = {"storage": StorageResource(url=url)}
     resources["record_io_manager"] = RecordIOManager(storage=resources["storage"])
-    result = dg.materialize([toy_indexed, toy_original.to_source_asset()], selection=[toy_indexed], partition_key=key("2026-01-02"), instance=instance, resources=resources)
+    result = dg.materialize([toy_indexed, toy_original.to_source_asset()], selection=[toy_indexed], partition_key=key("2026-01-02"),
+                            instance=instance, resources=resources)
     assert result.success
     storage = LocalStorage(url)
     days = [o.day.isoformat() for o in layout.complete_outputs(storage, "demo", "harvest")]
@@ -162,7 +163,8 @@ def test_failure_mid_write_leaves_no_output_and_rerun_succeeds(tmp_path, instanc
 
 def test_missing_upstream_names_provider_and_asset(tmp_path, instance):
     resources = {"record_io_manager": RecordIOManager(storage=StorageResource(url=str(tmp_path / "s")))}
-    result = dg.materialize([toy_indexed, toy_original.to_source_asset()], selection=[toy_indexed], partition_key=key("2026-01-07"), instance=instance, resources=resources, raise_on_error=False)
+    result = dg.materialize([toy_indexed, toy_original.to_source_asset()], selection=[toy_indexed], partition_key=key("2026-01-07"),
+                            instance=instance, resources=resources, raise_on_error=False)
     assert not result.success
     message = str(result.failure_data_for_node("toy_indexed").error.cause)
     assert "no complete harvest output for 2026-01-07" in message and "provider 'demo'" in message
@@ -212,7 +214,7 @@ ATTEMPTS = {"n": 0}
 def _failing(error):
     ATTEMPTS["n"] += 1
     raise error
-    yield  # noqa: unreachable - a generator, so the error surfaces while the IO manager writes
+    yield  # a generator, so the error surfaces while the IO manager writes
 
 
 @pytest.mark.parametrize("error, attempts", [

@@ -65,7 +65,9 @@ def search_assets(partitions: dg.PartitionsDefinition, kind: str) -> list[dg.Ass
     ]
 
 
-def search_index_rebuild(config: RebuildConfig, search: SearchIndexResource, storage: StorageResource, registry: RegistryResource) -> dg.MaterializeResult:
+def search_index_rebuild(
+    config: RebuildConfig, search: SearchIndexResource, storage: StorageResource, registry: RegistryResource
+) -> dg.MaterializeResult:
     """Rebuild the whole index from the layout (newest IndexRecord per id, deletions applied) into a new
     physical index, then swap the alias onto it."""
     as_of = datetime.fromisoformat(config.as_of).date() if config.as_of else datetime.now(timezone.utc).date()

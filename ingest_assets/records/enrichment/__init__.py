@@ -7,14 +7,13 @@
 from ingest_assets.records.enrichment.dates import parse_date
 from ingest_assets.records.enrichment.dcmitype import normalize_type
 from ingest_assets.records.enrichment.enrich import enrich
-from ingest_assets.records.enrichment.language import language_name, normalize_language
+from ingest_assets.records.enrichment.language import normalize_language
 from ingest_assets.records.enrichment.report import EnrichmentReport
 from ingest_assets.records.enrichment.rights import normalize_rights
 
 __all__ = [
     "EnrichmentReport",
     "enrich",
-    "language_name",
     "normalize_language",
     "normalize_rights",
     "normalize_type",

@@ -41,9 +41,3 @@ def normalize_language(value: str) -> tuple[str, str] | None:
     if lang is None or not lang.pt3:
         return None
     return lang.pt3, lang.name
-
-
-def language_name(code: str) -> str | None:
-    """The English name of an ISO 639-3 code (for indexers reading enriched records)."""
-    found = normalize_language(code)
-    return found[1] if found else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from iso639 import Lang
 
-from ingest_assets.records.enrichment import language_name, normalize_language, normalize_rights, normalize_type
+from ingest_assets.records.enrichment import normalize_language, normalize_rights, normalize_type
 from ingest_assets.records.enrichment.dcmitype import TERMS
 
 
@@ -36,8 +36,8 @@ def test_language_names_come_from_the_iso639_package():
     for code in ("nld", "ukr", "haw", "chr"):
         assert normalize_language(code) == (code, Lang(code).name)
         assert normalize_language(Lang(code).name.upper()) == (code, Lang(code).name)
-    assert language_name("spa") == "Spanish"
-    assert language_name("qqq") is None
+    assert normalize_language("spa") == ("spa", "Spanish")
+    assert normalize_language("qqq") is None
 
 
 def test_dcmi_terms_are_the_vocabulary():
