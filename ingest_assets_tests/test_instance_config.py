@@ -16,3 +16,17 @@ def test_instance_yaml_limits_one_run_per_provider(tmp_path):
         limits = {limit["key"]: limit for limit in instance.get_concurrency_config().run_queue_config.tag_concurrency_limits}
     assert limits["dagster/partition/provider"]["limit"] == 1
     assert limits[PROVIDER_TAG]["value"] == {"applyLimitPerUniqueValue": True}
+
+
+def test_production_instance_keeps_everything_in_postgres_with_the_same_limits(tmp_path, pg_url, monkeypatch):
+    import yaml
+
+    development, production = (yaml.safe_load((ROOT / name).read_text()) for name in ("dagster.yaml", "deploy/postgres/dagster.yaml"))
+    assert production["concurrency"] == development["concurrency"]
+    shutil.copy(ROOT / "deploy" / "postgres" / "dagster.yaml", tmp_path / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_POSTGRES_URL", pg_url.replace("+psycopg:", "+psycopg2:"))
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        storages = {type(s).__name__ for s in (instance.run_storage, instance.event_log_storage, instance.schedule_storage)}
+        assert storages == {"PostgresRunStorage", "PostgresEventLogStorage", "PostgresScheduleStorage"}
+        instance.add_dynamic_partitions("record_providers", ["demo"])
+        assert instance.get_dynamic_partitions("record_providers") == ["demo"]

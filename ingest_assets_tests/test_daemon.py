@@ -1,0 +1,110 @@
+"""The Dagster daemon on the production instance (PostgreSQL): a record provider refreshes itself, and a
+3-day backfill of it completes, with nobody starting anything by hand."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import dagster as dg
+import psycopg
+import pytest
+from dagster._core.execution.backfill import BulkActionStatus
+
+from ingest_assets.demo.oai_server import serve_in_thread
+from ingest_assets.demo.samples import sample_records
+from ingest_assets.storage import LocalStorage, layout
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+YESTERDAY = datetime.now(timezone.utc).date() - timedelta(days=1)
+
+
+def _wait(what: str, check, timeout: float = 240):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(2)
+    pytest.fail(f"the daemon did not {what} within {timeout:.0f} s")
+
+
+@pytest.fixture
+def daemon(tmp_path, pg_url):
+    database = f"dagster_{uuid.uuid4().hex[:8]}"
+    server_url = pg_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(server_url, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{database}"')
+    oai, url = serve_in_thread(sample_records(day=YESTERDAY))
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(
+        f"demo: {{harvest: {{type: oai, endpoint: '{url}', metadata_prefix: oai_dc, allow_private: true}},"
+        " mapping: oai_dc, schedule: {cron: '* * * * *'}}\n"
+    )
+    home = tmp_path / "dagster"
+    home.mkdir()
+    shutil.copy(ROOT / "deploy" / "postgres" / "dagster.yaml", home / "dagster.yaml")
+    dagster_url = pg_url.replace("+psycopg:", "+psycopg2:").rsplit("/", 1)[0] + f"/{database}"
+    env = {**os.environ, "DAGSTER_HOME": str(home), "DAGSTER_POSTGRES_URL": dagster_url,
+           "INGEST_HOME": str(tmp_path / "ingest"), "INGEST_REGISTRY": str(registry),
+           "INGEST_PARTITION_START": (YESTERDAY - timedelta(days=10)).isoformat(), "DAGSTER_TELEMETRY_DISABLED": "1"}
+    log = open(tmp_path / "daemon.log", "wb")
+    process = subprocess.Popen([str(BIN / "dagster-daemon"), "run", "-w", "workspace.yaml"], cwd=ROOT, env=env,
+                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    os.environ["DAGSTER_POSTGRES_URL"] = env["DAGSTER_POSTGRES_URL"]
+    try:
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            yield instance, env, tmp_path
+    finally:
+        os.environ.pop("DAGSTER_POSTGRES_URL", None)
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+        log.close()
+        oai.shutdown()
+
+
+def _runs(instance, **tags):
+    return instance.get_run_records(dg.RunsFilter(job_name="record_pipeline", tags=tags))
+
+
+def test_refresh_and_backfill_run_by_themselves_on_postgres(daemon):
+    instance, env, tmp_path = daemon
+    storage = LocalStorage(tmp_path / "ingest" / "storage")
+
+    # a provider in the registry is harvested for its newest day by the refresh sensor
+    refresh = _wait("launch and finish the refresh run", lambda: [
+        r for r in _runs(instance, **{"ingest/trigger": "refresh"}) if r.dagster_run.is_finished
+    ])
+    assert [r.dagster_run.status for r in refresh] == [dg.DagsterRunStatus.SUCCESS], (tmp_path / "daemon.log").read_text()[-3000:]
+    assert refresh[0].dagster_run.tags["dagster/partition"] == f"{YESTERDAY.isoformat()}|demo"
+    assert all(layout.latest_output(storage, "demo", a, YESTERDAY) for a in layout.ACTIVITIES)
+
+    # a 3-day backfill submitted to the instance is run to the end by the daemon
+    days = [YESTERDAY - timedelta(days=n) for n in (3, 2, 1)]
+    submitted = subprocess.run(
+        [str(BIN / "dagster"), "job", "backfill", "-w", "workspace.yaml", "-j", "record_pipeline", "--noprompt",
+         "--partitions", ",".join(f"{d.isoformat()}|demo" for d in days)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    (backfill,) = instance.get_backfills()
+    runs = _wait("run the backfill's 3 days", lambda: (lambda found: found if len(found) == 3 and all(
+        r.dagster_run.is_finished for r in found) else None)(_runs(instance, **{"dagster/backfill": backfill.backfill_id})))
+    status = _wait("close the backfill", lambda: instance.get_backfill(backfill.backfill_id).status in (
+        BulkActionStatus.COMPLETED, BulkActionStatus.COMPLETED_SUCCESS))
+    assert status, (tmp_path / "daemon.log").read_text()[-3000:]
+    assert sorted(r.dagster_run.tags["dagster/partition"] for r in runs) == [f"{d.isoformat()}|demo" for d in days]
+    assert all(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+    for day in days:
+        assert layout.latest_output(storage, "demo", "indexing", day)
