@@ -1,4 +1,6 @@
-"""The Dagster UI serves our code location: headless Chromium sees the record assets and the job."""
+"""The three ways the platform is used, in headless Chromium against ``dagster dev`` (webserver + daemon):
+materialize one partition from the UI, launch a 3-date backfill from the UI, and a provider added to the
+registry file refreshed with nobody clicking. Each final state is saved as a screenshot in the test's folder."""
 
 from __future__ import annotations
 
@@ -8,76 +10,174 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import dagster as dg
 import pytest
 import requests
 
-from ingest_assets_tests.conftest import free_port, require
+from ingest_assets.demo.oai_server import serve_in_thread
+from ingest_assets.demo.samples import sample_records
+from ingest_assets.storage import LocalStorage, layout
+from ingest_assets_tests.support import free_port, require
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
+YESTERDAY = datetime.now(timezone.utc).date() - timedelta(days=1)
+DAY = YESTERDAY - timedelta(days=5)
 
 
-@pytest.fixture
-def webserver(tmp_path):
+class Hub:
+    def __init__(self, base: str, folder: Path, registry: Path, oai_url: str):
+        self.base, self.folder, self.registry, self.oai_url = base, folder, registry, oai_url
+        self.storage = LocalStorage(folder / "ingest" / "storage")
+
+    def instance(self) -> dg.DagsterInstance:
+        return dg.DagsterInstance.from_config(str(self.folder / "dagster"))
+
+    def provider(self, name: str, schedule: str) -> str:
+        return (f"{name}: {{harvest: {{type: oai, endpoint: '{self.oai_url}', metadata_prefix: oai_dc, allow_private: true}},"
+                f" mapping: oai_dc, schedule: {schedule}}}\n")
+
+    def backfills(self) -> list:
+        with self.instance() as instance:
+            return instance.get_backfills()
+
+    def runs(self, **tags) -> list:
+        with self.instance() as instance:
+            return instance.get_run_records(dg.RunsFilter(tags=tags))
+
+    def wait_runs(self, what: str, count: int, timeout: float = 300, **tags) -> list:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.runs(**tags)
+            if len(found) >= count and all(r.dagster_run.is_finished for r in found):
+                return found
+            time.sleep(2)
+        pytest.fail(f"{what}: {count} finished run(s) not seen within {timeout:.0f} s ({len(self.runs(**tags))} so far)")
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    """``dagster dev`` on a fresh instance (one for the module), a registry with the demo provider (no schedule:
+    the UI starts it)."""
+    tmp_path = tmp_path_factory.mktemp("hub")
+    oai, url = serve_in_thread(sample_records(day=YESTERDAY))
+    registry = tmp_path / "registry.yaml"
+    (tmp_path / "dagster").mkdir()
+    hub = Hub("", tmp_path, registry, url)
+    registry.write_text(hub.provider("demo", "false"))
     port = free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "INGEST_HOME": str(tmp_path / "ingest"), "DAGSTER_TELEMETRY_DISABLED": "1"}
-    webserver_bin = Path(sys.executable).parent / "dagster-webserver"
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster"), "INGEST_HOME": str(tmp_path / "ingest"),
+           "INGEST_REGISTRY": str(registry), "INGEST_PARTITION_START": (YESTERDAY - timedelta(days=20)).isoformat(),
+           "DAGSTER_TELEMETRY_DISABLED": "1"}
     process = subprocess.Popen(
-        [str(webserver_bin), "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        [str(Path(sys.executable).parent / "dagster"), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "dagster-dev.log", "wb"), start_new_session=True,
     )
-    base = f"http://127.0.0.1:{port}"
+    hub.base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                pytest.fail(f"dagster-webserver exited: {process.stderr.read().decode()[-2000:]}")
+                pytest.fail(f"dagster dev exited: {(tmp_path / 'dagster-dev.log').read_text()[-2000:]}")
             try:
-                if requests.get(f"{base}/server_info", timeout=2).ok:
+                if requests.get(f"{hub.base}/server_info", timeout=2).ok:
                     break
             except requests.ConnectionError:
                 time.sleep(0.5)
         else:
-            pytest.fail("dagster-webserver did not start within 120 s")
-        yield base
+            pytest.fail("dagster dev did not start within 120 s")
+        yield hub
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:
-            process.wait(timeout=20)
+            process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
+        oai.shutdown()
 
 
-def test_asset_graph_in_headless_chromium(webserver, tmp_path):
+@pytest.fixture
+def page(tmp_path, request):
     chromium = shutil.which("chromium")
     require(chromium is not None, "Debian chromium not installed (.ci/run installs it)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.goto(f"{webserver}/assets", wait_until="domcontentloaded")
-        _dismiss_first_visit_dialog(page)
-        for name in ("original_records", "mapped_records", "enriched_records", "indexed_records"):
-            page.get_by_text(name, exact=True).first.wait_for(timeout=60_000)
-        page.goto(f"{webserver}/locations/ingest_assets/jobs/record_pipeline", wait_until="domcontentloaded")
-        _dismiss_first_visit_dialog(page)
-        page.get_by_text("record_pipeline").first.wait_for(timeout=60_000)
-        page.screenshot(path=str(tmp_path / "record_pipeline.png"))
-        browser.close()
-
-
-def _dismiss_first_visit_dialog(page) -> None:
-    """Dagster greets a first visit with a dialog; close it if it shows."""
-    for label in ("Skip", "Dismiss", "Close", "Got it"):
-        button = page.get_by_role("button", name=label)
+        tab = browser.new_page(viewport={"width": 1600, "height": 1000})
         try:
-            button.first.click(timeout=1500)
-            return
-        except Exception:  # noqa: BLE001 - the dialog did not show
-            continue
+            yield tab
+        finally:
+            if getattr(request.node, "failed", False):  # set by conftest's report hook
+                tab.screenshot(path=str(tmp_path / "failure.png"))
+            browser.close()
+
+
+def _open(page, url: str, ready) -> None:
+    """Open ``url`` and wait for ``ready`` (a locator). The first page of a browser also waits for Dagster's
+    first-visit dialog ("Join the Dagster community", shown a moment after the page) and skips it."""
+    page.goto(url, wait_until="domcontentloaded")
+    ready(page).first.wait_for(timeout=60_000)
+    if not getattr(page, "greeted", False):
+        page.greeted = True
+        try:
+            page.get_by_role("button", name="Skip").click(timeout=15_000)
+        except Exception:  # noqa: BLE001 - this Dagster did not show it
+            pass
+
+
+def _launch(page, hub: Hub, dates: str, button: str) -> None:
+    """The job's "Materialize all" dialog: dates typed as the UI accepts them, the demo provider picked."""
+    materialize = lambda p: p.get_by_role("button", name="Materialize all")  # noqa: E731
+    _open(page, f"{hub.base}/locations/ingest_assets/jobs/record_pipeline", materialize)
+    materialize(page).first.click()
+    dialog = page.get_by_role("dialog")
+    dates_box = dialog.get_by_placeholder("ex: ")
+    dates_box.fill(dates)
+    dates_box.press("Enter")
+    dialog.get_by_text("Select a partition or create one").click(timeout=60_000)  # the registry sensor added it
+    page.get_by_role("menuitem", name="demo").first.click(timeout=60_000)
+    dialog.get_by_text("Partition selection").click()  # closes the provider list
+    dialog.get_by_role("button", name=button).click()
+
+
+def test_materialize_one_partition_from_the_ui(hub, page, tmp_path):
+    _launch(page, hub, DAY.isoformat(), "Launch 1 run")
+    (run,) = hub.wait_runs("materialize from the UI", 1, **{"dagster/partition": f"{DAY.isoformat()}|demo"})
+    assert run.dagster_run.status == dg.DagsterRunStatus.SUCCESS
+    assert run.dagster_run.tags["dagster/partition"] == f"{DAY.isoformat()}|demo"
+    assert all(layout.latest_output(hub.storage, "demo", a, DAY) for a in layout.ACTIVITIES)
+    _open(page, f"{hub.base}/runs/{run.dagster_run.run_id}", lambda p: p.get_by_text("Success"))
+    page.screenshot(path=str(tmp_path / "materialized.png"))
+
+
+def test_backfill_three_dates_from_the_ui(hub, page, tmp_path):
+    first, last = DAY - timedelta(days=3), DAY - timedelta(days=1)
+    _launch(page, hub, f"[{first.isoformat()}...{last.isoformat()}]", "Launch backfill")
+    deadline = time.monotonic() + 60
+    while not (backfills := hub.backfills()) and time.monotonic() < deadline:
+        time.sleep(1)
+    (backfill,) = backfills
+    runs = hub.wait_runs("backfill from the UI", 3, **{"dagster/backfill": backfill.backfill_id})
+    assert sorted(r.dagster_run.tags["dagster/partition"] for r in runs) == [
+        f"{(first + timedelta(days=n)).isoformat()}|demo" for n in range(3)
+    ]
+    assert {r.dagster_run.status for r in runs} == {dg.DagsterRunStatus.SUCCESS}
+    _open(page, f"{hub.base}/runs?tab=backfills", lambda p: p.get_by_text("Success"))
+    page.screenshot(path=str(tmp_path / "backfill.png"))
+
+
+def test_a_provider_added_to_the_registry_refreshes_itself(hub, page, tmp_path):
+    hub.registry.write_text(hub.registry.read_text() + hub.provider("river", "{cron: '* * * * *'}"))
+    (run,) = hub.wait_runs("refresh the new provider", 1, **{"ingest/trigger": "refresh"})
+    assert run.dagster_run.status == dg.DagsterRunStatus.SUCCESS
+    assert run.dagster_run.tags["dagster/partition"] == f"{YESTERDAY.isoformat()}|river"
+    assert layout.latest_output(hub.storage, "river", "indexing", YESTERDAY)
+    _open(page, f"{hub.base}/runs", lambda p: p.get_by_text("record_pipeline"))
+    page.screenshot(path=str(tmp_path / "refreshed.png"))
