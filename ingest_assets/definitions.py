@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import dagster as dg
 
 from ingest_assets.defs import datasets, linked_data, records, repository, resourcesync
@@ -50,14 +52,18 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
         sensors=[automation_sensor, registry_partitions_sensor],
         executor=dg.in_process_executor,
     )
-    return dg.Definitions.merge(
-        shared,
-        records.build_defs(settings, partitions),
-        linked_data.defs,
-        repository.build_defs(settings),
-        datasets.build_defs(settings),
-        resourcesync.build_defs(partitions),
-    )
+    with warnings.catch_warnings():
+        # features of the pinned Dagster we use on purpose: backfill policies (beta), partitioned checks (preview)
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+        return dg.Definitions.merge(
+            shared,
+            records.build_defs(settings, partitions),
+            linked_data.defs,
+            repository.build_defs(settings),
+            datasets.build_defs(settings),
+            resourcesync.build_defs(partitions),
+        )
 
 
 defs = build_definitions()

@@ -1,5 +1,6 @@
 """``ingest-assets harvest <provider> [--date D | --from D --to D]``: the record pipeline for a provider's days,
-run on the configured Dagster instance (``DAGSTER_HOME``) and recorded there like any UI run."""
+run on the configured Dagster instance (``DAGSTER_HOME``) and recorded there like any UI run: a range runs
+as one run per 31 days, each day its own output and plan, as a UI backfill does."""
 
 from __future__ import annotations
 
@@ -57,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import dagster as dg  # only once there is something to run (it takes seconds to import)
 
+    from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+
     from ingest_assets.definitions import build_definitions
+    from ingest_assets.defs.io_managers import BACKFILL
     from ingest_assets.defs.providers import record_providers
     from ingest_assets.defs.records.partitions import partition_key
 
@@ -66,16 +70,25 @@ def main(argv: list[str] | None = None) -> int:
         if args.provider not in instance.get_dynamic_partitions(record_providers.name):
             instance.add_dynamic_partitions(record_providers.name, [args.provider])
         failed = 0
-        for day in wanted:
-            result = job.execute_in_process(
-                partition_key=str(partition_key(args.provider, day)), instance=instance, raise_on_error=False,
-                tags={"ingest/trigger": "cli"},
-            )
-            written = (e.materialization for e in result.get_asset_materialization_events())
-            summary = ", ".join(
-                f"{m.asset_key.to_user_string()} {m.metadata['dagster/row_count'].value}"
-                for m in written if "dagster/row_count" in m.metadata
-            )
+        for chunk in chunks(wanted, BACKFILL.max_partitions_per_run):
+            # one run per chunk, as the backfill daemon launches a range under the assets' BACKFILL policy
+            first, last = (str(partition_key(args.provider, d)) for d in (chunk[0], chunk[-1]))
+            span = {"partition_key": first} if first == last else {"tags": {
+                ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}}
+            result = job.execute_in_process(instance=instance, raise_on_error=False, **span)
+            instance.add_run_tags(result.run_id, {"ingest/trigger": "cli"})
+            counts: dict[str, list[str]] = {}
+            for event in result.get_asset_materialization_events():
+                m = event.materialization
+                if "dagster/row_count" in m.metadata:
+                    counts.setdefault(str(m.partition), []).append(
+                        f"{m.asset_key.to_user_string()} {m.metadata['dagster/row_count'].value}")
             failed += not result.success
-            print(f"{args.provider} {day}: {'success' if result.success else 'FAILED'} (run {result.run_id}) {summary}")
+            for day in chunk:
+                summary = ", ".join(counts.get(str(partition_key(args.provider, day)), []))
+                print(f"{args.provider} {day}: {'success' if result.success else 'FAILED'} (run {result.run_id}) {summary}")
     return 1 if failed else 0
+
+
+def chunks(items: list, size: int) -> list[list]:
+    return [items[n:n + size] for n in range(0, len(items), size)]

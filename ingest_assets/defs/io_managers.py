@@ -1,18 +1,26 @@
 """The IO manager of the four record assets: streams records to Avro in the Ingestion 3 layout.
 
-An asset returns a :class:`RecordStream` (an iterator plus inputs and reports); this writes it in
-bounded memory as one atomic activity output with ``_MANIFEST``, ``_LOGS``, ``-prov.json`` and a plan
-journal entry. Downstream assets receive a lazy :class:`RecordSource` over the newest complete output of
-the same partition.
+A run covers one partition (a refresh, a UI materialization) or a range of them (a backfill: one provider's
+days, or one day's providers). An asset returns :class:`PartitionStreams`; for each partition of the run in
+turn this makes its :class:`RecordStream` and writes it in bounded memory as one atomic activity output with
+``_MANIFEST``, ``_LOGS``, ``-prov.json`` and a plan journal entry (one plan per provider and day, as a
+single-day run would). Downstream assets receive ``{(provider, day): RecordSource}`` over the newest complete
+output of each partition.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import timezone
+from dataclasses import dataclass
+from datetime import date, timezone
 
 import dagster as dg
+from dagster._core.storage.tags import (  # the pinned Dagster's run tags for partitions and ranges
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+    MULTIDIMENSIONAL_PARTITION_PREFIX,
+)
 
 from ingest_assets.defs.records.partitions import partition_parts
 from ingest_assets.defs.resources import StorageResource
@@ -22,6 +30,47 @@ from ingest_assets.storage.layout import parse_timestamp, timestamp
 
 ACTIVITY = "ingest/activity"
 SCHEMA = "ingest/schema"
+# a backfill run covers up to a month of one provider (or one day of up to 31 providers): one code-location
+# start and one run record instead of 31, each partition still its own output, plan and check result
+BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=31)
+
+Part = tuple[str, date]  # (provider, day) of a record partition
+
+
+@dataclass(frozen=True)
+class PartitionStreams:
+    """What a record asset returns: ``make(provider, day)`` gives one partition's RecordStream. The IO manager
+    calls it for each partition of the run, oldest day first, so each activity starts when it is written."""
+
+    make: Callable[[str, date], RecordStream]
+
+
+def refuse_truncated_range(context: dg.OutputContext | dg.InputContext) -> None:
+    """Stop a range run that Dagster would execute as its first partition only.
+
+    Dagster 1.13's *job* backfill (launched from a job's page or ``dagster job backfill``) copies the first
+    partition's ``dagster/partition/<dimension>`` tags onto each range run; the run then resolves to that one
+    partition, the other days are never written, and the backfill still reports success. Asset backfills
+    (from an asset group or the asset graph) tag ranges correctly."""
+    try:
+        tags = context.step_context.dagster_run.tags
+    except Exception:  # noqa: BLE001 - a context built outside a run
+        return
+    start, end = tags.get(ASSET_PARTITION_RANGE_START_TAG), tags.get(ASSET_PARTITION_RANGE_END_TAG)
+    if start and start != end and any(k.startswith(MULTIDIMENSIONAL_PARTITION_PREFIX) for k in tags):
+        raise dg.Failure(
+            f"this run is tagged with the range {start}...{end} and with the partition of its first day only "
+            "(a job backfill: Dagster 1.13 would run that one day and report the range done). Launch the backfill "
+            "from the 'records' asset group (Assets > records > Materialize all) or with "
+            "`ingest-assets harvest <provider> --from D --to D`.",
+            allow_retries=False,
+        )
+
+
+def run_parts(keys) -> list[tuple[str, Part]]:
+    """``(key, (provider, day))`` of each partition key, oldest day first (the order days must be applied)."""
+    parts = [(str(key), partition_parts(key)) for key in keys]
+    return sorted(parts, key=lambda item: (item[1][1], item[1][0]))
 
 
 @contextmanager
@@ -43,53 +92,66 @@ def record_metadata(activity: str, schema: str) -> dict[str, str]:
 class RecordIOManager(dg.ConfigurableIOManager):
     storage: StorageResource
 
-    def handle_output(self, context: dg.OutputContext, obj: RecordStream) -> None:
-        if not isinstance(obj, RecordStream):
-            raise TypeError(f"{context.asset_key.to_user_string()} must return a RecordStream, got {type(obj)}")
-        provider, day = partition_parts(context.asset_partition_key)
+    def handle_output(self, context: dg.OutputContext, obj: PartitionStreams) -> None:
+        if not isinstance(obj, PartitionStreams):
+            raise TypeError(f"{context.asset_key.to_user_string()} must return PartitionStreams, got {type(obj)}")
+        refuse_truncated_range(context)
         meta = context.definition_metadata
-        plan = _run_plan(context, provider) or PlanRef(obj.started)
-        with final_unless_retryable():
-            result = write_activity(
-                self.storage.storage,
-                obj,
-                provider=provider,
-                activity=meta[ACTIVITY],
-                day=day,
-                started=obj.started,
-                schema=meta[SCHEMA],
-                partition=str(context.asset_partition_key),
-                plan=plan,
-            )
-        _remember_plan(context, provider, plan)
-        context.add_output_metadata(
-            {
+        for key, (provider, day) in run_parts(context.asset_partition_keys):
+            with final_unless_retryable():
+                stream = obj.make(provider, day)
+                plan = _run_plan(context, provider, day) or PlanRef(stream.started)
+                result = write_activity(
+                    self.storage.storage,
+                    stream,
+                    provider=provider,
+                    activity=meta[ACTIVITY],
+                    day=day,
+                    started=stream.started,
+                    schema=meta[SCHEMA],
+                    partition=key,
+                    plan=plan,
+                )
+            _remember_plan(context, provider, day, plan)
+            _partition_metadata(context, key, {
                 "dagster/uri": dg.MetadataValue.path(result.uri),
                 "dagster/row_count": result.records,
                 "bytes": result.bytes,
                 "parts": len(result.parts),
                 "schema": result.output.schema,
-                "inputs": dg.MetadataValue.json([s.uri for s in obj.inputs]),
+                "inputs": dg.MetadataValue.json([s.uri for s in stream.inputs]),
                 "plan": result.plan or "",
-                **{k: v for k, v in result.summary.items()},
-            }
-        )
+                **result.summary,
+            })
 
-    def load_input(self, context: dg.InputContext) -> RecordSource:
-        provider, day = partition_parts(context.asset_partition_key)
+    def load_input(self, context: dg.InputContext) -> dict[Part, RecordSource]:
+        refuse_truncated_range(context)
         activity = context.upstream_output.definition_metadata[ACTIVITY]
-        source = latest_source(self.storage.storage, provider, activity, day)
-        if source is None:
-            with final_unless_retryable():
-                raise IngestError(
-                    f"no complete {activity} output for {day.isoformat()}: materialize "
-                    f"{context.upstream_output.asset_key.to_user_string()} for this partition first",
-                    provider=provider,
-                )
-        return source
+        sources = {}
+        for _, (provider, day) in run_parts(context.asset_partition_keys):
+            source = latest_source(self.storage.storage, provider, activity, day)
+            if source is None:
+                with final_unless_retryable():
+                    raise IngestError(
+                        f"no complete {activity} output for {day.isoformat()}: materialize "
+                        f"{context.upstream_output.asset_key.to_user_string()} for this partition first",
+                        provider=provider,
+                    )
+            sources[provider, day] = source
+        return sources
 
 
-PLAN_TAG = "ingest/plan/{provider}"
+def _partition_metadata(context: dg.OutputContext, key: str, metadata: dict) -> None:
+    """Metadata of one partition's materialization (a range run materializes each partition separately)."""
+    try:
+        step = context.step_context
+    except Exception:  # noqa: BLE001 - build_output_context without a run
+        context.add_output_metadata(metadata)
+        return
+    step.add_asset_metadata(metadata, asset_key=context.asset_key, partition_key=key)
+
+
+PLAN_TAG = "ingest/plan/{provider}/{day}"
 
 
 def _run(context: dg.OutputContext):
@@ -99,20 +161,20 @@ def _run(context: dg.OutputContext):
         return None, None
 
 
-def _run_plan(context: dg.OutputContext, provider: str) -> PlanRef | None:
-    """The run's plan for this provider: the one an earlier step chose (run tag), else a new one
-    starting at the run's creation time."""
+def _run_plan(context: dg.OutputContext, provider: str, day: date) -> PlanRef | None:
+    """The run's plan for this provider and day: the one an earlier step chose (run tag), else a new one
+    starting at the run's creation time (the next free second when that plan folder is taken)."""
     instance, run_id = _run(context)
     record = instance.get_run_record_by_id(run_id) if instance else None
     if record is None:
         return None
-    chosen = record.dagster_run.tags.get(PLAN_TAG.format(provider=provider))
+    chosen = record.dagster_run.tags.get(PLAN_TAG.format(provider=provider, day=day.isoformat()))
     if chosen:
         return PlanRef(parse_timestamp(chosen), new=False)
     return PlanRef(record.create_timestamp.astimezone(timezone.utc).replace(microsecond=0))
 
 
-def _remember_plan(context: dg.OutputContext, provider: str, plan: PlanRef) -> None:
+def _remember_plan(context: dg.OutputContext, provider: str, day: date, plan: PlanRef) -> None:
     instance, run_id = _run(context)
     if instance is not None:
-        instance.add_run_tags(run_id, {PLAN_TAG.format(provider=provider): timestamp(plan.started)})
+        instance.add_run_tags(run_id, {PLAN_TAG.format(provider=provider, day=day.isoformat()): timestamp(plan.started)})

@@ -36,7 +36,7 @@ def harvest(env, *args):
     return subprocess.run([CLI, "harvest", *args], env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_a_date_range_runs_each_day_on_the_instance(hub):
+def test_a_date_range_runs_as_one_run_each_day_its_own_output(hub):
     env, tmp_path = hub
     done = harvest(env, "demo", "--from", "2026-01-14", "--to", "2026-01-15")
     assert done.returncode == 0, done.stderr[-2000:]
@@ -47,8 +47,11 @@ def test_a_date_range_runs_each_day_on_the_instance(hub):
     for day in (date(2026, 1, 14), date(2026, 1, 15)):
         assert all(layout.latest_output(storage, "demo", a, day) for a in layout.ACTIVITIES)
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(env["DAGSTER_HOME"])) as instance:
-        runs = instance.get_run_records(dg.RunsFilter(job_name="record_pipeline"))
-        assert sorted(r.dagster_run.tags["dagster/partition"] for r in runs) == ["2026-01-14|demo", "2026-01-15|demo"]
+        [run] = instance.get_run_records(dg.RunsFilter(job_name="record_pipeline"))  # a range is one run
+        tags = run.dagster_run.tags
+        assert (tags["dagster/asset_partition_range_start"], tags["dagster/asset_partition_range_end"]) == (
+            "2026-01-14|demo", "2026-01-15|demo")
+        assert tags["ingest/trigger"] == "cli" and all(f"(run {run.dagster_run.run_id})" in line for line in lines)
         assert instance.get_dynamic_partitions("record_providers") == ["demo"]
 
 

@@ -2,7 +2,7 @@
 
 import json
 import uuid
-from datetime import date
+from datetime import date, datetime, timezone
 
 import boto3
 import dagster as dg
@@ -10,7 +10,7 @@ import fastavro
 import pytest
 
 from ingest_assets.defs.records.partitions import record_partitions as partitions_from
-from ingest_assets.defs.io_managers import RecordIOManager, record_metadata
+from ingest_assets.defs.io_managers import BACKFILL, Part, PartitionStreams, RecordIOManager, record_metadata
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.errors import ConfigError, FetchError
 from ingest_assets.storage import LocalStorage, S3Storage, layout
@@ -36,16 +36,24 @@ def _originals(provider: str, day: str, n: int = 5):
         }
 
 
-@dg.asset(partitions_def=record_partitions, io_manager_key="record_io_manager", metadata=record_metadata("harvest", ORIGINAL_RECORD))
-def toy_original(context: dg.AssetExecutionContext) -> RecordStream:
-    dims = context.partition_key.keys_by_dimension
-    return RecordStream(_originals(dims["provider"], dims["date"]), summary=lambda: {"mode": "incremental"})
+@dg.asset(partitions_def=record_partitions, io_manager_key="record_io_manager", metadata=record_metadata("harvest", ORIGINAL_RECORD),
+          backfill_policy=BACKFILL)
+def toy_original() -> PartitionStreams:
+    return PartitionStreams(lambda provider, day: RecordStream(
+        _originals(provider, day.isoformat()), started=datetime.now(timezone.utc), summary=lambda: {"mode": "incremental"}
+    ))
 
 
-@dg.asset(partitions_def=record_partitions, io_manager_key="record_io_manager", metadata=record_metadata("indexing", INDEX_RECORD))
-def toy_indexed(toy_original: RecordSource) -> RecordStream:
-    docs = ({"id": r["id"], "document": json.dumps({"doc": r["document"]}), "deleted": r["deleted"]} for r in toy_original)
-    return RecordStream(docs, inputs=[toy_original], logs=lambda: {"counts.csv": b"kind,count\n"})
+@dg.asset(partitions_def=record_partitions, io_manager_key="record_io_manager", metadata=record_metadata("indexing", INDEX_RECORD),
+          backfill_policy=BACKFILL)
+def toy_indexed(toy_original: dict[Part, RecordSource]) -> PartitionStreams:
+    def index(provider, day):
+        source = toy_original[provider, day]
+        docs = ({"id": r["id"], "document": json.dumps({"doc": r["document"]}), "deleted": r["deleted"]} for r in source)
+        return RecordStream(docs, started=datetime.now(timezone.utc), inputs=[source],
+                            logs=lambda: {"counts.csv": b"kind,count\n"})
+
+    return PartitionStreams(index)
 
 
 def key(day: str, provider: str = "demo") -> dg.MultiPartitionKey:
@@ -141,6 +149,48 @@ def test_backfill_three_dates_then_load_upstream_partition(tmp_path, instance):
     assert len(storage.list_children("demo/plan")) == 4  # three backfill runs and the downstream run: own plans
 
 
+def test_a_backfill_range_is_one_run_with_an_output_plan_and_materialization_per_day(tmp_path, instance):
+    """The shape the backfill daemon launches under BACKFILL: one run tagged with a partition range."""
+    url = str(tmp_path / "s")
+    resources = {"storage": StorageResource(url=url)}
+    resources["record_io_manager"] = RecordIOManager(storage=resources["storage"])
+    result = dg.materialize([toy_original, toy_indexed], instance=instance, resources=resources, tags={
+        "dagster/asset_partition_range_start": "2026-01-01|demo", "dagster/asset_partition_range_end": "2026-01-03|demo",
+    })
+    assert result.success
+    storage = LocalStorage(url)
+    harvests = layout.complete_outputs(storage, "demo", "harvest")
+    indexings = layout.complete_outputs(storage, "demo", "indexing")
+    assert [o.day.isoformat() for o in harvests] == [o.day.isoformat() for o in indexings] == ["2026-01-01", "2026-01-02", "2026-01-03"]
+    for indexing, harvest in zip(indexings, harvests):  # each day indexed from its own harvest
+        assert Manifest.from_bytes(storage.read_bytes(indexing.manifest)).inputs == [harvest.folder]
+        assert {r["id"].split(":")[2] for r in RecordSource(storage, indexing)} == {indexing.day.isoformat()}
+    plans = storage.list_children("demo/plan")
+    assert len(plans) == 3  # one plan per day, as three single-day runs would write
+    for plan, harvest, indexing in zip(sorted(plans), harvests, indexings):
+        entries = [json.loads(storage.read_bytes(f)) for f in layout.plan_files(storage, "demo", layout.parse_timestamp(plan))]
+        assert {"harvest": harvest.relative, "indexing": indexing.relative, "version": entries[0]["version"]} in entries
+    by_partition = {str(m.partition): m.metadata for m in result.asset_materializations_for_node("toy_indexed")}
+    assert sorted(by_partition) == ["2026-01-01|demo", "2026-01-02|demo", "2026-01-03|demo"]
+    for indexing in indexings:
+        assert by_partition[f"{indexing.day.isoformat()}|demo"]["dagster/uri"].value == storage.uri(indexing.folder)
+    assert len(instance.get_run_records()) == 1
+
+
+def test_a_range_run_tagged_as_its_first_day_is_refused(tmp_path, instance):
+    """The tags Dagster 1.13's job backfill gives a range run (seen from the job page and `dagster job backfill`):
+    it would write the first day only and the backfill would report the range done."""
+    resources = {"record_io_manager": RecordIOManager(storage=StorageResource(url=str(tmp_path / "s")))}
+    result = dg.materialize([toy_original], instance=instance, resources=resources, raise_on_error=False, tags={
+        "dagster/asset_partition_range_start": "2026-01-01|demo", "dagster/asset_partition_range_end": "2026-01-03|demo",
+        "dagster/partition/date": "2026-01-01", "dagster/partition/provider": "demo",
+    })
+    assert not result.success
+    message = str(result.failure_data_for_node("toy_original").error)
+    assert "2026-01-01|demo...2026-01-03|demo" in message and "asset group" in message
+    assert layout.complete_outputs(LocalStorage(tmp_path / "s"), "demo", "harvest") == []
+
+
 def test_failure_mid_write_leaves_no_output_and_rerun_succeeds(tmp_path, instance):
     FAIL_AFTER["n"] = 3
     try:
@@ -226,8 +276,8 @@ def test_only_errors_a_retry_can_help_are_retried(tmp_path, instance, error, att
 
     @dg.asset(partitions_def=record_partitions, io_manager_key="record_io_manager",
               metadata=record_metadata("harvest", ORIGINAL_RECORD), retry_policy=dg.RetryPolicy(max_retries=2))
-    def flaky_original() -> RecordStream:
-        return RecordStream(_failing(error))
+    def flaky_original() -> PartitionStreams:
+        return PartitionStreams(lambda provider, day: RecordStream(_failing(error)))
 
     resources = {"record_io_manager": RecordIOManager(storage=StorageResource(url=str(tmp_path / "s")))}
     result = dg.materialize([flaky_original], partition_key=key("2026-01-08"), instance=instance,

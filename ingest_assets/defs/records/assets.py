@@ -4,15 +4,15 @@ Mapping, enrichment and indexing run on the provider's engine (in-process or Spa
 
 
 import functools
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 
 import dagster as dg
 
-from ingest_assets.defs.io_managers import final_unless_retryable, record_metadata
-from ingest_assets.defs.records.partitions import day_window, partition_parts
+from ingest_assets.defs.io_managers import BACKFILL, PartitionStreams, Part, final_unless_retryable, record_metadata
+from ingest_assets.defs.records.engine import RecordEngineResource
+from ingest_assets.defs.records.partitions import day_window
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.http import HttpClient
-from ingest_assets.defs.records.engine import RecordEngineResource
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
 from ingest_assets.records.steps import RecordActivity
 from ingest_assets.storage.activities import RecordSource, RecordStream, source_from_path
@@ -31,7 +31,8 @@ class SourceConfig(dg.Config):
 
 
 def record_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
-    """The four assets on ``partitions``: each one activity, written by the record IO manager as its schema."""
+    """The four assets on ``partitions``: each one activity, written by the record IO manager as its schema;
+    a backfill runs up to 31 partitions per run (``BACKFILL``)."""
     return [
         dg.asset(
             partitions_def=partitions,
@@ -40,6 +41,7 @@ def record_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefiniti
             group_name=RECORDS,
             kinds={"avro"},
             retry_policy=RETRY,
+            backfill_policy=BACKFILL,
         )(_final_errors(compute))
         for compute, activity, schema in (
             (original_records, "harvest", ORIGINAL_RECORD),
@@ -59,68 +61,74 @@ def _final_errors(compute):
     return run
 
 
-def _source(config: SourceConfig, storage: StorageResource, upstream: RecordSource, activity: str) -> RecordSource:
-    return source_from_path(storage.storage, config.source, activity) if config.source else upstream
+def _sources(config: SourceConfig, storage: StorageResource, upstream: dict[Part, RecordSource], activity: str):
+    """The upstream outputs, or the one named by ``config.source`` (a re-run of one partition)."""
+    if not config.source:
+        return upstream
+    if len(upstream) != 1:
+        raise dg.Failure(f"config source re-runs one partition; this run covers {len(upstream)}", allow_retries=False)
+    [part] = upstream
+    return {part: source_from_path(storage.storage, config.source, activity)}
 
 
-def original_records(context: dg.AssetExecutionContext, registry: RegistryResource, storage: StorageResource) -> RecordStream:
+def _stage(activity: str, registry: RegistryResource, storage: StorageResource, engine: RecordEngineResource,
+           *upstreams: dict[Part, RecordSource]) -> PartitionStreams:
+    """``activity`` of each partition on the provider's engine, reading that partition of each upstream."""
+    entries = registry.load()
+    return PartitionStreams(lambda provider, day: engine.stream(
+        RecordActivity(activity, entries[provider]), [upstream[provider, day] for upstream in upstreams], storage
+    ))
+
+
+def original_records(registry: RegistryResource, storage: StorageResource) -> PartitionStreams:
     """Harvest the provider for the partition's day (OAI-PMH, JSON API or file, per the registry)."""
-    provider, day = partition_parts(context.partition_key)
-    entry = registry.load()[provider]
-    started = datetime.now(timezone.utc)
-    window = None if entry.block("harvest").get("full") else day_window(day)
-    run = harvest_records(
-        entry,
-        started=started,
-        window=window,
-        http=HttpClient(),
-        checkpoint=StorageCheckpoint(storage.storage, provider),
-    )
-    return RecordStream(
-        run,
-        started=started,
-        logs=lambda: {"harvest-errors.csv": run.stats.errors_csv().encode("utf-8")},
-        summary=lambda: {"mode": "incremental" if window else "full", **run.metadata()},
-    )
+    entries = registry.load()
+
+    def harvest(provider: str, day: date) -> RecordStream:
+        entry = entries[provider]
+        started = datetime.now(timezone.utc)
+        window = None if entry.block("harvest").get("full") else day_window(day)
+        run = harvest_records(
+            entry, started=started, window=window, http=HttpClient(), checkpoint=StorageCheckpoint(storage.storage, provider)
+        )
+        return RecordStream(
+            run,
+            started=started,
+            logs=lambda: {"harvest-errors.csv": run.stats.errors_csv().encode("utf-8")},
+            summary=lambda: {"mode": "incremental" if window else "full", **run.metadata()},
+        )
+
+    return PartitionStreams(harvest)
 
 
 def mapped_records(
-    context: dg.AssetExecutionContext,
     config: SourceConfig,
     registry: RegistryResource,
     storage: StorageResource,
     record_engine: RecordEngineResource,
-    original_records: RecordSource,
-) -> RecordStream:
+    original_records: dict[Part, RecordSource],
+) -> PartitionStreams:
     """Map original records to DPLA MAP v4 with the provider's mapping; failures go to the report."""
-    provider, _ = partition_parts(context.partition_key)
-    source = _source(config, storage, original_records, "harvest")
-    return record_engine.stream(RecordActivity("mapping", registry.load()[provider]), [source], storage)
+    return _stage("mapping", registry, storage, record_engine, _sources(config, storage, original_records, "harvest"))
 
 
 def enriched_records(
-    context: dg.AssetExecutionContext,
     config: SourceConfig,
     registry: RegistryResource,
     storage: StorageResource,
     record_engine: RecordEngineResource,
-    mapped_records: RecordSource,
-) -> RecordStream:
+    mapped_records: dict[Part, RecordSource],
+) -> PartitionStreams:
     """Normalize dates, languages, types, rights and text of mapped records."""
-    provider, _ = partition_parts(context.partition_key)
-    source = _source(config, storage, mapped_records, "mapping")
-    return record_engine.stream(RecordActivity("enrichment", registry.load()[provider]), [source], storage)
+    return _stage("enrichment", registry, storage, record_engine, _sources(config, storage, mapped_records, "mapping"))
 
 
 def indexed_records(
-    context: dg.AssetExecutionContext,
     registry: RegistryResource,
     storage: StorageResource,
     record_engine: RecordEngineResource,
-    enriched_records: RecordSource,
-    original_records: RecordSource,
-) -> RecordStream:
+    enriched_records: dict[Part, RecordSource],
+    original_records: dict[Part, RecordSource],
+) -> PartitionStreams:
     """IndexRecord documents for enriched records, and index deletions for records the harvest deleted."""
-    provider, _ = partition_parts(context.partition_key)
-    activity = RecordActivity("indexing", registry.load()[provider])
-    return record_engine.stream(activity, [enriched_records, original_records], storage)
+    return _stage("indexing", registry, storage, record_engine, enriched_records, original_records)

@@ -7,10 +7,10 @@ from itertools import chain
 import dagster as dg
 from pydantic import Field
 
-from ingest_assets.defs.records.partitions import partition_parts
+from ingest_assets.defs.io_managers import BACKFILL, Part, run_parts
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.records.indexing import DEFAULT_ALIAS, IndexStats, open_search_index
-from ingest_assets.storage.activities import latest_source
+from ingest_assets.storage.activities import RecordSource
 from ingest_assets.storage.snapshot import snapshot_records, snapshot_sources
 
 
@@ -24,33 +24,32 @@ class SearchIndexResource(dg.ConfigurableResource):
         return open_search_index(self.target)
 
 
-def _report(stats: IndexStats) -> dg.MaterializeResult:
+def _report(stats: IndexStats) -> dict:
     figures = stats.to_dict()
     reconciliation = figures.get("reconciliation") or {}
-    return dg.MaterializeResult(
-        metadata={
-            "index": stats.index or "",
-            "indexed": stats.indexed,
-            "deleted": stats.deleted,
-            "failed": stats.failed,
-            "reconciled": bool(reconciliation.get("ok", False)),
-            "reconciliation": dg.MetadataValue.json(reconciliation),
-            "failures": dg.MetadataValue.json(figures.get("failures", [])),
-        }
-    )
+    return {
+        "index": stats.index or "",
+        "indexed": stats.indexed,
+        "deleted": stats.deleted,
+        "failed": stats.failed,
+        "reconciled": bool(reconciliation.get("ok", False)),
+        "reconciliation": dg.MetadataValue.json(reconciliation),
+        "failures": dg.MetadataValue.json(figures.get("failures", [])),
+    }
 
 
-def search_index(context: dg.AssetExecutionContext, search: SearchIndexResource, storage: StorageResource) -> dg.MaterializeResult:
-    """Apply the partition's IndexRecords (upserts and deletions) to the live index behind the alias."""
-    provider, day = partition_parts(context.partition_key)
-    source = latest_source(storage.storage, provider, "indexing", day)
-    if source is None:
-        raise dg.Failure(f"no indexing output for {provider} on {day}")
+def search_index(
+    context: dg.AssetExecutionContext, search: SearchIndexResource, indexed_records: dict[Part, RecordSource]
+) -> dg.MaterializeResult:
+    """Apply each partition's IndexRecords (upserts and deletions) to the live index behind the alias, oldest
+    day first, so the newest version of a record wins."""
     index = search.open()
     try:
-        return _report(index.apply(search.alias, source))
+        for key, part in run_parts(context.partition_keys):
+            context.add_asset_metadata(_report(index.apply(search.alias, indexed_records[part])), partition_key=key)
     finally:
         index.close()
+    return dg.MaterializeResult()
 
 
 class RebuildConfig(dg.Config):
@@ -60,7 +59,7 @@ class RebuildConfig(dg.Config):
 def search_assets(partitions: dg.PartitionsDefinition, kind: str) -> list[dg.AssetsDefinition]:
     """``search_index`` on ``partitions`` and the rebuild; ``kind`` names the backend in the UI."""
     return [
-        dg.asset(partitions_def=partitions, group_name="records", kinds={kind}, deps=["indexed_records"])(search_index),
+        dg.asset(partitions_def=partitions, group_name="records", kinds={kind}, backfill_policy=BACKFILL)(search_index),
         dg.asset(group_name="search", kinds={kind}, deps=["search_index"])(search_index_rebuild),
     ]
 
@@ -74,6 +73,6 @@ def search_index_rebuild(
     per_provider = [snapshot_records(snapshot_sources(storage.storage, name, as_of, "indexing")) for name in registry.load()]
     index = search.open()
     try:
-        return _report(index.full_build(search.alias, chain.from_iterable(per_provider)))
+        return dg.MaterializeResult(metadata=_report(index.full_build(search.alias, chain.from_iterable(per_provider))))
     finally:
         index.close()

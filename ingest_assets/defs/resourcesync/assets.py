@@ -5,13 +5,13 @@ from datetime import datetime
 
 import dagster as dg
 
-from ingest_assets.defs.records.partitions import partition_parts
+from ingest_assets.defs.io_managers import BACKFILL, Part, run_parts
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.resourcesync.feed import FeedReport, feed_index_records
 from ingest_assets.resourcesync.outputs import feed_outputs
 from ingest_assets.storage import layout
-from ingest_assets.storage.activities import latest_source
+from ingest_assets.storage.activities import RecordSource
 
 RESOURCESYNC = "resourcesync"
 
@@ -39,7 +39,7 @@ def resourcesync_documents(
 
 
 def changes_asset(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
-    return dg.asset(partitions_def=partitions, group_name="records", kinds={"xml"}, deps=["indexed_records"])(
+    return dg.asset(partitions_def=partitions, group_name="records", kinds={"xml"}, backfill_policy=BACKFILL)(
         resourcesync_changes
     )
 
@@ -49,28 +49,30 @@ def resourcesync_changes(
     resourcesync: ResourceSyncResource,
     storage: StorageResource,
     registry: RegistryResource,
+    indexed_records: dict[Part, RecordSource],
 ) -> dg.MaterializeResult:
-    """The partition's IndexRecords as the item documents (files) and created/updated/deleted events of
-    the provider's resource set; with ``publish_outputs``, also the files of its newest activity outputs.
+    """Each partition's IndexRecords (oldest day first) as the item documents (files) and created/updated/
+    deleted events of the provider's resource set; with ``publish_outputs``, also the files of its newest
+    activity outputs.
 
     The event time is the start of the harvest that observed the change, not the time of publishing; a
     change recorded after a publish that ran during the harvest is listed after that publish's Resource List.
     """
-    provider, day = partition_parts(context.partition_key)
-    source = latest_source(storage.storage, provider, "indexing", day)
-    if source is None:
-        raise dg.Failure(f"no indexing output for {provider} on {day}")
-    outputs = [layout.parse_output(key) for key in source.manifest().inputs]
-    observed = next((o.started for o in outputs if o.activity == "harvest"), source.output.started)
-    report = feed_indexed_records(resourcesync, registry, storage, provider, source, observed)
-    if report is None:
-        return dg.MaterializeResult(metadata={"resource_set": "none (no resourcesync: block in the registry)"})
-    metadata = {"event_time": observed.isoformat(), **report.metadata}
-    [resource_set] = [s for s in resourcesync.sets(registry.load()) if s.name == provider]
-    if resource_set.publish_outputs:
-        outputs = feed_outputs(resourcesync.index(), storage.storage, resource_set, day)
-        metadata["output_files"] = dg.MetadataValue.json(outputs.counts)
-    return dg.MaterializeResult(metadata=metadata)
+    sets = {s.name: s for s in resourcesync.sets(registry.load())}
+    for key, (provider, day) in run_parts(context.partition_keys):
+        source = indexed_records[provider, day]
+        outputs = [layout.parse_output(k) for k in source.manifest().inputs]
+        observed = next((o.started for o in outputs if o.activity == "harvest"), source.output.started)
+        report = feed_indexed_records(resourcesync, registry, storage, provider, source, observed)
+        if report is None:
+            context.add_asset_metadata({"resource_set": "none (no resourcesync: block in the registry)"}, partition_key=key)
+            continue
+        metadata = {"event_time": observed.isoformat(), **report.metadata}
+        if sets[provider].publish_outputs:
+            files = feed_outputs(resourcesync.index(), storage.storage, sets[provider], day)
+            metadata["output_files"] = dg.MetadataValue.json(files.counts)
+        context.add_asset_metadata(metadata, partition_key=key)
+    return dg.MaterializeResult()
 
 
 def feed_indexed_records(
