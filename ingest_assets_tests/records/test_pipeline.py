@@ -145,3 +145,69 @@ def test_harvest_count_drop_gate_compares_full_harvests(hub):
     assert round(checks[2].metadata["drop"].value, 3) == round(1 - 45 / 57, 3)
     materialized = [{e.asset_key.to_user_string() for e in r.get_asset_materialization_events()} for r in results]
     assert "mapped_records" in materialized[1] and "mapped_records" not in materialized[2]
+
+
+def test_a_backfill_range_runs_each_day_once_in_one_run(hub):
+    """The run the backfill daemon launches under the record assets' BACKFILL policy: three days, one run;
+    each day harvested for its own window, indexed in day order, and judged by the checks on its own."""
+    settings, instance, _ = hub
+    days = ["2026-01-14", "2026-01-15", "2026-01-16"]
+    job = build_definitions(settings).resolve_job_def("record_pipeline")
+    result = job.execute_in_process(instance=instance, raise_on_error=False, tags={
+        "dagster/asset_partition_range_start": f"{days[0]}|demo", "dagster/asset_partition_range_end": f"{days[-1]}|demo",
+    })
+    assert result.success
+    storage = LocalStorage(settings.storage_url)
+    harvested = []
+    for day in days:
+        output = layout.latest_output(storage, "demo", "harvest", date.fromisoformat(day))
+        ids = sorted(r["id"] for r in RecordSource(storage, output))
+        window = [r for r in sample_records(day=DAY) if r.datestamp.date().isoformat() == day]
+        assert ids == sorted(r.identifier for r in window) and ids
+        harvested += ids
+    assert len(harvested) == len(set(harvested)) == len(sample_records(day=DAY))
+
+    for asset in ("original_records", "indexed_records", "search_index", "resourcesync_changes"):
+        assert sorted(str(m.partition) for m in result.asset_materializations_for_node(asset)) == [f"{d}|demo" for d in days]
+    indexed = {str(m.partition): m.metadata["indexed"].value for m in result.asset_materializations_for_node("search_index")}
+    index = open_search_index(settings.search)
+    live = {r.identifier for r in sample_records(day=DAY) if not r.deleted and r.fields["rights"]}
+    assert index.count("dpla-map4") == len(live) == sum(indexed.values())
+
+    per_partition = {(e.asset_check_key.name, e.partition): e.passed for e in result.get_asset_check_evaluations() if e.partition}
+    assert per_partition == {(name, f"{d}|demo"): True for name in ("harvest_count_drop", "mapping_failure_rate") for d in days}
+    assert len(instance.get_run_records()) == 1
+
+
+def test_record_counts_table_reads_each_day_from_the_manifests(hub):
+    settings, instance, registry = hub
+    registry.write_text(registry.read_text() + "lod: {void: 'https://example.org/void.ttl'}\n")  # not a record provider
+    assert run_job(settings, instance).success
+    defs = build_definitions(settings)
+    job = defs.resolve_implicit_global_asset_job_def().get_subset(asset_selection={dg.AssetKey("record_counts")})
+    result = job.execute_in_process(instance=instance, run_config={"ops": {"record_counts": {"config": {"days": 366}}}})
+    [materialization] = result.asset_materializations_for_node("record_counts")
+    table = materialization.metadata["counts"]
+    [row] = [r.data for r in table.records]  # one provider, one day harvested
+    window = expected_in_window()
+    deleted = sum(r.deleted for r in window)
+    no_rights = sum(not r.fields["rights"] and not r.deleted for r in window)
+    assert row == {
+        "provider": "demo", "day": DAY.isoformat(), "harvested": len(window), "harvest_deleted": deleted, "harvest_failed": 0,
+        "mapped": len(window) - deleted - no_rights, "mapping_failed": no_rights,
+        "enriched": len(window) - deleted - no_rights, "indexed": len(window) - no_rights,
+    }
+    assert [c.name for c in table.schema.columns][:3] == ["provider", "day", "harvested"]
+    assert materialization.metadata["dagster/row_count"].value == 1
+
+
+def test_record_counts_follow_indexing_by_their_automation_condition(hub):
+    settings, instance, _ = hub
+    defs = build_definitions(settings)
+    key = dg.AssetKey("record_counts")
+    first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+    assert run_job(settings, instance).success
+    after_run = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
+    assert after_run.get_num_requested(key) == 1
+    quiet = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=after_run.cursor)
+    assert quiet.get_num_requested(key) == 0  # nothing indexed since: no new table

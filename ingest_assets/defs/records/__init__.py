@@ -4,6 +4,7 @@ import dagster as dg
 
 from ingest_assets.defs.records.assets import RECORDS, record_assets
 from ingest_assets.defs.records.checks import quality_checks
+from ingest_assets.defs.records.counts import record_counts
 from ingest_assets.defs.records.parquet import parquet_asset
 from ingest_assets.defs.records.refresh import refresh_sensor
 from ingest_assets.defs.records.search import search_assets
@@ -18,7 +19,7 @@ def build_defs(settings: Settings, partitions: dg.MultiPartitionsDefinition) -> 
     )
     search_kind = "elasticsearch" if settings.search.startswith(("http://", "https://")) else "sqlite"
     return dg.Definitions(
-        assets=[*record_assets(partitions), *search_assets(partitions, search_kind), parquet_asset(partitions)],
+        assets=[*record_assets(partitions), *search_assets(partitions, search_kind), parquet_asset(partitions), record_counts],
         asset_checks=quality_checks(partitions),
         sensors=[refresh_sensor(job.name, settings.partition_start)],
         jobs=[job],
