@@ -67,6 +67,15 @@ def test_sensor_requests_changed_provider_and_reports_bad_voids(instance, wiring
     assert read_status(storage, "a")["modified_seen"] == "2015-11-05T17:00:00Z"
 
 
+def test_sensor_observes_a_provider_only_when_its_void_or_error_changed(instance, wiring, site):
+    assert sorted(e.partition for e in _tick(instance, wiring).asset_events) == ["a", "b", "c", "d"]  # first checks
+    assert _tick(instance, wiring).asset_events == []  # the same answers a minute later
+    site.void("/b/void.ttl", '"2015-12-01"^^xsd:date', [site.fixture(ORGS)])
+    [changed] = _tick(instance, wiring).asset_events
+    assert changed.partition == "b" and changed.metadata["modified_seen"].value == "2015-12-01T00:00:00Z"
+    assert read_status(wiring["storage"].storage, "a")["last_check"]  # every check still updates the status
+
+
 def test_sensor_spreads_providers_over_ticks(instance, wiring, monkeypatch):
     monkeypatch.setattr(sensor_module, "TICK_BUDGET_SECONDS", 0.0)
     cursor, seen = None, []

@@ -1,5 +1,8 @@
 """The VoID sensor: every minute, check providers' VoID files and request an import when one changed.
 
+Each check updates the provider's status document; it becomes an observation of ``provider_graph`` only when
+the VoID URL, its ``modified`` or the error changed (not ~1,440 a day per provider).
+
 Concurrency: each run carries the tag ``ingest/linked-data-provider=<name>``; the instance's dagster.yaml
 limits it to one run per provider::
 
@@ -29,12 +32,13 @@ from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.errors import IngestError
 from ingest_assets.linked_data.importer import ProviderSource, check, fetch_void
 from ingest_assets.linked_data.modified import format_modified
-from ingest_assets.linked_data.status import check_fields, update_status
+from ingest_assets.linked_data.status import check_fields, read_status, update_status
 
 PROVIDER_TAG = "ingest/linked-data-provider"
 TICK_BUDGET_SECONDS = 30.0  # stop starting checks after this; a check is bounded by the VoID timeouts
 VOID_TIMEOUT = (3.0, 10.0)
 WAITING = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING]
+OBSERVED = ("void", "modified_seen", "last_error")  # a check is recorded as an observation when one of these changed
 
 
 def run_key(provider: str, modified: datetime) -> str:
@@ -85,8 +89,10 @@ def void_sensor(
                 fields = check_fields(now, entries[name].get("void"), None, str(exc))
             else:
                 fields = check_fields(now, source.void_url, void.modified, None)
+            before = read_status(storage.storage, name)
             document = update_status(storage.storage, name, fields)
-            events.append(dg.AssetObservation(provider_graph.key, partition=name, metadata=status_metadata(document)))
+            if any(before.get(k) != document.get(k) for k in OBSERVED):  # not one observation per provider a minute
+                events.append(dg.AssetObservation(provider_graph.key, partition=name, metadata=status_metadata(document)))
             if fields["last_error"] is not None or not found.due:
                 continue
             waiting = context.instance.get_run_records(
