@@ -1,5 +1,6 @@
 """The Dagster daemon on the production instance (PostgreSQL): a record provider refreshes itself, and a
-3-day backfill of it completes, with nobody starting anything by hand."""
+3-day backfill of it completes (from the command line: a run per day; as an asset backfill: one run), with
+nobody starting anything by hand."""
 
 from __future__ import annotations
 
@@ -16,15 +17,19 @@ from pathlib import Path
 import dagster as dg
 import psycopg
 import pytest
-from dagster._core.execution.backfill import BulkActionStatus
+from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
+from dagster._core.utils import make_new_backfill_id
 
 from ingest_assets.demo.oai_server import serve_in_thread
 from ingest_assets.demo.samples import sample_records
+from ingest_assets.definitions import build_definitions
+from ingest_assets.settings import Settings
 from ingest_assets.storage import LocalStorage, layout
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 YESTERDAY = datetime.now(timezone.utc).date() - timedelta(days=1)
+RECORD_ASSETS = ("original_records", "mapped_records", "enriched_records", "indexed_records", "search_index", "resourcesync_changes")
 
 
 def _wait(what: str, check, timeout: float = 240):
@@ -90,21 +95,39 @@ def test_refresh_and_backfill_run_by_themselves_on_postgres(daemon):
     assert refresh[0].dagster_run.tags["dagster/partition"] == f"{YESTERDAY.isoformat()}|demo"
     assert all(layout.latest_output(storage, "demo", a, YESTERDAY) for a in layout.ACTIVITIES)
 
-    # a 3-day backfill submitted to the instance is run to the end by the daemon
     days = [YESTERDAY - timedelta(days=n) for n in (3, 2, 1)]
+    keys = [f"{d.isoformat()}|demo" for d in days]
+
+    # `dagster job backfill` launches one run per day itself (no backfill policy on that path)
     submitted = subprocess.run(
         [str(BIN / "dagster"), "job", "backfill", "-w", "workspace.yaml", "-j", "record_pipeline", "--noprompt",
-         "--partitions", ",".join(f"{d.isoformat()}|demo" for d in days)],
+         "--partitions", ",".join(keys)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )
     assert submitted.returncode == 0, submitted.stdout + submitted.stderr
-    (backfill,) = instance.get_backfills()
-    runs = _wait("run the backfill's 3 days", lambda: (lambda found: found if len(found) == 3 and all(
-        r.dagster_run.is_finished for r in found) else None)(_runs(instance, **{"dagster/backfill": backfill.backfill_id})))
-    status = _wait("close the backfill", lambda: instance.get_backfill(backfill.backfill_id).status in (
-        BulkActionStatus.COMPLETED, BulkActionStatus.COMPLETED_SUCCESS))
-    assert status, (tmp_path / "daemon.log").read_text()[-3000:]
-    assert sorted(r.dagster_run.tags["dagster/partition"] for r in runs) == [f"{d.isoformat()}|demo" for d in days]
-    assert all(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+    (job_backfill,) = instance.get_backfills()
+    runs = _wait("run the job backfill's 3 days", lambda: (lambda found: found if len(found) == 3 and all(
+        r.dagster_run.is_finished for r in found) else None)(_runs(instance, **{"dagster/backfill": job_backfill.backfill_id})))
+    assert sorted(r.dagster_run.tags["dagster/partition"] for r in runs) == keys
+    assert all(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in runs), (tmp_path / "daemon.log").read_text()[-3000:]
+
+    # an asset backfill (what the records asset group's "Materialize all" submits) of the same days, run again
+    # by the daemon: one run under the BACKFILL policy, each day a new output of its own
+    settings = Settings.from_env(env)
+    backfill = PartitionBackfill.from_asset_partitions(
+        backfill_id=make_new_backfill_id(), asset_graph=build_definitions(settings).resolve_asset_graph(),
+        partition_names=keys, asset_selection=[dg.AssetKey(a) for a in RECORD_ASSETS],
+        backfill_timestamp=time.time(), tags={}, dynamic_partitions_store=instance, all_partitions=False,
+        title=None, description=None, run_config=None,
+    )
+    instance.add_backfill(backfill)
+    status = _wait("complete the asset backfill", lambda: instance.get_backfill(backfill.backfill_id).status in (
+        BulkActionStatus.COMPLETED, BulkActionStatus.COMPLETED_SUCCESS, BulkActionStatus.COMPLETED_FAILED, BulkActionStatus.FAILED)
+        and instance.get_backfill(backfill.backfill_id).status)
+    assert status == BulkActionStatus.COMPLETED_SUCCESS, (tmp_path / "daemon.log").read_text()[-3000:]
+    (run,) = instance.get_run_records(dg.RunsFilter(tags={"dagster/backfill": backfill.backfill_id}))  # job __ASSET_JOB
+    assert run.dagster_run.status == dg.DagsterRunStatus.SUCCESS
+    assert (run.dagster_run.tags["dagster/asset_partition_range_start"], run.dagster_run.tags["dagster/asset_partition_range_end"]) == (
+        keys[0], keys[-1])
     for day in days:
-        assert layout.latest_output(storage, "demo", "indexing", day)
+        assert all(len(layout.complete_outputs(storage, "demo", a, day)) == 2 for a in layout.ACTIVITIES)

@@ -47,6 +47,14 @@ class Hub:
         with self.instance() as instance:
             return instance.get_backfills()
 
+    def latest_materialization(self, asset: str):
+        with self.instance() as instance:
+            return instance.get_latest_materialization_event(dg.AssetKey(asset))
+
+    def backfill_status(self, backfill_id: str) -> str:
+        with self.instance() as instance:
+            return instance.get_backfill(backfill_id).status.value
+
     def runs(self, **tags) -> list:
         with self.instance() as instance:
             return instance.get_run_records(dg.RunsFilter(tags=tags))
@@ -132,10 +140,11 @@ def _open(page, url: str, ready) -> None:
             pass
 
 
-def _launch(page, hub: Hub, dates: str, button: str) -> None:
-    """The job's "Materialize all" dialog: dates typed as the UI accepts them, the demo provider picked."""
+def _launch(page, hub: Hub, dates: str, button: str, where: str = "jobs/record_pipeline") -> None:
+    """The "Materialize all" dialog of a job or asset group page: dates typed as the UI accepts them, the demo
+    provider picked."""
     materialize = lambda p: p.get_by_role("button", name="Materialize all")  # noqa: E731
-    _open(page, f"{hub.base}/locations/ingest_assets/jobs/record_pipeline", materialize)
+    _open(page, f"{hub.base}/locations/ingest_assets/{where}", materialize)
     materialize(page).first.click()
     dialog = page.get_by_role("dialog")
     dates_box = dialog.get_by_placeholder("ex: ")
@@ -159,16 +168,26 @@ def test_materialize_one_partition_from_the_ui(hub, page, tmp_path):
 
 def test_backfill_three_dates_from_the_ui(hub, page, tmp_path):
     first, last = DAY - timedelta(days=3), DAY - timedelta(days=1)
-    _launch(page, hub, f"[{first.isoformat()}...{last.isoformat()}]", "Launch backfill")
+    # from the asset group: an asset backfill (a job page's backfill is refused, see refuse_truncated_range)
+    _launch(page, hub, f"[{first.isoformat()}...{last.isoformat()}]", "Launch backfill", where="asset-groups/records")
     deadline = time.monotonic() + 60
     while not (backfills := hub.backfills()) and time.monotonic() < deadline:
         time.sleep(1)
     (backfill,) = backfills
-    runs = hub.wait_runs("backfill from the UI", 3, **{"dagster/backfill": backfill.backfill_id})
-    assert sorted(r.dagster_run.tags["dagster/partition"] for r in runs) == [
-        f"{(first + timedelta(days=n)).isoformat()}|demo" for n in range(3)
-    ]
-    assert {r.dagster_run.status for r in runs} == {dg.DagsterRunStatus.SUCCESS}
+    deadline = time.monotonic() + 300
+    while hub.backfill_status(backfill.backfill_id) in ("REQUESTED", "CANCELING") and time.monotonic() < deadline:
+        time.sleep(2)
+    runs = hub.runs(**{"dagster/backfill": backfill.backfill_id})
+    shapes = [(r.dagster_run.status.value, dict(r.dagster_run.tags)) for r in runs]
+    assert hub.backfill_status(backfill.backfill_id) == "COMPLETED_SUCCESS", shapes
+    # the record assets' BACKFILL policy: the three days are one run, each day still its own output
+    (run,) = runs
+    tags = run.dagster_run.tags
+    assert (tags["dagster/asset_partition_range_start"], tags["dagster/asset_partition_range_end"]) == (
+        f"{first.isoformat()}|demo", f"{last.isoformat()}|demo")
+    missing = [(a, str(first + timedelta(days=n))) for n in range(3) for a in layout.ACTIVITIES
+               if not layout.latest_output(hub.storage, "demo", a, first + timedelta(days=n))]
+    assert not missing, (missing, shapes)
     _open(page, f"{hub.base}/runs?tab=backfills", lambda p: p.get_by_text("Success"))
     page.screenshot(path=str(tmp_path / "backfill.png"))
 
@@ -181,3 +200,24 @@ def test_a_provider_added_to_the_registry_refreshes_itself(hub, page, tmp_path):
     assert layout.latest_output(hub.storage, "river", "indexing", YESTERDAY)
     _open(page, f"{hub.base}/runs", lambda p: p.get_by_text("record_pipeline"))
     page.screenshot(path=str(tmp_path / "refreshed.png"))
+
+
+def test_the_counts_table_follows_indexing_by_itself(hub, page, tmp_path):
+    """record_counts is materialized by the automation sensor after indexing (here: after the refresh of the
+    provider added above) and shows as a table."""
+    def rows():
+        event = hub.latest_materialization("record_counts")
+        table = event.asset_materialization.metadata["counts"].records if event else []
+        return {(r.data["provider"], r.data["day"]): r.data for r in table}
+
+    deadline = time.monotonic() + 240
+    while ("river", YESTERDAY.isoformat()) not in (found := rows()) and time.monotonic() < deadline:
+        time.sleep(3)
+    river = found.get(("river", YESTERDAY.isoformat()))
+    assert river, f"no record_counts row for the refreshed provider within 240 s: {sorted(found)}"
+    in_window = [r for r in sample_records(day=YESTERDAY) if r.datestamp.date() == YESTERDAY]
+    assert river["harvested"] == len(in_window) and river["harvest_deleted"] == sum(r.deleted for r in in_window)
+    assert ("demo", DAY.isoformat()) in found  # the day materialized from the UI
+    _open(page, f"{hub.base}/assets/record_counts", lambda p: p.get_by_text("harvest_deleted"))
+    page.get_by_text("mapping_failed").first.wait_for(timeout=30_000)
+    page.screenshot(path=str(tmp_path / "counts.png"), full_page=True)

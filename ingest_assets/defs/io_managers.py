@@ -48,8 +48,8 @@ class PartitionStreams:
 def refuse_truncated_range(context: dg.OutputContext | dg.InputContext) -> None:
     """Stop a range run that Dagster would execute as its first partition only.
 
-    Dagster 1.13's *job* backfill (launched from a job's page or ``dagster job backfill``) copies the first
-    partition's ``dagster/partition/<dimension>`` tags onto each range run; the run then resolves to that one
+    Dagster 1.13's *job* backfill run by the daemon (launched from a job's page) copies the first partition's
+    ``dagster/partition/<dimension>`` tags onto each range run; the run then resolves to that one
     partition, the other days are never written, and the backfill still reports success. Asset backfills
     (from an asset group or the asset graph) tag ranges correctly."""
     try:
@@ -60,8 +60,8 @@ def refuse_truncated_range(context: dg.OutputContext | dg.InputContext) -> None:
     if start and start != end and any(k.startswith(MULTIDIMENSIONAL_PARTITION_PREFIX) for k in tags):
         raise dg.Failure(
             f"this run is tagged with the range {start}...{end} and with the partition of its first day only "
-            "(a job backfill: Dagster 1.13 would run that one day and report the range done). Launch the backfill "
-            "from the 'records' asset group (Assets > records > Materialize all) or with "
+            "(a job backfill from a job page: Dagster 1.13 would run that one day and report the range done). "
+            "Launch it from the 'records' asset group (Assets > records > Materialize all) or with "
             "`ingest-assets harvest <provider> --from D --to D`.",
             allow_retries=False,
         )

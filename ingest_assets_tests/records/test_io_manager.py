@@ -178,7 +178,7 @@ def test_a_backfill_range_is_one_run_with_an_output_plan_and_materialization_per
 
 
 def test_a_range_run_tagged_as_its_first_day_is_refused(tmp_path, instance):
-    """The tags Dagster 1.13's job backfill gives a range run (seen from the job page and `dagster job backfill`):
+    """The tags Dagster 1.13's job backfill gives a range run (seen from a job page's "Launch backfill"):
     it would write the first day only and the backfill would report the range done."""
     resources = {"record_io_manager": RecordIOManager(storage=StorageResource(url=str(tmp_path / "s")))}
     result = dg.materialize([toy_original], instance=instance, resources=resources, raise_on_error=False, tags={
