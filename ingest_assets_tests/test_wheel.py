@@ -1,9 +1,11 @@
-"""The built wheel works outside the checkout: schemas ship as package data and the demo runs end to end."""
+"""The built wheel works outside the checkout: schemas and demo data ship as package data and the demo runs
+all five capabilities end to end."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +35,22 @@ def test_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path):
     demo = subprocess.run([str(venv / "bin" / "ingest-assets"), "demo"], cwd=home, env=env,
                           capture_output=True, text=True, timeout=480)
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
-    assert "success" in demo.stdout
-    provider = home / ".ingest" / "storage" / "demo"
+    # all five capabilities, each against the demo's own local site and files
+    sections = [line for line in demo.stdout.splitlines() if line[:2] in ("1.", "2.", "3.", "4.", "5.")]
+    assert len(sections) == 5 and all(": success (run " in line for line in sections), demo.stdout[-3000:]
+    ingest = home / ".ingest"
+    provider = ingest / "storage" / "demo"
     written = {p.relative_to(provider).parts[0] for p in provider.rglob("part-*.avro")}
     assert {"harvest", "mapping", "enrichment", "indexing"} <= written, written
+    assert "29 triples" in demo.stdout and list((ingest / "storage" / "_linked_data").rglob("*.nq.gz"))
+    assert "2 units, 5 objects" in demo.stdout and list((ingest / "ocfl").rglob("inventory.json"))
+    assert "status/success 1, platform/dataverse 1" in demo.stdout
+    published = ingest / "storage" / "_resourcesync"
+    assert (published / ".well-known" / "resourcesync").exists() and (published / "demo" / "capabilitylist.xml").exists()
+
+    with socket.socket() as busy:  # a port that is taken: one line, no traceback
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        refused = subprocess.run([str(venv / "bin" / "ingest-assets"), "demo", "--port", str(busy.getsockname()[1])],
+                                 cwd=home, env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "is in use" in refused.stderr and "Traceback" not in refused.stderr

@@ -43,12 +43,15 @@ def ingest_settings(entry: ProviderEntry) -> IngestSettings:
     """The provider's ``repository:`` registry block -> service settings.
 
     The source is ``template_index`` (a TemplateParameterIndex URL) or, to read one wiki directly,
-    ``wiki_api`` (its api.php) with ``base_url`` (its page URL prefix).
+    ``wiki_api`` (its api.php) or ``wiki_export`` (a Special:Export XML file) with ``base_url`` (its page URL
+    prefix).
     """
     block = entry.block(BLOCK)
-    source = block.get("template_index") or (block.get("wiki_api") if block.get("base_url") else None)
+    wiki = block.get("wiki_api") or block.get("wiki_export")
+    source = block.get("template_index") or (wiki if block.get("base_url") else None)
     if not source:
-        raise ConfigError("repository block needs template_index, or wiki_api with base_url", provider=entry.name)
+        raise ConfigError("repository block needs template_index, or wiki_api or wiki_export with base_url",
+                          provider=entry.name)
     start = block.get("start")
     return IngestSettings(source=str(source), provider=entry.name,
                           default_language=str(block.get("default_language", "en")),
@@ -60,6 +63,8 @@ def template_source(entry: ProviderEntry, http: HttpClient) -> TemplateSource:
     block = entry.block(BLOCK)
     if block.get("template_index"):
         return TemplateIndexClient(str(block["template_index"]), http, provider=entry.name)
+    if block.get("wiki_export"):
+        return WikiTemplateSource.from_export(str(block["wiki_export"]), base_url=str(block["base_url"]))
     return WikiTemplateSource.from_api(MediaWikiApi(str(block["wiki_api"]), http), base_url=str(block["base_url"]))
 
 
