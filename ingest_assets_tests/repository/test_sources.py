@@ -119,3 +119,22 @@ def test_template_index_client_parses_and_keeps_going_after_a_bad_record(templat
     assert "Broken key" in str(problem) and url in str(problem) and "'k2n'" in str(problem)
     list(client.where("Key Start", "Collection Page", "X"))
     assert app.queries[-1] == {"template": "Key Start", "parameter1": "Collection Page", "value1": "X"}
+
+
+def test_a_registry_wiki_export_is_a_template_source(tmp_path):
+    """``repository: {wiki_export: FILE, base_url: ...}``: the packaged demo wiki answers as an index would."""
+    from importlib.resources import files
+
+    from ingest_assets.defs.repository.assets import ingest_settings, template_source
+    from ingest_assets.errors import ConfigError
+    from ingest_assets.registry import ProviderEntry
+
+    export = str(files("ingest_assets.demo") / "wiki-export.xml")
+    entry = ProviderEntry("wiki", {"repository": {"wiki_export": export, "base_url": "http://wiki.example/wiki/"}})
+    assert ingest_settings(entry).source == export
+    source = template_source(entry, HttpClient())
+    assert isinstance(source, WikiTemplateSource)
+    items = list(source.where("Metadata", "Collection Page", "Glass plates"))
+    assert sorted(r.page for r in items) == ["Glass plate 1", "Glass plate 2", "Glass plate 3", "Glass plates"]
+    with pytest.raises(ConfigError, match="wiki_api or wiki_export with base_url"):
+        ingest_settings(ProviderEntry("wiki", {"repository": {"wiki_export": export}}))
