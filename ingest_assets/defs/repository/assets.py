@@ -17,6 +17,7 @@ INGEST_REPOSITORY_REMOVAL_GRACE_DAYS (7); FEDORA_USER / FEDORA_PASSWORD when ING
 """
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
@@ -26,26 +27,25 @@ from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageR
 from ingest_assets.errors import ConfigError
 from ingest_assets.http import HttpClient
 from ingest_assets.registry import ProviderEntry
-from ingest_assets.repository.bookkeeping import Bookkeeping
-from ingest_assets.repository.index import ObjectIndex
-from ingest_assets.repository.ingest import IngestSettings, RepositoryIngest, TemplateSource
-from ingest_assets.repository.mediawiki import MediaWikiApi, WikiEditor, WikiTemplateSource
-from ingest_assets.repository.removal import GarbageCollector
-from ingest_assets.repository.template_index import TemplateIndexClient
-from ingest_assets.repository.validation import load_vocabularies
 from ingest_assets.settings import Settings
+
+if TYPE_CHECKING:  # the repository domain (SQLAlchemy, lxml, mwparserfromhell) loads with the first run or tick
+    from ingest_assets.repository.bookkeeping import Bookkeeping
+    from ingest_assets.repository.ingest import IngestSettings, TemplateSource
 
 GROUP = "repository"
 BLOCK = "repository"
 
 
-def ingest_settings(entry: ProviderEntry) -> IngestSettings:
+def ingest_settings(entry: ProviderEntry) -> "IngestSettings":
     """The provider's ``repository:`` registry block -> service settings.
 
     The source is ``template_index`` (a TemplateParameterIndex URL) or, to read one wiki directly,
     ``wiki_api`` (its api.php) or ``wiki_export`` (a Special:Export XML file) with ``base_url`` (its page URL
     prefix).
     """
+    from ingest_assets.repository.ingest import IngestSettings
+
     block = entry.block(BLOCK)
     wiki = block.get("wiki_api") or block.get("wiki_export")
     source = block.get("template_index") or (wiki if block.get("base_url") else None)
@@ -59,7 +59,10 @@ def ingest_settings(entry: ProviderEntry) -> IngestSettings:
                           start=datetime.fromisoformat(str(start)) if start else None)
 
 
-def template_source(entry: ProviderEntry, http: HttpClient) -> TemplateSource:
+def template_source(entry: ProviderEntry, http: HttpClient) -> "TemplateSource":
+    from ingest_assets.repository.mediawiki import MediaWikiApi, WikiTemplateSource
+    from ingest_assets.repository.template_index import TemplateIndexClient
+
     block = entry.block(BLOCK)
     if block.get("template_index"):
         return TemplateIndexClient(str(block["template_index"]), http, provider=entry.name)
@@ -68,7 +71,9 @@ def template_source(entry: ProviderEntry, http: HttpClient) -> TemplateSource:
     return WikiTemplateSource.from_api(MediaWikiApi(str(block["wiki_api"]), http), base_url=str(block["base_url"]))
 
 
-def bookkeeping(entry: ProviderEntry, sql: SqlResource) -> Bookkeeping:
+def bookkeeping(entry: ProviderEntry, sql: SqlResource) -> "Bookkeeping":
+    from ingest_assets.repository.bookkeeping import Bookkeeping
+
     hours = float(entry.block(BLOCK).get("max_ingest_hours", 24))
     return Bookkeeping(sql.engine(), max_duration=timedelta(hours=hours))
 
@@ -81,6 +86,8 @@ def _report_poster(entry: ProviderEntry, repository: RepositoryResource):
     user, password = (Settings.current().secret(str(block.get(k, ""))) for k in ("wiki_user_env", "wiki_password_env"))
     if not user or not password:
         raise ConfigError("wiki_api needs wiki_user_env / wiki_password_env naming set env vars", provider=entry.name)
+    from ingest_assets.repository.mediawiki import WikiEditor
+
     return WikiEditor(str(block["wiki_api"]), repository.source_http(), username=user, password=password).edit
 
 
@@ -88,6 +95,10 @@ def _report_poster(entry: ProviderEntry, repository: RepositoryResource):
           description="One HarvestingInterval of the Fedora ingest service for a provider's TemplateParameterIndex.")
 def repository_collections(context: dg.AssetExecutionContext, registry: RegistryResource, sql: SqlResource,
                            storage: StorageResource, repository: RepositoryResource) -> dg.MaterializeResult:
+    from ingest_assets.repository.index import ObjectIndex
+    from ingest_assets.repository.ingest import RepositoryIngest
+    from ingest_assets.repository.validation import load_vocabularies
+
     entry = registry.load()[context.partition_key]
     block = entry.block(BLOCK)
     service = RepositoryIngest(
@@ -125,6 +136,9 @@ def repository_collections(context: dg.AssetExecutionContext, registry: Registry
                       "repeatedly over the grace period (never on timeouts or server errors).")
 def repository_verification(context: dg.AssetExecutionContext, sql: SqlResource,
                             repository: RepositoryResource) -> dg.MaterializeResult:
+    from ingest_assets.repository.index import ObjectIndex
+    from ingest_assets.repository.removal import GarbageCollector
+
     collector = GarbageCollector(ObjectIndex(sql.engine()), repository.repository(), repository.source_http(),
                                  min_misses=repository.removal_misses,
                                  grace=timedelta(days=repository.removal_grace_days))
