@@ -1,7 +1,9 @@
 """The one HTTP client: timeouts, retries with backoff, size limits and a guard against hostile URLs.
 
 Providers hand us URLs (endpoints, VoID dumps, dataset landing pages). Every hop of a redirect chain is
-checked: only http(s), and no loopback/private/link-local addresses unless ``allow_private`` is set.
+checked: only http(s), and no loopback/private/link-local addresses unless ``allow_private`` is set. The
+connection goes to the address that was checked (the name is not resolved a second time, so a DNS answer
+that changes between check and connect cannot reach a private address), with the original Host and TLS name.
 """
 
 from __future__ import annotations
@@ -11,11 +13,14 @@ import re
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import LocationParseError, MaxRetryError
 from urllib3.util import parse_url
 from urllib3.util.retry import Retry
@@ -55,8 +60,9 @@ class HttpResponse:
 _AMBIGUOUS = re.compile(r"[\x00-\x20\x7f\\]")
 
 
-def check_url(url: str, *, allow_private: bool = False, allowed_schemes=("http", "https")) -> None:
-    """Refuse URLs a provider must not make us fetch (``file://``, loopback, private ranges...).
+def check_url(url: str, *, allow_private: bool = False, allowed_schemes=("http", "https")) -> tuple[str, str | None]:
+    """Refuse URLs a provider must not make us fetch (``file://``, loopback, private ranges...); returns the host
+    and the checked address to connect to (None with ``allow_private``: the system resolves it).
 
     The host judged is the one urllib3 (which ``requests`` connects with) parses; URLs whose parsers could disagree
     about the host (userinfo, backslashes, whitespace or control characters, percent-encoded hosts) are refused.
@@ -73,9 +79,9 @@ def check_url(url: str, *, allow_private: bool = False, allowed_schemes=("http",
         raise FetchError("URL has no host", url=url, retryable=False)
     if parts.auth is not None or "%" in parts.host:
         raise FetchError("refusing URL with userinfo or a percent-encoded host", url=url, retryable=False)
+    host = parts.host.strip("[]").lower()
     if allow_private:
-        return
-    host = parts.host.strip("[]")
+        return host, None
     try:
         infos = socket.getaddrinfo(host, parts.port or 443, proto=socket.IPPROTO_TCP)
     except socket.gaierror as exc:
@@ -88,6 +94,48 @@ def check_url(url: str, *, allow_private: bool = False, allowed_schemes=("http",
                 url=url,
                 retryable=False,
             )
+    return host, infos[0][4][0]
+
+
+# host -> the address check_url approved, for the request being sent (set around each hop by HttpClient)
+_PINNED: ContextVar[dict[str, str]] = ContextVar("ingest_assets_pinned_addresses", default={})
+
+
+class _Pinned:
+    """A urllib3 connection that opens its socket to the pinned address of its host, if there is one; Host
+    header, TLS SNI and certificate checks keep the host name."""
+
+    def _new_conn(self):
+        address = _PINNED.get().get(self._dns_host.rstrip(".").lower())
+        if address is None:
+            return super()._new_conn()
+        host, self._dns_host = self._dns_host, address
+        try:
+            return super()._new_conn()
+        finally:
+            self._dns_host = host
+
+
+class _PinnedHTTPConnection(_Pinned, HTTPConnection):
+    pass
+
+
+class _PinnedHTTPSConnection(_Pinned, HTTPSConnection):
+    pass
+
+
+class _PinnedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _PinnedHTTPConnection
+
+
+class _PinnedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _PinnedHTTPSConnection
+
+
+class _PinningAdapter(HTTPAdapter):
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _PinnedHTTPPool, "https": _PinnedHTTPSPool}
 
 
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -134,7 +182,7 @@ class HttpClient:
         self.allowed_schemes = allowed_schemes
         self.session = session or requests.Session()
         self.session.headers.setdefault("User-Agent", USER_AGENT)
-        adapter = HTTPAdapter(max_retries=self._retry())
+        adapter = _PinningAdapter(max_retries=self._retry())
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
 
@@ -195,17 +243,21 @@ class HttpClient:
         history: list[tuple[str, int]] = []
         current = url
         for _ in range(self.max_redirects + 1):
-            check_url(current, allow_private=self.allow_private, allowed_schemes=self.allowed_schemes)
-            response = self.session.request(
-                method,
-                current,
-                params=params if not history else None,
-                headers=headers,
-                data=data,
-                timeout=self.timeout,
-                stream=True,
-                allow_redirects=False,
-            )
+            host, address = check_url(current, allow_private=self.allow_private, allowed_schemes=self.allowed_schemes)
+            pinned = _PINNED.set({host: address} if address else {})
+            try:
+                response = self.session.request(
+                    method,
+                    current,
+                    params=params if not history else None,
+                    headers=headers,
+                    data=data,
+                    timeout=self.timeout,
+                    stream=True,
+                    allow_redirects=False,
+                )
+            finally:
+                _PINNED.reset(pinned)
             if response.is_redirect and "Location" in response.headers:
                 history.append((response.url, response.status_code))
                 current = urljoin(response.url, response.headers["Location"])

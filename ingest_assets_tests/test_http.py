@@ -148,3 +148,73 @@ def test_guard_judges_the_host_the_connection_uses(http_server, monkeypatch):
             HttpClient(retries=0).get(url)
         assert not err.value.retryable and "internal" not in str(err.value)
     assert calls == []
+
+
+def test_the_connection_goes_to_the_address_that_was_checked(http_server, monkeypatch):
+    """DNS rebinding: the name answers a public address to the guard, then 127.0.0.1. The socket is opened to
+    the public address the guard approved (here recorded, not reached), never to the internal server."""
+    import socket
+
+    import urllib3.util.connection
+
+    app, calls = app_factory({"/": [("200 OK", [], b"internal")]})
+    port = int(http_server(app=app).rsplit(":", 1)[1])
+    answers = iter(["93.184.216.34"] + ["127.0.0.1"] * 10)
+    real_getaddrinfo, real_connect = socket.getaddrinfo, urllib3.util.connection.create_connection
+    connected = []
+
+    def resolve(host, *args, **kwargs):
+        if host == "rebinding.example":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (next(answers), port))]
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    def connect(address, *args, **kwargs):
+        connected.append(address)
+        if address[0] == "93.184.216.34":
+            raise OSError("unreachable in this test")
+        return real_connect(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    monkeypatch.setattr(urllib3.util.connection, "create_connection", connect)
+    with pytest.raises(FetchError) as err:
+        HttpClient(retries=0, timeout=(2, 2)).get(f"http://rebinding.example:{port}/")
+    assert err.value.retryable and "internal" not in str(err.value)
+    assert connected == [("93.184.216.34", port)] and calls == []
+
+
+def test_a_pinned_connection_keeps_the_host_name_and_follows_checked_redirects(http_server, monkeypatch):
+    """A public name pinned to the address the guard saw (here the test server's, as if public): the request
+    carries the original Host, and each redirect hop is checked and pinned again."""
+    import ipaddress
+    import socket
+
+    import ingest_assets.http
+
+    seen = []
+
+    def app(environ, start_response):
+        seen.append((environ["PATH_INFO"], environ.get("HTTP_HOST")))
+        if environ["PATH_INFO"] == "/old":
+            start_response("302 Found", [("Location", "http://second.example:%s/new" % environ["SERVER_PORT"])])
+            return [b""]
+        start_response("200 OK", [])
+        return [b"moved here"]
+
+    port = int(http_server(app=app).rsplit(":", 1)[1])
+    real_getaddrinfo = socket.getaddrinfo
+    lookups = []
+
+    def resolve(host, *args, **kwargs):
+        if host in ("first.example", "second.example"):
+            lookups.append(host)
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    # 127.0.0.1 counts as public here, so the names are pinned to the local test server
+    monkeypatch.setattr(ingest_assets.http, "_addresses_within", lambda address: [ipaddress.ip_address("93.184.216.34")])
+    response = HttpClient(retries=0).get(f"http://first.example:{port}/old")
+    assert response.content == b"moved here"
+    assert seen == [("/old", f"first.example:{port}"), ("/new", f"second.example:{port}")]
+    assert lookups == ["first.example", "second.example"]  # one lookup per hop: the guard's, none at connect
+
