@@ -117,13 +117,14 @@ class ApiHarvester:
         for number, item in enumerate(items, 1):
             try:
                 local_id = record_id(item, self.config.id_path, self.provider)
+                record = original_record(
+                    self.provider, local_id, self.ingest_ts, json.dumps(item, ensure_ascii=False), "application/json", False
+                )
             except IngestError as exc:
-                exc.file, exc.record = url, f"page {page} record #{number}"
+                exc.file, exc.record = url, f"page {page} record #{number}" + (f" ({exc.record})" if exc.record else "")
                 self.stats.record_error(exc)
                 continue
-            yield original_record(
-                self.provider, local_id, self.ingest_ts, json.dumps(item, ensure_ascii=False), "application/json", False
-            )
+            yield record
 
     def first_position(self) -> dict:
         if self.paging.style == "cursor":

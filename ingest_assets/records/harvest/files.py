@@ -137,6 +137,7 @@ class FileHarvester:
                 except ValueError as exc:
                     raise ParseError(f"not JSON: {exc}", provider=self.provider) from exc
                 local_id = record_id(item, self.config.id_path, self.provider)
+                record = original_record(self.provider, local_id, self.ingest_ts, text, "application/json", False)
             except UnicodeDecodeError as exc:
                 self.stats.record_error(ParseError(f"not UTF-8: {exc}", provider=self.provider, file=name, record=f"line {line_no}"))
                 continue
@@ -144,7 +145,7 @@ class FileHarvester:
                 exc.file, exc.record = name, f"line {line_no}"
                 self.stats.record_error(exc)
                 continue
-            yield original_record(self.provider, local_id, self.ingest_ts, text, "application/json", False)
+            yield record
 
     def zip_records(self, path: Path) -> Iterator[dict]:
         limits = self.config.limits

@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ingest_assets.errors import IngestError
+from ingest_assets.errors import IngestError, ValidationError
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,18 @@ def ingest_date(started: datetime) -> int:
 
 
 def original_record(provider: str, local_id: str, ingest_ts: int, document: str, mimetype: str, deleted: bool) -> dict:
+    """The OriginalRecord; a ValidationError for an id or document that cannot be stored as UTF-8 (a lone
+    surrogate from a JSON ``\\ud800`` escape), so the harvest counts that record instead of failing its write."""
+    for name, value in (("id", local_id), ("document", document)):
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                shown = local_id.encode("utf-8", "backslashreplace").decode("ascii")
+                raise ValidationError(
+                    f"{name} has an unpaired UTF-16 surrogate at character {exc.start} (not storable as UTF-8)",
+                    provider=provider, record=shown,
+                ) from None
     return {
         "id": local_id,
         "ingestDate": ingest_ts,

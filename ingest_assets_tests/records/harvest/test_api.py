@@ -198,3 +198,25 @@ def test_page_of_records_without_ids_does_not_end_the_list(api, provider, http, 
     api.items = [api.items[0], api.items[2], api.items[1], api.items[3], api.items[4]]  # page 2: no usable id
     records = list(run(provider, api, "offset", http, checkpoint, started))
     assert [json.loads(r["document"]) for r in records] == api.good
+
+
+def test_a_lone_surrogate_is_one_counted_record_and_the_output_is_written(api, provider, http, checkpoint, started, tmp_path):
+    """JSON escapes can carry unpaired UTF-16 surrogates, which UTF-8 (and so Avro) cannot store: the record is
+    refused and reported, the others are written (before: the whole harvest output failed, on every re-run)."""
+    from datetime import date
+
+    from ingest_assets.storage import LocalStorage
+    from ingest_assets.storage.activities import RecordSource, RecordStream, write_activity
+    from ingest_assets.storage.avro import ORIGINAL_RECORD
+
+    api.items = [api.good[0], {"id": "bad\ud800id"}, api.good[1], {"id": "fine-id", "title": "broken \udfff title"}, api.good[2]]
+    harvest = run(provider, api, "offset", http, checkpoint, started)
+    storage = LocalStorage(tmp_path / "s")
+    result = write_activity(storage, RecordStream(harvest, started=started), provider="testprov", activity="harvest",
+                            day=date(2026, 1, 15), started=started, schema=ORIGINAL_RECORD, partition="x")
+    assert [json.loads(r["document"]) for r in RecordSource(storage, result.output)] == api.good
+    assert harvest.stats.failed == 2
+    [bad_id, bad_document] = harvest.stats.errors
+    assert "id has an unpaired UTF-16 surrogate" in str(bad_id) and "bad\\ud800id" in bad_id.record
+    assert bad_id.record.startswith("page 1 record #2")
+    assert "document has an unpaired UTF-16 surrogate" in str(bad_document) and "fine-id" in bad_document.record

@@ -155,3 +155,12 @@ def test_json_line_nested_too_deeply_is_that_lines_error(jsonl_lines, provider, 
     assert [r["id"] for r in harvest] == ["4d85a6bd965dde8352c8235c43fe1c44", "c340ca5de0e46b0538213c65c650c8c6"]
     [error] = harvest.stats.errors
     assert isinstance(error, ParseError) and error.record == "line 2" and "nested too deeply" in str(error)
+
+
+def test_json_line_whose_id_is_a_lone_surrogate_is_that_lines_error(jsonl_lines, provider, http, checkpoint, started, tmp_path):
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b"\n".join([jsonl_lines[0], b'{"id": "x\\udc00y"}', jsonl_lines[2]]) + b"\n")
+    harvest = run(provider, http, checkpoint, started, path=str(path), format="jsonl", id_path="id")
+    assert [r["id"] for r in harvest] == ["4d85a6bd965dde8352c8235c43fe1c44", "c340ca5de0e46b0538213c65c650c8c6"]
+    [error] = harvest.stats.errors
+    assert error.record == "line 2" and "id has an unpaired UTF-16 surrogate" in str(error)
