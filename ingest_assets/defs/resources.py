@@ -34,6 +34,12 @@ class StorageResource(dg.ConfigurableResource):
         """Opens this storage in any process (picklable: Spark executors call it)."""
         return storage_opener(self.url, self.s3)
 
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """At each run's start: remove staging that killed writes left behind (a day untouched)."""
+        removed = self.storage.clean_stale_staging()
+        if removed and context.log:
+            context.log.info(f"removed {len(removed)} stale staging folder(s) of killed writes: {removed[:5]}")
+
 
 class SqlResource(dg.ConfigurableResource):
     """Transactional tables: ``sqlite:///path`` by default, ``postgresql://...`` in production."""

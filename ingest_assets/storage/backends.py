@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -20,6 +21,7 @@ from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
 STAGING = ".staging"
+STALE_STAGING_SECONDS = 24 * 3600  # a staging folder no writer touched for a day belongs to a killed write
 
 
 def check_key(key: str) -> str:
@@ -92,6 +94,11 @@ class Storage(ABC):
 
     def is_complete(self, key: str, marker: str = "_MANIFEST") -> bool:
         return self.exists(f"{key}/{marker}")
+
+    def clean_stale_staging(self, max_age_seconds: float = STALE_STAGING_SECONDS) -> list[str]:
+        """Remove what killed writers left in staging (nothing a live writer touched within ``max_age``);
+        returns what was removed. Object stores stage in a local temporary folder: nothing to do."""
+        return []
 
 
 class _LocalFolderWriter(FolderWriter):
@@ -167,6 +174,22 @@ class LocalStorage(Storage):
             shutil.rmtree(path)
         else:
             path.unlink(missing_ok=True)
+
+    def clean_stale_staging(self, max_age_seconds: float = STALE_STAGING_SECONDS) -> list[str]:
+        """Staging folders whose newest file is older than ``max_age_seconds`` (a live write keeps writing into
+        its folder; a SIGKILLed one left it behind)."""
+        base = self.root / STAGING
+        cutoff = time.time() - max_age_seconds
+        removed = []
+        for folder in sorted(base.iterdir()) if base.is_dir() else []:
+            try:
+                newest = max([folder.stat().st_mtime] + [p.stat().st_mtime for p in folder.rglob("*")])
+            except FileNotFoundError:  # its writer just finished or cleaned it
+                continue
+            if newest < cutoff:
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder.name)
+        return removed
 
     @contextmanager
     def folder(self, key: str, marker: str = "_MANIFEST"):

@@ -93,3 +93,44 @@ def test_open_storage_selects_backend(tmp_path):
     assert isinstance(s3, S3Storage) and s3.uri("a/b") == "s3://bucket/some/prefix/a/b"
     with pytest.raises(ValueError):
         open_storage("ftp://host/dir")
+
+
+def test_staging_left_by_a_killed_write_is_removed_at_the_next_run(tmp_path):
+    """A SIGKILLed folder write leaves ``.staging/<id>`` behind; a run's storage setup removes staging no writer
+    touched for a day and leaves a live writer's folder alone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import dagster as dg
+
+    from ingest_assets.defs.resources import StorageResource
+
+    root = tmp_path / "s"
+    killed = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\nfrom ingest_assets.storage import LocalStorage\n"
+        f"with LocalStorage({str(root)!r}).folder('demo/harvest/20260115/x.avro') as f:\n"
+        "    f.open('part-00000.avro').write(b'x' * 1000); print('writing', flush=True); time.sleep(60)\n"
+    )], stdout=subprocess.PIPE, text=True)
+    assert killed.stdout.readline().strip() == "writing"
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()
+    [left] = (root / ".staging").iterdir()
+    day_old = time.time() - 25 * 3600
+    for path in [left, *left.rglob("*")]:
+        os.utime(path, (day_old, day_old))
+    live = LocalStorage(root)
+    with live.folder("demo/harvest/20260116/y.avro") as writer:  # a write in progress during the next run's start
+        writer.open("part-00000.avro").write(b"y")
+
+        @dg.asset
+        def uses_storage(storage: StorageResource) -> None:
+            pass
+
+        assert dg.materialize([uses_storage], resources={"storage": StorageResource(url=str(root))}).success
+        remaining = list((root / ".staging").iterdir())
+        assert left not in remaining and len(remaining) == 1  # only the live writer's folder
+        writer.write_bytes("_MANIFEST", b"{}")
+    assert live.is_complete("demo/harvest/20260116/y.avro") and not live.exists("demo/harvest/20260115/x.avro")
