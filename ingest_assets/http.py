@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -33,6 +34,7 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 ERROR_BODY_BYTES = 64 * 1024
 MAX_RETRY_AFTER = 60.0
+MAX_RESPONSE_SECONDS = 3600.0  # wall clock from request to last byte: a body trickled within each read timeout ends
 USER_AGENT = f"ingest-assets/{SOFTWARE_VERSION}"
 
 
@@ -160,6 +162,54 @@ class _Retry(Retry):
         return min(super().parse_retry_after(retry_after), MAX_RETRY_AFTER)
 
 
+def _socket_of(response: requests.Response) -> socket.socket | None:
+    """The socket a response body is read from: the pooled connection's, or (for a response that closes its
+    connection, where http.client hands the socket to the response) the one under the response's file."""
+    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
+    if sock is None:
+        body = getattr(getattr(response.raw, "_fp", None), "fp", None)  # http.client.HTTPResponse -> BufferedReader
+        sock = getattr(getattr(body, "raw", None), "_sock", None)  # -> socket.SocketIO
+    return sock
+
+
+def _limit_body_time(response: requests.Response, seconds: float) -> threading.Timer:
+    """End the response ``seconds`` after it opened, however its bytes trickle in: a timer shuts the socket
+    down, and every body read (``iter_content``, ``raw.read``) then raises a FetchError (never a short body)."""
+    cut = threading.Event()
+
+    def expire() -> None:
+        cut.set()
+        sock = _socket_of(response)
+        try:
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    read = response.raw.read
+
+    def read_before_deadline(*args, **kwargs):
+        error = FetchError(f"response not complete within {seconds:g} s (a trickling body)", url=response.url,
+                           retryable=True)
+        if cut.is_set():
+            raise error
+        try:
+            data = read(*args, **kwargs)
+        except Exception as exc:
+            if cut.is_set():
+                raise error from exc
+            raise
+        if cut.is_set():
+            raise error
+        return data
+
+    response.raw.read = read_before_deadline
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
 class HttpClient:
     def __init__(
         self,
@@ -169,6 +219,7 @@ class HttpClient:
         backoff: float = 0.5,
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_redirects: int = 10,
+        max_seconds: float = MAX_RESPONSE_SECONDS,
         allow_private: bool = False,
         allowed_schemes: tuple[str, ...] = ("http", "https"),
         session: requests.Session | None = None,
@@ -178,6 +229,7 @@ class HttpClient:
         self.backoff = backoff
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
+        self.max_seconds = max_seconds
         self.allow_private = allow_private
         self.allowed_schemes = allowed_schemes
         self.session = session or requests.Session()
@@ -230,6 +282,7 @@ class HttpClient:
             response, history = self._open(url, params, headers, method, data)
         except (requests.ConnectionError, requests.Timeout) as exc:
             raise FetchError(f"{type(exc).__name__}: {exc}", url=url, retryable=True) from exc
+        deadline = _limit_body_time(response, self.max_seconds)
         try:
             if response.status_code >= 400:
                 error = FetchError(f"HTTP {response.status_code}", status=response.status_code, url=response.url)
@@ -237,6 +290,7 @@ class HttpClient:
                 raise error
             yield response, history
         finally:
+            deadline.cancel()
             response.close()
 
     def _open(self, url, params, headers, method, data) -> tuple[requests.Response, list[tuple[str, int]]]:

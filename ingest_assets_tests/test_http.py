@@ -218,3 +218,29 @@ def test_a_pinned_connection_keeps_the_host_name_and_follows_checked_redirects(h
     assert seen == [("/old", f"first.example:{port}"), ("/new", f"second.example:{port}")]
     assert lookups == ["first.example", "second.example"]  # one lookup per hop: the guard's, none at connect
 
+
+
+def test_a_trickling_body_ends_at_the_response_deadline(http_server):
+    """Each byte arrives within the read timeout, so only a wall-clock limit per response ends it."""
+    import time
+
+    def trickle(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+
+        def body():
+            for _ in range(100):
+                time.sleep(0.1)
+                yield b"x"
+
+        return body()
+
+    base = http_server(app=trickle)
+    started = time.monotonic()
+    with pytest.raises(FetchError) as err:
+        HttpClient(allow_private=True, retries=0, timeout=(2, 2), max_seconds=1).get(f"{base}/slow")
+    assert "not complete within 1 s" in str(err.value) and err.value.retryable
+    assert time.monotonic() - started < 5  # not the 10 s the body would take
+    with HttpClient(allow_private=True, retries=0, max_seconds=1).stream(f"{base}/slow") as (response, _):
+        with pytest.raises(FetchError, match="not complete within"):
+            for _ in response.iter_content(1):
+                pass
