@@ -115,6 +115,12 @@ class OaiHarvester:
                         f"page {page} is neither ListRecords nor an OAI-PMH error", provider=self.provider,
                         file=response.url,
                     )
+                foreign = _foreign_children(container)
+                if foreign and container.find(_q("record")) is None:
+                    raise ParseError(
+                        f"page {page} lists {len(foreign)} element(s) such as <{foreign[0]}> but no OAI-PMH record "
+                        f"(a namespace other than {OAI}?)", provider=self.provider, file=response.url,
+                    )
                 yield from progress.page(self.page_records(container, page, response.url))
                 next_token = self.next_token(container)
                 if not next_token:
@@ -210,6 +216,12 @@ class OaiHarvester:
         if size and size.isdigit():
             self.stats.expected = int(size)
         return (element.text or "").strip() or None
+
+
+def _foreign_children(container: etree._Element) -> list[str]:
+    """Child elements of a ListRecords/GetRecord that are neither OAI-PMH records nor its resumptionToken."""
+    known = {_q("record"), _q("resumptionToken")}
+    return [child.tag for child in container if isinstance(child.tag, str) and child.tag not in known]
 
 
 def _aware(window: tuple[datetime, datetime]) -> tuple[datetime, datetime]:

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from ingest_assets.errors import LimitError
+from ingest_assets.errors import LimitError, ParseError
 from ingest_assets.records.harvest import harvest_records, progress
 
 OAI_PAGE = """<?xml version="1.0" encoding="UTF-8"?>
@@ -86,3 +86,19 @@ def test_api_cursor_that_never_ends_stops_at_max_pages_and_the_deadline(
     monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
     with pytest.raises(LimitError, match="goes on past 2 minutes"):
         list(run(max_minutes=2))
+
+
+def test_a_page_of_records_in_a_foreign_namespace_is_an_error_naming_the_page(http_server, provider, http, checkpoint, started):
+    """Records in another namespace are not 'no records': the list would end early and look complete."""
+    foreign = OAI_RECORD.replace("<record>", '<record xmlns="http://www.openarchives.org/OAI/1.1/">').format(id=1)
+    body = OAI_PAGE.format(records=foreign, token="").encode()
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/xml")])
+        return [body]
+
+    url = http_server(app=app) + "/oai"
+    harvest = harvest_records(provider(oai_block(url)), started=started, window=None, http=http, checkpoint=checkpoint)
+    with pytest.raises(ParseError, match="page 1 lists 1 element") as caught:
+        list(harvest)
+    assert "OAI/1.1/}record" in str(caught.value) and caught.value.file.startswith(url)
