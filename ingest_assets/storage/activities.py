@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
+from ingest_assets.errors import IngestError
 from ingest_assets.storage import layout
 from ingest_assets.storage.avro import WriteStats, read_folder, schema_with_doc, write_parts
 from ingest_assets.storage.backends import FolderWriter, Storage
@@ -89,28 +91,35 @@ def write_activity(
     doc = f"{activity} of {provider} for {day.isoformat()} by ingest-assets {version}" + (
         f"; derived from {', '.join(inputs)}" if inputs else ""
     )
-    with storage.folder(output.folder) as folder:
-        avro_schema = schema_with_doc(schema, doc)
-        stats = stream.write(folder, avro_schema) if stream.write else write_parts(folder, avro_schema, stream.records, provider=provider)
-        for name, data in (stream.logs() if stream.logs else {}).items():
-            folder.write_bytes(output.log(name), data)
-        summary = dict(stream.summary()) if stream.summary else {}
-        manifest = Manifest(
-            activity=activity,
-            provider=provider,
-            schema=output.schema,
-            record_count=stats.records,
-            start_time=output.started,
-            software_version=version,
-            partition=partition,
-            inputs=inputs,
-            extra={f"Summary {k}": str(v) for k, v in summary.items() if isinstance(v, (int, float, str))},
-        )
-        folder.write_bytes(layout.MANIFEST, manifest.to_bytes())
-        size = folder.bytes_written
-    generator = stream.inputs[0].output.relative if stream.inputs else None
-    storage.write_bytes(output.prov, prov_document(generator, version))
-    plan_key = _journal(storage, output, plan, version) if plan else None
+    try:
+        with storage.folder(output.folder) as folder:
+            avro_schema = schema_with_doc(schema, doc)
+            stats = (stream.write(folder, avro_schema) if stream.write
+                     else write_parts(folder, avro_schema, stream.records, provider=provider))
+            for name, data in (stream.logs() if stream.logs else {}).items():
+                folder.write_bytes(output.log(name), data)
+            summary = dict(stream.summary()) if stream.summary else {}
+            manifest = Manifest(
+                activity=activity,
+                provider=provider,
+                schema=output.schema,
+                record_count=stats.records,
+                start_time=output.started,
+                software_version=version,
+                partition=partition,
+                inputs=inputs,
+                extra={f"Summary {k}": str(v) for k, v in summary.items() if isinstance(v, (int, float, str))},
+            )
+            folder.write_bytes(layout.MANIFEST, manifest.to_bytes())
+            size = folder.bytes_written
+        generator = stream.inputs[0].output.relative if stream.inputs else None
+        storage.write_bytes(output.prov, prov_document(generator, version))
+        plan_key = _journal(storage, output, plan, version) if plan else None
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise IngestError(f"storage full while writing the {activity} output {storage.uri(output.folder)}: "
+                          f"{exc.strerror}", provider=provider, file=exc.filename or output.folder, retryable=True) from exc
     return ActivityResult(output, storage.uri(output.folder), stats.records, size, stats.parts, plan_key, summary)
 
 

@@ -1,5 +1,6 @@
 """The same storage contract against the local backend and S3 (moto's server over HTTP)."""
 
+import os
 import uuid
 
 import boto3
@@ -134,3 +135,28 @@ def test_staging_left_by_a_killed_write_is_removed_at_the_next_run(tmp_path):
         assert left not in remaining and len(remaining) == 1  # only the live writer's folder
         writer.write_bytes("_MANIFEST", b"{}")
     assert live.is_complete("demo/harvest/20260116/y.avro") and not live.exists("demo/harvest/20260115/x.avro")
+
+
+def test_a_full_disk_is_an_error_naming_provider_activity_and_path(tmp_path, monkeypatch):
+    """The kernel's ENOSPC (writes to /dev/full) comes out as a retryable IngestError, and nothing is published."""
+    from datetime import date, datetime, timezone
+
+    from ingest_assets.errors import IngestError
+    from ingest_assets.storage import backends
+    from ingest_assets.storage.activities import RecordStream, write_activity
+    from ingest_assets.storage.avro import ORIGINAL_RECORD
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    monkeypatch.setattr(backends._LocalFolderWriter, "open", lambda self, name: open("/dev/full", "wb"))
+    storage = LocalStorage(tmp_path / "s")
+    started = datetime(2026, 1, 15, 8, tzinfo=timezone.utc)
+    records = [{"id": f"r{n}", "ingestDate": 0, "provider": "demo", "document": "x" * 70_000, "mimetype": "application_xml",
+                "deleted": False} for n in range(5)]
+    with pytest.raises(IngestError) as caught:
+        write_activity(storage, RecordStream(records, started=started), provider="demo", activity="harvest",
+                       day=date(2026, 1, 15), started=started, schema=ORIGINAL_RECORD, partition="x")
+    message = str(caught.value)
+    assert "storage full while writing the harvest output" in message and "demo/harvest/20260115/" in message
+    assert caught.value.provider == "demo" and caught.value.retryable
+    assert list(storage.list_keys("demo")) == []
