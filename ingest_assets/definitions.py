@@ -7,7 +7,7 @@ import warnings
 import dagster as dg
 
 from ingest_assets.defs import datasets, linked_data, records, repository, resourcesync
-from ingest_assets.defs.io_managers import RecordIOManager
+from ingest_assets.defs.records.io_managers import RecordIOManager
 from ingest_assets.defs.providers import registry_partitions_sensor
 from ingest_assets.defs.records.partitions import record_partitions
 from ingest_assets.defs.linked_data.resources import TripleStoreResource

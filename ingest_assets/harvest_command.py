@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
     from ingest_assets.definitions import build_definitions
-    from ingest_assets.defs.io_managers import BACKFILL
+    from ingest_assets.defs.records.io_managers import BACKFILL
     from ingest_assets.defs.providers import record_providers
     from ingest_assets.defs.records.partitions import partition_key
 

@@ -10,7 +10,7 @@ import fastavro
 import pytest
 
 from ingest_assets.defs.records.partitions import record_partitions as partitions_from
-from ingest_assets.defs.io_managers import BACKFILL, Part, PartitionStreams, RecordIOManager, record_metadata
+from ingest_assets.defs.records.io_managers import BACKFILL, Part, PartitionStreams, RecordIOManager, record_metadata
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.errors import ConfigError, FetchError
 from ingest_assets.storage import LocalStorage, S3Storage, layout

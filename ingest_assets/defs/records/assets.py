@@ -8,7 +8,7 @@ from datetime import date, datetime, timezone
 
 import dagster as dg
 
-from ingest_assets.defs.io_managers import BACKFILL, PartitionStreams, Part, final_unless_retryable, record_metadata
+from ingest_assets.defs.records.io_managers import BACKFILL, PartitionStreams, Part, final_unless_retryable, record_metadata
 from ingest_assets.defs.records.engine import RecordEngineResource
 from ingest_assets.defs.records.partitions import day_window
 from ingest_assets.defs.resources import RegistryResource, StorageResource

@@ -10,7 +10,7 @@ from datetime import date
 
 import dagster as dg
 
-from ingest_assets.defs.io_managers import run_parts
+from ingest_assets.defs.records.io_managers import run_parts
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.quality import count_drop, failure_rate
 from ingest_assets.storage import layout

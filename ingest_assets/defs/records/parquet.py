@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from ingest_assets.defs.io_managers import BACKFILL, Part, run_parts
+from ingest_assets.defs.records.io_managers import BACKFILL, Part, run_parts
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource

@@ -7,7 +7,7 @@ from itertools import chain
 import dagster as dg
 from pydantic import Field
 
-from ingest_assets.defs.io_managers import BACKFILL, Part, run_parts
+from ingest_assets.defs.records.io_managers import BACKFILL, Part, run_parts
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.records.indexing import DEFAULT_ALIAS, IndexStats, open_search_index
 from ingest_assets.storage.activities import RecordSource

@@ -5,7 +5,7 @@ from datetime import datetime
 
 import dagster as dg
 
-from ingest_assets.defs.io_managers import BACKFILL, Part, run_parts
+from ingest_assets.defs.records.io_managers import BACKFILL, Part, run_parts
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.resourcesync.feed import FeedReport, feed_index_records
