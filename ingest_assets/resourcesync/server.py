@@ -15,7 +15,8 @@ from __future__ import annotations
 import argparse
 import mimetypes
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -26,18 +27,28 @@ from ingest_assets.storage.backends import Storage, open_storage
 from ingest_assets.storage.layout import resourcesync_key
 
 CHUNK = 64 * 1024
+IDLE_SECONDS = 30
 XML = "application/xml; charset=utf-8"
 
 
 class ResourceSyncApp:
-    """WSGI application: GET/HEAD of documents and resources, 404 for anything else."""
+    """WSGI application: GET/HEAD of the current sets' documents and resources, 404 for anything else (a set
+    removed from the registry included)."""
 
-    def __init__(self, storage: Storage, sets: Iterable[ResourceSet]):
-        """``storage``: the platform storage (published documents, files of sets without a root)."""
+    def __init__(self, storage: Storage, sets: Iterable[ResourceSet] | Callable[[], Iterable[ResourceSet]]):
+        """``storage``: the platform storage (published documents, files of sets without a root); ``sets``: the
+        resource sets, or a function giving the current ones (re-read as the registry changes)."""
         self.storage = storage
-        sets = list(sets)
-        self.files = {s.name: ResourceFiles.of(storage, s) for s in sets}
-        self.outputs = {s.name for s in sets if s.publish_outputs}
+        self._current = sets if callable(sets) else (lambda fixed=list(sets): fixed)
+        self._seen: list[ResourceSet] | None = None
+
+    def _sets(self) -> tuple[dict[str, ResourceFiles], set[str]]:
+        sets = list(self._current())
+        if sets != self._seen:
+            self._seen = sets
+            self._files = {s.name: ResourceFiles.of(self.storage, s) for s in sets}
+            self._outputs = {s.name for s in sets if s.publish_outputs}
+        return self._files, self._outputs
 
     def __call__(self, environ, start_response):
         if environ["REQUEST_METHOD"] not in ("GET", "HEAD"):
@@ -61,12 +72,15 @@ class ResourceSyncApp:
         return _chunks(handle)
 
     def _open(self, parts: list[str]):
-        if len(parts) > 3 and parts[1] == "resources" and parts[2] == OUTPUTS and parts[0] in self.outputs:
+        files, outputs = self._sets()
+        if parts[0] not in files and parts != [".well-known", "resourcesync"]:
+            raise LookupError(f"no resource set {parts[0]!r}")
+        if len(parts) > 3 and parts[1] == "resources" and parts[2] == OUTPUTS and parts[0] in outputs:
             key = output_key(self.storage, parts[0], "/".join(parts[3:]))
             return ResourceFiles(self.storage).open_read(key), output_mime(key)  # no symlink out of the storage
-        if len(parts) > 2 and parts[1] == "resources" and parts[0] in self.files:
+        if len(parts) > 2 and parts[1] == "resources":
             path = "/".join(parts[2:])
-            return self.files[parts[0]].open_read(path), mimetypes.guess_type(path)[0] or "application/octet-stream"
+            return files[parts[0]].open_read(path), mimetypes.guess_type(path)[0] or "application/octet-stream"
         if parts[-1] == "changelists.json":
             raise LookupError("publisher state is not published")
         key = resourcesync_key(*parts)
@@ -92,22 +106,42 @@ class _ThreadingServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
 
 
-class _QuietHandler(WSGIRequestHandler):
+class _Handler(WSGIRequestHandler):
+    timeout = IDLE_SECONDS  # a connection silent this long is closed (half-open clients held a thread forever)
+
+
+class _QuietHandler(_Handler):
     def log_message(self, format, *args):  # noqa: A002 - signature of the base class
         pass
 
 
 def make_app_server(app, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False):
     """A threading WSGI server for ``app`` (``port=0`` picks a free port: see ``server.server_port``)."""
-    return make_server(
-        host, port, app, server_class=_ThreadingServer, handler_class=_QuietHandler if quiet else WSGIRequestHandler
-    )
+    return make_server(host, port, app, server_class=_ThreadingServer, handler_class=_QuietHandler if quiet else _Handler)
+
+
+class RegistrySets:
+    """The registry's resource sets, read again whenever the registry file changes."""
+
+    def __init__(self, path: Path, base: str):
+        self.path, self.base = path, base
+        self._stamp: tuple[float, int] | None = None
+        self._sets: list[ResourceSet] = []
+
+    def __call__(self) -> list[ResourceSet]:
+        from ingest_assets.registry import load_registry
+        from ingest_assets.resourcesync.config import resource_sets
+
+        stat = self.path.stat()
+        if (stat.st_mtime, stat.st_size) != self._stamp:
+            self._sets = resource_sets(load_registry(self.path), self.base)
+            self._stamp = (stat.st_mtime, stat.st_size)
+        return self._sets
 
 
 def main(argv: list[str] | None = None) -> None:
     """Serve (after publishing once with ``--publish``) with the platform's settings and registry."""
-    from ingest_assets.registry import load_registry
-    from ingest_assets.resourcesync.config import open_resource_index, resource_sets
+    from ingest_assets.resourcesync.config import open_resource_index
     from ingest_assets.resourcesync.publish import Publisher
     from ingest_assets.settings import Settings
 
@@ -120,11 +154,11 @@ def main(argv: list[str] | None = None) -> None:
     storage = open_storage(settings.storage_url)
     server = make_app_server(None, args.host, args.port)
     base = settings.resourcesync_url or f"http://{args.host}:{server.server_port}"
-    sets = resource_sets(load_registry(settings.registry_path), base)
+    sets = RegistrySets(settings.registry_path, base)
     if args.publish:
         index = open_resource_index(settings.search, settings.database_url)
         try:
-            Publisher(index, storage, base).publish(sets)
+            Publisher(index, storage, base).publish(sets())
         finally:
             index.close()
     server.set_app(ResourceSyncApp(storage, sets))

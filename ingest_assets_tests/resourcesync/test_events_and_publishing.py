@@ -279,3 +279,42 @@ def test_tables_made_before_listing_times_list_their_changes_at_the_event_time(t
         columns = conn.exec_driver_sql("SELECT name FROM pragma_index_info('rs_change_order')").scalars().all()
     assert columns == ["resource_set", "listed", "timestamp", "change_id"]
     SqlResourceIndex(engine)  # nothing more to do
+
+
+def test_a_set_removed_from_the_registry_is_no_longer_served(tmp_storage, http_server, tmp_path):
+    from ingest_assets.resourcesync.server import RegistrySets
+
+    registry = tmp_path / "registry.yaml"
+    registry.write_text("recs: {resourcesync: {}}\nother: {resourcesync: {}}\n")
+    tmp_storage.write_bytes("_resourcesync/recs/capabilitylist.xml", b"<urlset/>")
+    tmp_storage.write_bytes("_resourcesync/recs/resources/items/a1.jsonld", b'{"id":"a1"}')
+    base = http_server(app=ResourceSyncApp(tmp_storage, RegistrySets(registry, "http://127.0.0.1")))
+    for path in ("/recs/capabilitylist.xml", "/recs/resources/items/a1.jsonld"):
+        with urlopen(base + path, timeout=5) as response:
+            assert response.status == 200
+    registry.write_text("other: {resourcesync: {}}\n")  # the operator removes the set; the server keeps running
+    for path in ("/recs/capabilitylist.xml", "/recs/resources/items/a1.jsonld"):
+        with pytest.raises(HTTPError) as err:
+            urlopen(base + path, timeout=5)
+        assert err.value.code == 404, path
+
+
+def test_an_idle_connection_is_closed_by_the_server(tmp_storage, monkeypatch):
+    """A client that connects and sends nothing (half-open) no longer holds a server thread forever."""
+    import socket
+    import threading
+    import time
+
+    from ingest_assets.resourcesync import server as server_module
+
+    monkeypatch.setattr(server_module._Handler, "timeout", 0.5)
+    server = server_module.make_app_server(ResourceSyncApp(tmp_storage, []), port=0, quiet=True)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.server_port), timeout=10) as idle:
+            started = time.monotonic()
+            assert idle.recv(1) == b""  # the server closed it
+            assert time.monotonic() - started < 5
+    finally:
+        server.shutdown()
+        server.server_close()
