@@ -23,7 +23,7 @@ from ingest_assets.datasets.status import DatasetIngestFailure
 class BundleLimits:
     max_entries: int = 10_000
     max_total_size: int = 64 * 1024**3
-    max_ratio: int = 200  # uncompressed/compressed, checked for entries above 1 MiB
+    max_ratio: int = 200  # uncompressed/compressed: zip entries above 1 MiB, a tar's content above 1 MiB in all
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,8 @@ def _tar_entries(path: Path, limits: BundleLimits, label: str) -> Iterator[Bundl
     try:
         with tarfile.open(path, "r:*") as archive:
             remaining, count = limits.max_total_size, 0
+            compressed = max(path.stat().st_size, 1)  # a .tar.gz/.bz2/.xz is one stream: its ratio is the whole's
+            expandable = max(limits.max_ratio * compressed, 1024 * 1024)
             for info in archive:
                 count += 1
                 if count > limits.max_entries:
@@ -146,6 +148,9 @@ def _tar_entries(path: Path, limits: BundleLimits, label: str) -> Iterator[Bundl
                     raise _unsafe(label, f"{member} is a device, fifo or other special file")
                 if info.size > remaining:
                     raise _unsafe(label, f"more than {limits.max_total_size} uncompressed bytes")
+                if limits.max_total_size - remaining + info.size > expandable:
+                    raise _unsafe(label, f"{member} takes it beyond {limits.max_ratio} times its {compressed} "
+                                         "compressed bytes (compression ratio)")
                 handle = archive.extractfile(info)
                 digests = _hash_limited(handle, info.size, label, member)
                 remaining -= digests.size

@@ -45,7 +45,8 @@ def download(client: HttpClient, url: str, dest: Path, *, max_bytes: int, what: 
             for chunk in response.iter_content(READ_SIZE):
                 hasher.update(chunk)
                 if hasher.size > max_bytes:
-                    raise DatasetIngestFailure("mismatch-size", f"{what}: {url} is larger than {max_bytes} bytes")
+                    raise DatasetIngestFailure("mismatch-size", f"{what}: {url} is larger than {max_bytes} bytes "
+                                               f"(received {hasher.size} before stopping)")
                 sink.write(chunk)
             headers = [(k, v) for k, v in response.headers.items() if k.lower() not in DROP_HEADERS]
             return Capture(

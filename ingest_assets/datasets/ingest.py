@@ -123,6 +123,7 @@ def _process(request: IngestRequest, ctx: IngestContext, result: FilesetResult) 
     result.platform, result.platform_domain = manifest.platform, manifest.platform_domain
     result.platform_id = manifest.platform_id
     result.manifest = [f.to_dict() for f in manifest.files]
+    check_file_names([f.path for f in manifest.files], manifest.platform_id)
     result.file_count, result.total_size = len(manifest.files), manifest.total_size
     strategy = choose_strategy(manifest, ctx.thresholds)
     result.ingest_strategy = strategy
@@ -135,6 +136,35 @@ def _process(request: IngestRequest, ctx: IngestContext, result: FilesetResult) 
         result.terminal_sha1hex = manifest.files[0].sha1
     result.status = SUCCESS_FILE if strategy.endswith("-file") else SUCCESS
     result.hit = True
+
+
+MAX_NAME_BYTES = 255  # one path segment (the common file-system limit)
+MAX_PATH_BYTES = 1024
+
+
+def check_file_names(paths: list[str], record: str) -> None:
+    """A platform's file names become storage keys and item paths: relative, no ``..``, no empty or over-long
+    segment, no name that is also a folder of another file (files sharing a name get suffixes later). Anything
+    else is a final ``unsafe-file-name`` naming the file (a retry would meet the same name)."""
+    def refuse(path: str, why: str):
+        raise DatasetIngestFailure("unsafe-file-name", f"{record}: file name {path!r} {why}")
+
+    seen: set[str] = set()
+    for path in paths:
+        if not isinstance(path, str) or not path:
+            refuse(str(path), "is empty")
+        if path.startswith("/") or "\\" in path or any(ord(c) < 32 for c in path):
+            refuse(path, "is absolute or holds a backslash or control character")
+        segments = path.split("/")
+        if any(s in ("", ".", "..") for s in segments):
+            refuse(path, "has an empty, '.' or '..' segment")
+        if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES or any(
+                len(s.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for s in segments):
+            refuse(path, f"is longer than {MAX_NAME_BYTES} bytes per segment or {MAX_PATH_BYTES} in all")
+        seen.add(path)
+    folders = {"/".join(p.split("/")[:n]) for p in seen for n in range(1, p.count("/") + 1)}
+    for path in sorted(seen & folders):
+        refuse(path, "is both a file and a folder of other files")
 
 
 def _manifest(
@@ -194,7 +224,11 @@ def _verify(entry: ManifestFile, capture: Capture) -> None:
     entry.terminal_url, entry.terminal_dt = capture.url, capture.dt
     entry.status = problem or "success"
     if problem:
-        raise DatasetIngestFailure(problem, f"{entry.path}: {problem} (declared {entry.size} bytes {declared})")
+        received = {"md5": digests.md5, "sha1": digests.sha1, "sha256": digests.sha256}
+        what = problem.removeprefix("mismatch-")
+        said, got = (entry.size, digests.size) if what == "size" else (declared[what], received[what])
+        raise DatasetIngestFailure(problem, f"{entry.path}: {problem}: declared {said}, received {got} "
+                                            f"({digests.size} bytes from {capture.url})")
     entry.size, entry.md5, entry.sha1, entry.sha256 = digests.size, digests.md5, digests.sha1, digests.sha256
     entry.mimetype = entry.mimetype or capture.mimetype
 

@@ -25,6 +25,7 @@ STATUSES: dict[str, bool] = {
     "mismatch-sha1": False,
     "mismatch-sha256": False,
     "bundle-unsafe": False,
+    "unsafe-file-name": False,
     "bundle-incomplete": False,
     "terminal-bad-status": False,
     "fetch-error": True,

@@ -443,3 +443,37 @@ def test_batch_goes_on_after_a_platform_answer_nested_too_deeply(platform, datas
     assert [row["status"] for row in rows] == ["platform-error", "invalid-request", "success-file"]
     assert "nested too deeply" in rows[0]["error_message"] and "line 2" in rows[1]["error_message"]
     assert summary.requests == 3 and summary.hits == 1
+
+
+def test_unsafe_file_names_from_a_platform_are_final_and_named(platform, datasets_dir, make_ctx, tmp_storage):
+    """A platform naming files '../x', '/abs', over-long, or a name that is also a folder: a final status naming
+    the file (before: a retryable error, retried forever), and nothing downloaded."""
+    content = payload(231392, 3)
+    for hostile, why in [
+        ("../../etc/passwd", "'..' segment"),
+        ("/etc/passwd", "absolute"),
+        ("x" * 300 + ".csv", "longer than 255 bytes"),
+    ]:
+        doc = serve_zenodo(platform, datasets_dir, content, adapt_checksum=True)
+        doc["files"][0]["key"] = hostile
+        platform.route("/api/records/4927605", doc)
+        result = ingest_request(IngestRequest(base_url=f"{platform.base}/records/4927605", force_recrawl=True), make_ctx())
+        assert result.status == "unsafe-file-name" and not is_retryable(result.status), result.error_message
+        assert hostile[:40] in result.error_message and why in result.error_message and "4927605" in result.error_message
+    doc = serve_zenodo(platform, datasets_dir, content, adapt_checksum=True)
+    doc["files"] = [dict(doc["files"][0], key="data"), dict(doc["files"][0], key="data/inner.csv")]
+    platform.route("/api/records/4927605", doc)
+    result = ingest_request(IngestRequest(base_url=f"{platform.base}/records/4927605", force_recrawl=True), make_ctx())
+    assert result.status == "unsafe-file-name" and "both a file and a folder" in result.error_message
+    assert platform.hits[f"/api/records/4927605/files/{ZENODO_FILE}/content"] == 0
+    assert list(tmp_storage.list_keys("_datasets-web")) == []
+
+
+def test_a_mismatch_says_what_was_received(platform, datasets_dir, make_ctx):
+    content = payload(231392, 2)
+    serve_zenodo(platform, datasets_dir, content, adapt_checksum=False)
+    result = ingest_request(IngestRequest(base_url=f"{platform.base}/records/4927605"), make_ctx())
+    import hashlib
+
+    assert result.status == "mismatch-md5"
+    assert f"declared 673ab5bbfb15af035c7f5aa6b49c42ef, received {hashlib.md5(content).hexdigest()}" in result.error_message

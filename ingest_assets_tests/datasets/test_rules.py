@@ -251,3 +251,14 @@ def test_urls_registered_for_datacite_dois_are_recognised(shared_fixtures):
     assert (found.platform, found.platform_id, found.version) == ("figshare", "1282478", None)
     found = match_url(dataverse["url"])
     assert (found.platform, found.platform_id, found.scope) == ("dataverse", "doi:10.7910/DVN/TSQFWC/YYTJ22", "file")
+
+
+def test_a_tar_gz_bomb_is_refused_by_its_compression_ratio(tmp_path):
+    """zip entries had a ratio limit and tar bundles none: 50 MiB of zeros in a ~50 KiB .tar.gz."""
+    zeros = tar_with([("data/zeros.bin", tarfile.REGTYPE, bytes(50 * 1024 * 1024))])
+    assert len(zeros) < 100_000
+    assert "compression ratio" in refused(tmp_path, zeros, BundleLimits(max_ratio=200), suffix=".tar.gz")
+    fine = tar_with([("data/random.bin", tarfile.REGTYPE, os.urandom(2 * 1024 * 1024))])  # ~1:1
+    path = tmp_path / "fine.tar.gz"
+    path.write_bytes(fine)
+    assert [e.path for e in list_bundle(path, BundleLimits())] == ["data/random.bin"]
