@@ -21,7 +21,7 @@ from warcio.warcwriter import WARCWriter
 
 from ingest_assets.datasets.download import Capture
 from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.records.harvest.xmlparse import ILLEGAL_BYTES
+from ingest_assets.xml_input import ILLEGAL_BYTES
 from ingest_assets.storage import Storage
 from ingest_assets.version import SOFTWARE_VERSION
 

@@ -18,6 +18,7 @@ from ingest_assets.errors import IngestError, ParseError
 from ingest_assets.http import HttpClient
 from ingest_assets.repository.markup import clean
 from ingest_assets.repository.records import TemplateRecord, make_record, parse_timestamp, template_name
+from ingest_assets.xml_input import UnresolvedEntity, declares_entities, resolve_entity_refs
 
 
 MAX_API_ANSWER = 1024 * 1024
@@ -51,8 +52,10 @@ def template_records(page: WikiPage, templates: Iterable[str], *, base_url: str,
     return records
 
 
-def export_pages(source, *, file: str | None = None) -> Iterator[WikiPage]:
-    """Stream the pages of a Special:Export dump (any export-0.x namespace), latest revision each.
+def export_pages(source, *, file: str | None = None, problems: list[IngestError] | None = None) -> Iterator[WikiPage]:
+    """Stream the pages of a Special:Export dump (any export-0.x namespace), latest revision each. An export
+    declaring entities is refused; references to HTML's named entities are resolved, others refused per page
+    (into ``problems`` when given, and the other pages go on; else raised).
 
     The latest revision is the one with the newest timestamp (ties: highest id): dumps with history may
     list revisions out of order. Redirect pages are skipped.
@@ -60,8 +63,16 @@ def export_pages(source, *, file: str | None = None) -> Iterator[WikiPage]:
     context = etree.iterparse(source, events=("end",), tag="{*}page", resolve_entities=False,
                               no_network=True, huge_tree=False, load_dtd=False)
     try:
-        for _, element in context:
-            page = _page(element, file)
+        for number, (_, element) in enumerate(context):
+            if number == 0 and declares_entities(element):  # their references would cut page texts short
+                raise ParseError("the export declares entities in its DTD (refused)", file=file)
+            try:
+                page = _page(element, file)
+            except ParseError as exc:
+                if problems is None:
+                    raise
+                problems.append(exc)
+                page = None
             element.clear(keep_tail=False)
             if page is not None and not page.is_redirect:
                 yield page
@@ -74,6 +85,10 @@ def _page(element, file: str | None) -> WikiPage | None:
         found = node.find(f"{{*}}{name}")
         return found.text if found is not None and found.text is not None else ""
 
+    try:
+        resolve_entity_refs(element)  # else a text stops at its first entity reference
+    except UnresolvedEntity as exc:
+        raise ParseError(str(exc), file=file, record=child(element, "title")) from exc
     title = child(element, "title")
     revisions = []
     for revision in element.iterfind("{*}revision"):
@@ -216,7 +231,8 @@ class WikiTemplateSource:
 
     @classmethod
     def from_export(cls, path: str, *, base_url: str) -> "WikiTemplateSource":
-        def pages(_template, since, until):
-            return (page for page in export_pages(path, file=path) if _within(page.timestamp, since, until))
-
-        return cls(pages, base_url=base_url, source_url=path)
+        source = cls(None, base_url=base_url, source_url=path)
+        source.pages = lambda _template, since, until: (
+            page for page in export_pages(path, file=path, problems=source.problems) if _within(page.timestamp, since, until)
+        )
+        return source

@@ -138,3 +138,31 @@ def test_a_registry_wiki_export_is_a_template_source(tmp_path):
     assert sorted(r.page for r in items) == ["Glass plate 1", "Glass plate 2", "Glass plate 3", "Glass plates"]
     with pytest.raises(ConfigError, match="wiki_api or wiki_export with base_url"):
         ingest_settings(ProviderEntry("wiki", {"repository": {"wiki_export": export}}))
+
+
+EXPORT_PAGE = """<page><title>{title}</title><ns>0</ns><id>{id}</id><revision><id>{id}</id>
+<timestamp>2026-01-10T10:00:00Z</timestamp><text>{{{{Flags|state=Ready&nbsp;to&nbsp;Use}}}} {extra}</text></revision></page>"""
+
+
+def test_entity_references_in_an_export_are_resolved_or_that_pages_problem(tmp_path):
+    """lxml ends a text at an unresolved entity reference: the page text (and its template) was silently cut."""
+    export = tmp_path / "export.xml"
+    export.write_text(
+        '<!DOCTYPE mediawiki SYSTEM "http://www.mediawiki.org/dtd/export.dtd">\n'
+        '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/">'
+        + EXPORT_PAGE.format(title="Good", id=1, extra="caf&eacute;")
+        + EXPORT_PAGE.format(title="Strange", id=2, extra="&site-only;")
+        + EXPORT_PAGE.format(title="Also good", id=3, extra="")
+        + "</mediawiki>"
+    )
+    source = WikiTemplateSource.from_export(str(export), base_url=BASE)
+    records = list(source.modified("Flags", None, None))
+    assert [(r.page, r.get("state")) for r in records] == [("Good", "Ready\u00a0to\u00a0Use"), ("Also good", "Ready\u00a0to\u00a0Use")]
+    [problem] = source.problems
+    assert problem.record == "Strange" and "&site-only;" in str(problem) and problem.file == str(export)
+
+    declared = tmp_path / "declared.xml"
+    declared.write_text('<!DOCTYPE mediawiki [<!ENTITY x "boom">]>\n<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/">'
+                        + EXPORT_PAGE.format(title="X", id=1, extra="&x;").replace("&nbsp;", " ") + "</mediawiki>")
+    with pytest.raises(ParseError, match="declares entities"):
+        list(export_pages(str(declared), file=str(declared)))

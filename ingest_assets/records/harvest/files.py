@@ -30,7 +30,7 @@ from ingest_assets.http import HttpClient
 from ingest_assets.records.harvest.api import record_id
 from ingest_assets.records.harvest.config import FileConfig, ZipLimits
 from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
-from ingest_assets.records.harvest.xmlparse import declares_entities, standalone
+from ingest_assets.xml_input import UnresolvedEntity, declares_entities, standalone
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 RATIO_CHECK_FROM = 1024 * 1024
@@ -104,9 +104,11 @@ class FileHarvester:
                     local_id = _xpath_text(self.config.id_xpath(element)).strip()
                     if not local_id:
                         raise ValidationError(f"record has no id at {self.config.id_xpath.path!r}", provider=self.provider)
-                    yield original_record(
-                        self.provider, local_id, self.ingest_ts, standalone(element), "application/xml", False
-                    )
+                    try:
+                        document = standalone(element)
+                    except UnresolvedEntity as exc:
+                        raise ParseError(str(exc), provider=self.provider) from exc
+                    yield original_record(self.provider, local_id, self.ingest_ts, document, "application/xml", False)
                 except IngestError as exc:
                     exc.file, exc.record = name, f"record #{number} (line {element.sourceline})"
                     self.stats.record_error(exc)

@@ -10,7 +10,7 @@
   attributes) or self-closing token. ``noRecordsMatch`` is an empty list, not an error (on a resumed
   page, where some servers send it once the rest of the list has gone, it ends the list).
 * A page that is not well-formed is repaired only by dropping XML-1.0-illegal control characters
-  (see :mod:`.xmlparse`); otherwise :class:`ParseError` names the provider, page number and URL.
+  (see :mod:`ingest_assets.xml_input`); otherwise :class:`ParseError` names the provider, page number and URL.
   Transport retries and backoff are :class:`HttpClient`'s.
 
 Checkpoint, spool and token policy
@@ -46,7 +46,7 @@ from ingest_assets.records.harvest.checkpoint import Checkpoint
 from ingest_assets.records.harvest.config import OaiConfig
 from ingest_assets.records.harvest.original import HarvestStats, original_record
 from ingest_assets.records.harvest.progress import Progress
-from ingest_assets.records.harvest.xmlparse import UnsafeXML, parse_xml, standalone
+from ingest_assets.xml_input import UnresolvedEntity, UnsafeXML, parse_xml, standalone
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +205,10 @@ class OaiHarvester:
         deleted = header.get("status") == "deleted"
         if not deleted and element.find(_q("metadata")) is None:
             raise ValidationError("record has no metadata and is not deleted", provider=self.provider, record=local_id)
-        document = standalone(header if deleted else element)
+        try:
+            document = standalone(header if deleted else element)
+        except UnresolvedEntity as exc:
+            raise ParseError(str(exc), provider=self.provider, record=local_id) from exc
         return original_record(self.provider, local_id, self.ingest_ts, document, "application/xml", deleted)
 
     def next_token(self, container: etree._Element) -> str | None:

@@ -1,15 +1,19 @@
-"""Hostile-XML parsing for harvested pages: no entities, no network, no huge trees; safe repair only.
+"""XML from providers (harvested pages, wiki exports, platform metadata): no entity expansion, no network, no
+huge trees; safe repair only. The one parser set-up every capability uses.
 
 The one repair applied is removing characters that XML 1.0 forbids everywhere (C0 controls other than
 tab, LF and CR, raw or as character references): they cannot be part of any well-formed content, so
 dropping them changes nothing a conforming parser could have read. It is done only for ASCII-compatible
 encodings (in UTF-16/32 those bytes belong to other characters). Anything else stays an error.
-A page declaring entities in a DTD is refused: unexpanded references would leak into the records.
+A page declaring entities in a DTD is refused: unexpanded references would leak into the records. References
+to entities of an *external* DTD (``&nbsp;`` under an XHTML doctype) are resolved when HTML names them and
+refused otherwise, per record (:func:`resolve_entity_refs`).
 """
 
 from __future__ import annotations
 
 import re
+from html.entities import name2codepoint
 
 from lxml import etree
 
@@ -55,6 +59,28 @@ def declares_entities(element: etree._Element) -> bool:
     return dtd is not None and any(True for _ in dtd.iterentities())
 
 
+class UnresolvedEntity(UnsafeXML):
+    """A reference to an entity nobody declared here (an external DTD's), which no later parser could read."""
+
+
+def resolve_entity_refs(element: etree._Element) -> None:
+    """Replace references to HTML's named entities below ``element`` by their characters, in place;
+    :class:`UnresolvedEntity` for any other name."""
+    for entity in list(element.iter(etree.Entity)):
+        name = entity.name
+        if name not in name2codepoint:
+            raise UnresolvedEntity(f"reference to entity &{name}; of an external DTD (not resolvable)")
+        text = chr(name2codepoint[name]) + (entity.tail or "")
+        previous, parent = entity.getprevious(), entity.getparent()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + text
+        else:
+            parent.text = (parent.text or "") + text
+        parent.remove(entity)
+
+
 def standalone(element: etree._Element) -> str:
-    """The element as a standalone document: lxml declares every in-scope namespace on it."""
+    """The element as a standalone document: lxml declares every in-scope namespace on it; entity references
+    resolved (or :class:`UnresolvedEntity`)."""
+    resolve_entity_refs(element)
     return etree.tostring(element, encoding="unicode", with_tail=False)
