@@ -31,6 +31,7 @@ CHUNK = 1 << 20
 MAX_PROLOG_BYTES = 256 * 1024
 MAX_ENTITIES = 256
 MAX_ENTITY_CHARS = 2048
+MAX_RDFXML_DEPTH = 256  # element nesting (libxml2's own limit); a deeply nested dump takes pyoxigraph quadratic time
 _PARAMETER_ENTITY = re.compile(rb"<!ENTITY\s+%")
 
 
@@ -93,19 +94,21 @@ def _open(path: Path) -> Iterator[tuple[BinaryIO, bool]]:
         yield (gzip.GzipFile(fileobj=raw) if compressed else raw), compressed
 
 
-def screen_rdfxml_prolog(stream, *, provider: str, url: str) -> None:
-    """Refuse an RDF/XML dump whose DTD could expand without bound, reading only its prolog.
+def screen_rdfxml(stream, *, provider: str, url: str) -> None:
+    """Refuse an RDF/XML dump whose DTD could expand without bound, or that nests elements deeper than
+    ``MAX_RDFXML_DEPTH``: one streaming pass in flat memory, before pyoxigraph (which expands and recurses) sees it.
 
     Accepted: internal entities with plain text values (namespace abbreviations). Refused, with a ParseError:
     an external DTD or entity, parameter entities, entities that refer to other entities or hold markup,
     more than ``MAX_ENTITIES`` or longer than ``MAX_ENTITY_CHARS``, a prolog over ``MAX_PROLOG_BYTES``.
-    Nothing is expanded: the parser stops at the root element's start tag.
+    Nothing is expanded: entity references stay references while the rest of the document is scanned.
     """
 
     def refuse(reason: str) -> ParseError:
         return ParseError(f"RDF/XML dump refused: {reason}", provider=provider, file=url)
 
-    parser = etree.XMLPullParser(events=("start",), resolve_entities=False, no_network=True, load_dtd=False)
+    parser = etree.XMLPullParser(events=("start", "end"), resolve_entities=False, no_network=True, load_dtd=False,
+                                 huge_tree=False)
     prolog = b""
     root = None
     while root is None:
@@ -117,8 +120,11 @@ def screen_rdfxml_prolog(stream, *, provider: str, url: str) -> None:
             raise refuse("it declares parameter entities")
         try:
             parser.feed(chunk)
-            root = next((element for _, element in parser.read_events()), None)
+            events = list(parser.read_events())
+            root = events[0][1] if events else None
         except etree.XMLSyntaxError as exc:
+            if _too_deep(exc):
+                raise refuse(f"elements nest deeper than {MAX_RDFXML_DEPTH} ({exc})") from exc
             if b"<!ENTITY" in prolog:  # a DTD we cannot judge is not handed to a parser that expands it
                 raise refuse(f"its DTD is not well-formed ({exc})") from exc
             return  # not well-formed: pyoxigraph reports it with a line number
@@ -137,6 +143,33 @@ def screen_rdfxml_prolog(stream, *, provider: str, url: str) -> None:
         content = entity.content or ""
         if len(content) > MAX_ENTITY_CHARS or any(c in content for c in "&%<"):
             raise refuse(f"entity {entity.name!r} is not a plain text abbreviation")
+    depth = 0
+    while True:
+        for event, element in events:
+            if event == "start":
+                depth += 1
+                if depth > MAX_RDFXML_DEPTH:
+                    raise refuse(f"elements nest deeper than {MAX_RDFXML_DEPTH} (line {element.sourceline})")
+            else:
+                depth -= 1
+                element.clear(keep_tail=False)  # flat memory: what was scanned is dropped
+                while element.getprevious() is not None:
+                    del element.getparent()[0]
+        chunk = stream.read(64 * 1024)
+        if not chunk:
+            return
+        try:
+            parser.feed(chunk)
+            events = list(parser.read_events())
+        except etree.XMLSyntaxError as exc:
+            if _too_deep(exc):
+                raise refuse(f"elements nest deeper than {MAX_RDFXML_DEPTH} ({exc})") from exc
+            return  # not well-formed: pyoxigraph reports it with a line number
+
+
+def _too_deep(exc: etree.XMLSyntaxError) -> bool:
+    """libxml2 (without huge_tree) stops at a nesting depth of 256 itself: the same limit as ours."""
+    return "depth" in str(exc).lower()
 
 
 def stage(
@@ -154,8 +187,8 @@ def stage(
         content_type = None if compressed else dump.content_type  # a gzip type says nothing of the syntax
         rdf_format = formats.detect(dump.url, content_type, reader.peek(512)[:512], hint)
         if rdf_format == RdfFormat.RDF_XML:
-            with _open(dump.path) as (prolog, _):
-                screen_rdfxml_prolog(prolog, provider=provider, url=dump.url)
+            with _open(dump.path) as (screened, _):
+                screen_rdfxml(_Limited(screened, max_bytes, dump.url, provider), provider=provider, url=dump.url)
         triples = 0
         try:
             with spool.open("w", encoding="utf-8") as out:

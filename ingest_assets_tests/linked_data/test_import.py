@@ -282,3 +282,22 @@ def test_rdfxml_dump_whose_dtd_could_expand_is_refused_before_parsing(store_case
         _harvest(store_case, site, http, "d1", "2015-11-05", [dump])
     assert caught.value.provider == "d1" and caught.value.file == dump
     assert store_case.current_triples("d1") == set()
+
+
+def _nested_rdfxml(depth: int) -> str:
+    """``top ex:p n0``, ``n0 ex:p n1``... ``depth`` levels deep: ``depth`` triples."""
+    nested = "".join(f'<ex:p><rdf:Description rdf:about="http://example.org/n{n}">' for n in range(depth))
+    return ('<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/onto#">'
+            f'<rdf:Description rdf:about="http://example.org/top">{nested}'
+            f'{"</rdf:Description></ex:p>" * depth}</rdf:Description></rdf:RDF>')
+
+
+def test_rdfxml_dump_nested_too_deeply_is_refused_before_parsing(store_case, site, http):
+    """Nesting costs pyoxigraph quadratic time (a small file pinned an import and its provider's one slot)."""
+    dump = site.put("/d1/deep.rdf", _nested_rdfxml(400), "application/rdf+xml")
+    with pytest.raises(ParseError, match="RDF/XML dump refused: elements nest deeper than 256") as caught:
+        _harvest(store_case, site, http, "d1", "2015-11-05", [dump])
+    assert caught.value.provider == "d1" and caught.value.file == dump
+    assert store_case.current_triples("d1") == set()
+    _harvest(store_case, site, http, "d1", "2015-11-05", [site.put("/d1/fine.rdf", _nested_rdfxml(60), "application/rdf+xml")])
+    assert len(store_case.current_triples("d1")) == 60
