@@ -1,14 +1,22 @@
-"""The provider registry: one YAML file, provider name -> settings; each capability reads its own block."""
+"""The provider registry: one YAML file, provider name -> settings; each capability reads its own block.
+
+Every key has a type, checked when the registry is loaded (:class:`EntrySettings`): a quoted ``"false"`` is
+not a boolean, ``max_dump_bytes: lots`` is not a number, and an unknown key is refused, each as a ConfigError
+naming entry, key and file. The ``harvest:`` and ``resourcesync:`` blocks are checked in depth by their
+capabilities' own validators when they are used.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ingest_assets.errors import ConfigError
 
@@ -16,6 +24,70 @@ NAME_RE = re.compile(r"[a-z0-9]+")
 MAX_NAME_LENGTH = 64  # it is a folder, a graph IRI and a file-name part
 # the key whose presence makes an entry a provider of each partitioned capability
 CAPABILITY_KEYS = {"records": "harvest", "linked_data": "void", "repository": "repository"}
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class QualityBlock(_Block):
+    max_count_drop: float = Field(default=0.15, ge=0, le=1)
+    max_failure_rate: float = Field(default=0.20, ge=0, le=1)
+
+
+class ScheduleBlock(_Block):
+    cron: str = "0 2 * * *"
+    timezone: str = "UTC"
+
+
+class RepositoryBlock(_Block):
+    template_index: str | None = None
+    wiki_api: str | None = None
+    wiki_export: str | None = None
+    base_url: str | None = None
+    default_language: str = "en"
+    wiki_languages: dict[str, str] = Field(default_factory=dict)
+    max_ingest_hours: float = Field(default=24, gt=0)
+    vocabularies: str | None = None
+    start: datetime | date | str | None = None
+    wiki_user_env: str | None = None
+    wiki_password_env: str | None = None
+
+
+class EntrySettings(_Block):
+    """The keys a registry entry may hold, with their types (YAML's own: ``true``, ``2015-06-01``, ``0.2``)."""
+
+    label: str | None = None
+    # record pipeline
+    harvest: dict[str, Any] | None = None
+    mapping: str | None = None
+    mapping_overrides: dict[str, Any] | None = None
+    quality: QualityBlock | None = None
+    schedule: ScheduleBlock | Literal[False] | None = None
+    engine: Literal["in-process", "spark", "auto"] | None = None
+    engine_threshold: int | None = Field(default=None, gt=0)
+    resourcesync: dict[str, Any] | None = None
+    # linked data
+    void: str | None = None
+    modified: datetime | date | str | None = None
+    allow_private: bool = False
+    max_dump_bytes: int | None = Field(default=None, gt=0)
+    # repository
+    repository: RepositoryBlock | None = None
+
+
+def check_entry(name: str, settings: Mapping[str, Any], source: str) -> None:
+    """ConfigError naming entry, key and file for the first key of a wrong type, value or name."""
+    try:
+        EntrySettings.model_validate(dict(settings))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        # union members show up in the location as their type names (ScheduleBlock, literal[...]): not keys
+        key = ".".join(str(part) for part in error["loc"] if not str(part)[:1].isupper() and "[" not in str(part))
+        given = error.get("input")
+        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        raise ConfigError(f"registry entry {name!r}, key {key!r}: {message} (given {given!r})",
+                          provider=name, file=source) from None
 
 
 @dataclass(frozen=True)
@@ -84,6 +156,7 @@ def parse_registry(data: Any, source: str = "<memory>") -> Registry:
             settings = {}
         if not isinstance(settings, Mapping):
             raise ConfigError(f"registry entry {name!r} must be a mapping of settings", provider=name, file=source)
+        check_entry(name, settings, source)
         entries[name] = ProviderEntry(name, dict(settings))
     return Registry(entries, source)
 

@@ -52,11 +52,42 @@ def test_bad_entries_name_the_entry_and_file(tmp_path, text, message):
 
 
 def test_bad_block_and_unknown_provider():
-    registry = parse_registry(yaml.safe_load("cdl: {harvest: oai}"), "r.yaml")
-    with pytest.raises(ConfigError, match="registry key 'harvest' must be a mapping.*provider 'cdl'"):
-        registry["cdl"].block("harvest")
+    with pytest.raises(ConfigError, match="registry entry 'cdl', key 'harvest': Input should be a valid dictionary"):
+        parse_registry(yaml.safe_load("cdl: {harvest: oai}"), "r.yaml")
+    registry = parse_registry(yaml.safe_load("cdl: {harvest: {type: oai}}"), "r.yaml")
     with pytest.raises(ConfigError, match="provider 'nope' is not in the registry"):
         registry["nope"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("lod: {void: 'https://x.org/void.ttl', allow_private: 'false'}",
+     "key 'allow_private': Input should be a valid boolean (given 'false')"),
+    ("lod: {void: 'https://x.org/void.ttl', max_dump_bytes: lots}", "key 'max_dump_bytes': Input should be a valid integer (given 'lots')"),
+    ("lod: {void: 'https://x.org/void.ttl', max_dump_bytes: -5}", "key 'max_dump_bytes': Input should be greater than 0"),
+    ("lod: {vodi: 'https://x.org/void.ttl'}", "key 'vodi': unknown key"),
+    ("rec: {harvest: {type: oai}, schedule: {cron: '0 3 * * *', tz: UTC}}", "key 'schedule.tz': unknown key"),
+    ("rec: {harvest: {type: oai}, quality: {max_failure_rate: '20%'}}", "key 'quality.max_failure_rate': Input should be a valid number"),
+    ("rec: {harvest: {type: oai}, engine: spork}", "key 'engine': Input should be 'in-process', 'spark' or 'auto'"),
+    ("k2n: {repository: {template_index: 'https://x', max_ingest_hours: soon}}", "key 'repository.max_ingest_hours'"),
+])
+def test_every_key_has_a_type_and_errors_name_entry_key_and_file(tmp_path, text, message):
+    """A quoted "false" was read as true (allow_private on!), 'lots' raised a bare ValueError at first use."""
+    path = tmp_path / "registry.yaml"
+    path.write_text(text + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_registry(path)
+    assert message in str(caught.value) and str(path) in str(caught.value)
+    assert caught.value.provider == text.split(":")[0]
+
+
+def test_the_documented_keys_load_with_yaml_types():
+    registry = parse_registry(yaml.safe_load(
+        "bcodmo: {modified: 2015-06-01, void: 'https://lod.bco-dmo.org/void.ttl', allow_private: false, max_dump_bytes: 1000}\n"
+        "md: {harvest: {type: oai}, mapping: qdc, mapping_overrides: {dataProvider: {value: X}}, engine: auto,\n"
+        "     engine_threshold: 5000, quality: {max_count_drop: 0.15, max_failure_rate: 1}, schedule: false, resourcesync: {}}\n"
+        "k2n: {repository: {template_index: 'https://x', default_language: de, start: 2009-01-01T00:00:00+00:00}}\n"
+    ), "r.yaml")
+    assert registry["md"].get("engine_threshold") == 5000 and registry["bcodmo"].get("allow_private") is False
 
 
 def test_missing_or_invalid_files(tmp_path):
