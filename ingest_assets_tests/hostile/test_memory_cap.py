@@ -1,0 +1,84 @@
+"""Bombs parsed by workers with a memory cap: a bomb that got through would end the worker (MemoryError or a
+kill), not the machine; what must happen instead is a typed refusal naming provider and file."""
+
+from __future__ import annotations
+
+import gzip
+
+from ingest_assets_tests.hostile.conftest import Worker
+
+CAP_MB = 2048  # far below what the bombs below expand to (gigabytes), far above what a refusal needs
+
+LAUGHS = "".join(f'<!ENTITY l{n} "{("&l" + str(n - 1) + ";") * 10}">' for n in range(1, 10))
+RDFXML_BOMB = (
+    f'<?xml version="1.0"?><!DOCTYPE rdf:RDF [<!ENTITY l0 "lol">{LAUGHS}]>'
+    '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/">'
+    '<rdf:Description rdf:about="http://example.org/a"><ex:p>&l9;</ex:p></rdf:Description></rdf:RDF>'
+)
+OAI_BOMB = (
+    f'<?xml version="1.0"?><!DOCTYPE OAI-PMH [<!ENTITY l0 "lol">{LAUGHS}]>'
+    '<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><ListRecords><record><header><identifier>a</identifier>'
+    "</header><metadata><x>&l9;</x></metadata></record></ListRecords></OAI-PMH>"
+)
+
+IMPORT = """
+from ingest_assets.http import HttpClient
+from ingest_assets.linked_data.graphs import ProviderGraphs
+from ingest_assets.linked_data.importer import ProviderSource, import_update
+from ingest_assets.linked_data.oxigraph_store import OxigraphStore
+from ingest_assets.errors import IngestError
+try:
+    import_update(ProviderSource("lod", VOID, allow_private=True), OxigraphStore(STORE, writable=True),
+                  HttpClient(allow_private=True), ProviderGraphs("lod"))
+except IngestError as exc:
+    print("REFUSED", exc)
+"""
+
+HARVEST = """
+from datetime import datetime, timezone
+from ingest_assets.http import HttpClient
+from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
+from ingest_assets.registry import ProviderEntry
+from ingest_assets.storage import LocalStorage
+from ingest_assets.errors import IngestError
+entry = ProviderEntry("bombed", {"harvest": {"type": "oai", "endpoint": ENDPOINT, "allow_private": True, "full": True}})
+try:
+    list(harvest_records(entry, started=datetime.now(timezone.utc), window=None, http=HttpClient(allow_private=True),
+                         checkpoint=StorageCheckpoint(LocalStorage(STORAGE), "bombed")))
+except IngestError as exc:
+    print("REFUSED", exc)
+"""
+
+
+def _serve_files(serve, files: dict[str, bytes]) -> str:
+    def site(base):
+        def app(environ, start_response):
+            body = files.get(environ["PATH_INFO"])
+            start_response("200 OK" if body is not None else "404 Not Found", [("Content-Type", "application/octet-stream")])
+            return [body or b""]
+
+        return app
+
+    return serve(site)[1]
+
+
+def test_an_entity_bomb_dump_is_refused_within_the_memory_cap(serve, tmp_path):
+    files: dict[str, bytes] = {"/bomb.rdf.gz": gzip.compress(RDFXML_BOMB.encode())}
+    base = _serve_files(serve, files)
+    files["/void.ttl"] = (
+        "@prefix void: <http://rdfs.org/ns/void#> . @prefix dcterms: <http://purl.org/dc/terms/> .\n"
+        '<#d> a void:Dataset ; void:feature <http://schema.geolink.org/dev/voc/harvester#FullDump> ;\n'
+        f'  dcterms:modified "2026-01-10" ; void:dataDump <{base}/bomb.rdf.gz> .\n'
+    ).encode()
+    code = IMPORT.replace("VOID", repr(f"{base}/void.ttl")).replace("STORE", repr(str(tmp_path / "oxigraph")))
+    status, out, err = Worker(code, {}, memory_mb=CAP_MB).finish()
+    assert status == 0, f"the worker died (status {status}): {err[-2000:]}"
+    assert "REFUSED RDF/XML dump refused" in out and "bomb.rdf.gz" in out and "provider 'lod'" in out
+
+
+def test_an_entity_bomb_oai_page_is_refused_within_the_memory_cap(serve, tmp_path):
+    base = _serve_files(serve, {"/oai": OAI_BOMB.encode()})
+    code = HARVEST.replace("ENDPOINT", repr(f"{base}/oai")).replace("STORAGE", repr(str(tmp_path / "storage")))
+    status, out, err = Worker(code, {}, memory_mb=CAP_MB).finish()
+    assert status == 0, f"the worker died (status {status}): {err[-2000:]}"
+    assert "REFUSED page 1" in out and "provider 'bombed'" in out and "/oai?verb=ListRecords" in out
