@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, Table, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 
 
@@ -28,3 +29,8 @@ def make_engine(url: str) -> Engine:
 
         return engine
     return create_engine(parsed, pool_pre_ping=True)
+
+
+def insert_for(engine: Engine, table: Table):
+    """``INSERT`` with ``ON CONFLICT`` for the engine's dialect (the one place that switches on it)."""
+    return {"postgresql": postgresql.insert, "sqlite": sqlite.insert}[engine.dialect.name](table)

@@ -24,10 +24,11 @@ from sqlalchemy import (
     func,
     select,
 )
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import postgresql
 
 from ingest_assets.datasets.model import FilesetResult, IngestRequest
 from ingest_assets.datasets.status import is_retryable
+from ingest_assets.sql import insert_for
 
 metadata = MetaData()
 
@@ -82,9 +83,7 @@ class ResultStore:
 
     def upsert(self, result: FilesetResult) -> None:
         row = {**result.row(), "updated": datetime.now(timezone.utc)}
-        dialect = self.engine.dialect.name
-        insert = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}[dialect]
-        statement = insert(ingest_fileset_result).values(**row)
+        statement = insert_for(self.engine, ingest_fileset_result).values(**row)
         statement = statement.on_conflict_do_update(
             index_elements=["ingest_type", "base_url"],
             set_={k: statement.excluded[k] for k in row if k not in ("ingest_type", "base_url")},

@@ -13,10 +13,10 @@ import json
 from collections.abc import Iterator
 
 from sqlalchemy import BigInteger, Column, Engine, Index, MetaData, String, Table, Text, func, inspect, select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import doc_id, listing_time
+from ingest_assets.sql import insert_for
 
 metadata = MetaData()
 
@@ -75,7 +75,6 @@ class SqlResourceIndex(ResourceIndex):
         self.batch = batch
         _add_listed(engine)
         metadata.create_all(engine)
-        self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
 
     def apply(self, resource_key: str, resource: dict | None, change: dict) -> dict:
         name = change["resource_set"]
@@ -100,7 +99,7 @@ class SqlResourceIndex(ResourceIndex):
                 )
             row = {k: v for k, v in change.items() if k != "location"}
             row.update(loc_type=change["location"]["type"], loc_value=change["location"]["value"])
-            if conn.execute(self._insert(changes_table).values(row).on_conflict_do_nothing()).rowcount == 0:
+            if conn.execute(insert_for(self.engine, changes_table).values(row).on_conflict_do_nothing()).rowcount == 0:
                 c = changes_table
                 change = _change_doc(conn.execute(select(c).where(c.c.change_id == change["change_id"])).one())
         return change
@@ -109,7 +108,7 @@ class SqlResourceIndex(ResourceIndex):
         with self.engine.begin() as conn:
             self._lock(conn, resource_set, shared=False)  # waits for the events in flight
             conn.execute(
-                self._insert(resource_lists_table)
+                insert_for(self.engine, resource_lists_table)
                 .values(resource_set=resource_set, at=at)
                 .on_conflict_do_update(index_elements=["resource_set"], set_={"at": at})
             )
