@@ -14,10 +14,9 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from iso639 import Lang
-from iso639.exceptions import InvalidLanguageValue
 
 from ingest_assets.errors import ValidationError
+from ingest_assets.records.enrichment.language import normalize_language
 
 ITEM_URI = "http://dp.la/api/items/"
 CONTEXT_URI = "http://dp.la/api/items/context"
@@ -201,13 +200,10 @@ def _language(value: Any) -> dict:
     return _known_language(value) if isinstance(value, str) and value.strip() else {}
 
 
-@lru_cache(maxsize=4096)
 def _known_language(value: str) -> dict:
-    try:
-        lang = Lang(value.strip())
-    except InvalidLanguageValue:
-        return {"name": value}
-    return {"name": lang.name, "iso639_3": lang.pt3} if lang.pt3 else {"name": value}
+    """Through enrichment's ISO 639 lookup, so indexing and enrichment agree on every code and name."""
+    found = normalize_language(value)
+    return {"name": found[1], "iso639_3": found[0]} if found else {"name": value}
 
 
 # sourceResource fields whose values are converted one by one (dicts or labels), with their converter.

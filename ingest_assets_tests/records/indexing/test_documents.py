@@ -99,3 +99,15 @@ def test_deletion_record():
     }
     with pytest.raises(ValidationError):
         deletion_record("")
+
+
+def test_index_languages_agree_with_enrichment():
+    """Indexing had its own ISO 639 lookup: 'English (United States)' or 'en-US' were known to enrichment and
+    unknown to the index document (no iso639_3)."""
+    from ingest_assets.records.enrichment import normalize_language
+    from ingest_assets.records.indexing.documents import _language
+
+    for value in ("en-US", "English (United States)", "fre", "Hawaiian", "eng"):
+        code, name = normalize_language(value)
+        assert _language(value) == {"name": name, "iso639_3": code}
+    assert _language("Klingon-ish") == {"name": "Klingon-ish"}
