@@ -27,8 +27,12 @@ class UnsafeXML(ValueError):
     """Well-formed, but not something a harvester should accept."""
 
 
-def safe_parser() -> etree.XMLParser:
-    return etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False)
+# every lxml parser of provider input gets these (XMLParser, XMLPullParser and iterparse take the same keywords)
+HARDENED = {"resolve_entities": False, "no_network": True, "huge_tree": False, "load_dtd": False}
+
+
+def safe_parser(**options) -> etree.XMLParser:
+    return etree.XMLParser(**HARDENED, **options)
 
 
 def parse_xml(content: bytes) -> tuple[etree._Element, int]:

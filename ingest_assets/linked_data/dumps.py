@@ -23,6 +23,7 @@ from ingest_assets.errors import FetchError, ParseError
 from ingest_assets.http import HttpClient
 from ingest_assets.linked_data import formats
 from ingest_assets.linked_data.store import Term
+from ingest_assets.xml_input import HARDENED
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
@@ -107,8 +108,7 @@ def screen_rdfxml(stream, *, provider: str, url: str) -> None:
     def refuse(reason: str) -> ParseError:
         return ParseError(f"RDF/XML dump refused: {reason}", provider=provider, file=url)
 
-    parser = etree.XMLPullParser(events=("start", "end"), resolve_entities=False, no_network=True, load_dtd=False,
-                                 huge_tree=False)
+    parser = etree.XMLPullParser(events=("start", "end"), **HARDENED)
     prolog = b""
     root = None
     while root is None:

@@ -18,7 +18,7 @@ from ingest_assets.errors import IngestError, ParseError
 from ingest_assets.http import HttpClient
 from ingest_assets.repository.markup import clean
 from ingest_assets.repository.records import TemplateRecord, make_record, parse_timestamp, template_name
-from ingest_assets.xml_input import UnresolvedEntity, declares_entities, resolve_entity_refs
+from ingest_assets.xml_input import HARDENED, UnresolvedEntity, declares_entities, resolve_entity_refs
 
 
 MAX_API_ANSWER = 1024 * 1024
@@ -60,8 +60,7 @@ def export_pages(source, *, file: str | None = None, problems: list[IngestError]
     The latest revision is the one with the newest timestamp (ties: highest id): dumps with history may
     list revisions out of order. Redirect pages are skipped.
     """
-    context = etree.iterparse(source, events=("end",), tag="{*}page", resolve_entities=False,
-                              no_network=True, huge_tree=False, load_dtd=False)
+    context = etree.iterparse(source, events=("end",), tag="{*}page", **HARDENED)
     try:
         for number, (_, element) in enumerate(context):
             if number == 0 and declares_entities(element):  # their references would cut page texts short

@@ -18,6 +18,7 @@ from ingest_assets.errors import ParseError
 from ingest_assets.http import HttpClient
 from ingest_assets.repository.markup import clean
 from ingest_assets.repository.records import TemplateRecord, make_record, parse_timestamp
+from ingest_assets.xml_input import HARDENED
 
 FIXED_FIELDS = {"Harvested", "Modified", "TemplateName", "BaseURL", "PageName", "page_name"}
 MAX_BYTES = 64 * 1024 * 1024
@@ -57,8 +58,7 @@ class TemplateIndexClient:
 
     def _records(self, params: dict[str, str]) -> Iterator[TemplateRecord]:
         url = self.query_url(**params)
-        parser = etree.XMLPullParser(events=("end",), tag="record", resolve_entities=False,
-                                     no_network=True, huge_tree=False, load_dtd=False)
+        parser = etree.XMLPullParser(events=("end",), tag="record", **HARDENED)
         size, seen = 0, {}
         with self.http.stream(self.url, params=params) as (response, _hops):
             for chunk in response.iter_content(64 * 1024):

@@ -17,6 +17,7 @@ from lxml import etree
 
 from ingest_assets.errors import ConfigError
 from ingest_assets.repository.model import RepositoryObject
+from ingest_assets.xml_input import safe_parser
 
 PACKAGED_VOCABULARIES = files("ingest_assets.repository") / "vocabularies"
 SINGLE_VALUED = {"dc:title", "dc:type", "Best_Quality_URI", "Resource_ID", "Subtype", "Interactivity",
@@ -53,7 +54,7 @@ def load_vocabularies(folder: Path | str | None = None) -> list[Vocabulary]:
     root = Path(folder) if folder else Path(str(PACKAGED_VOCABULARIES))
     if not root.is_dir():
         raise ConfigError(f"vocabulary folder {root} does not exist", file=str(root))
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False)
+    parser = safe_parser()
     vocabularies = []
     for path in sorted(root.glob("*.xml")):
         try:

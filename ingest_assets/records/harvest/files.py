@@ -30,7 +30,7 @@ from ingest_assets.http import HttpClient
 from ingest_assets.records.harvest.api import record_id
 from ingest_assets.records.harvest.config import FileConfig, ZipLimits
 from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
-from ingest_assets.xml_input import UnresolvedEntity, declares_entities, standalone
+from ingest_assets.xml_input import HARDENED, UnresolvedEntity, declares_entities, standalone
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 RATIO_CHECK_FROM = 1024 * 1024
@@ -88,8 +88,7 @@ class FileHarvester:
     def xml_records(self, stream: BinaryIO, name: str) -> Iterator[dict]:
         steps = self.config.record_steps
         events = etree.iterparse(
-            stream, events=("end",), tag=steps[-1][1], resolve_entities=False, no_network=True, huge_tree=False,
-            load_dtd=False,
+            stream, events=("end",), tag=steps[-1][1], **HARDENED,
         )
         number = 0
         try:

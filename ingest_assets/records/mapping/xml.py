@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lxml import etree
+from ingest_assets.xml_input import safe_parser
 
 # Prefixes usable in mapping XPaths (registry overrides included).
 NAMESPACES = {
@@ -23,7 +24,7 @@ OAI_METADATA = "{%s}metadata" % NAMESPACES["oai"]
 
 def make_parser() -> etree.XMLParser:
     """An lxml parser for untrusted input: no entity expansion, no network, no huge trees."""
-    return etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, remove_comments=True)
+    return safe_parser(remove_comments=True)
 
 
 def parse(document: str | bytes, parser: etree.XMLParser) -> etree._Element:
