@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,3 +26,13 @@ def require(condition: bool, reason: str) -> None:
         if IN_CI:
             pytest.fail(f"CI prerequisite missing: {reason}")
         pytest.skip(reason)
+
+
+def stop_group(process: subprocess.Popen, timeout: float = 30) -> None:
+    """Stop a server started with ``start_new_session=True``: SIGTERM to its process group, SIGKILL if it lingers."""
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from ingest_assets.demo.samples import sample_records
 from ingest_assets.definitions import build_definitions
 from ingest_assets.settings import Settings
 from ingest_assets.storage import LocalStorage, layout
+from ingest_assets_tests.support import stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -70,11 +70,7 @@ def daemon(tmp_path, pg_url):
             yield instance, env, tmp_path
     finally:
         os.environ.pop("DAGSTER_POSTGRES_URL", None)
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+        stop_group(process)
         log.close()
         oai.shutdown()
 

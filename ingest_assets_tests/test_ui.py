@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ import requests
 from ingest_assets.demo.oai_server import serve_in_thread
 from ingest_assets.demo.samples import sample_records
 from ingest_assets.storage import LocalStorage, layout
-from ingest_assets_tests.support import free_port, require
+from ingest_assets_tests.support import free_port, require, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM_ARGS = [
@@ -102,11 +101,7 @@ def hub(tmp_path_factory):
             pytest.fail("dagster dev did not start within 120 s")
         yield hub
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+        stop_group(process)
         oai.shutdown()
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import gzip
 import mimetypes
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -25,7 +23,7 @@ from ingest_assets.linked_data.graphs import ProviderGraphs
 from ingest_assets.linked_data.oxigraph_store import OxigraphStore
 from ingest_assets.linked_data.sparql_endpoint import SparqlEndpointStore
 from ingest_assets.linked_data.store import TripleStore
-from ingest_assets_tests.support import free_port
+from ingest_assets_tests.support import free_port, stop_group
 
 FULL = "http://schema.geolink.org/dev/voc/harvester#FullDump"
 PARTIAL = "http://schema.geolink.org/dev/voc/harvester#PartialDump"
@@ -146,12 +144,7 @@ def oxigraph_server(tmp_path_factory) -> str:
             time.sleep(0.1)
         yield url
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_group(process, timeout=10)
         log.close()
 
 
