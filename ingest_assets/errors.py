@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Self
+
 
 class IngestError(Exception):
     """Base error. ``str(err)`` names the provider, file and record it concerns."""
@@ -32,6 +36,20 @@ class IngestError(Exception):
         ]
         return f"{self.message} ({', '.join(where)})" if where else self.message
 
+    def add_context(
+        self, *, provider: str | None = None, file: str | None = None, record: str | None = None,
+        doing: str | None = None,
+    ) -> Self:
+        """Fill in provider, file and record where still missing (a deeper frame knew better) and append what was
+        being ``doing`` to the message; type, ``retryable`` and cause stay. Returns the error, to re-raise."""
+        self.provider = self.provider or provider
+        self.file = self.file or file
+        self.record = self.record or record
+        if doing:
+            self.message = f"{self.message} {doing}"
+            self.args = (self.message,)
+        return self
+
 
 class ConfigError(IngestError):
     """A setting or registry entry is missing or invalid."""
@@ -50,6 +68,14 @@ class FetchError(IngestError):
         self.body: bytes | None = None  # the start of an error response, when there was one
 
 
+class TooLargeError(FetchError):
+    """A response body went past its size cap; a retry meets the same body."""
+
+    def __init__(self, limit: int, *, url: str | None = None, **kwargs):
+        super().__init__(f"a body larger than {limit} bytes", url=url, retryable=False, **kwargs)
+        self.limit = limit
+
+
 class ParseError(IngestError):
     """Input could not be parsed (bad XML, JSON, RDF, Avro...)."""
 
@@ -60,3 +86,15 @@ class LimitError(IngestError):
 
 class ValidationError(IngestError):
     """Input parsed but breaks a rule of the target model."""
+
+
+@contextmanager
+def context(
+    *, provider: str | None = None, file: str | None = None, record: str | None = None, doing: str | None = None
+) -> Iterator[None]:
+    """Add context (:meth:`IngestError.add_context`) to any IngestError raised inside the block."""
+    try:
+        yield
+    except IngestError as exc:
+        exc.add_context(provider=provider, file=file, record=record, doing=doing)
+        raise

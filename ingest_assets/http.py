@@ -1,5 +1,8 @@
 """The one HTTP client: timeouts, retries with backoff, size limits and a guard against hostile URLs.
 
+Bodies are read through :meth:`HttpClient.open` (chunks under a size cap, hashed on the way), into memory by
+:meth:`HttpClient.get` or to a file by :meth:`HttpClient.download`.
+
 Providers hand us URLs (endpoints, VoID dumps, dataset landing pages). Every hop of a redirect chain is
 checked: only http(s), and no loopback/private/link-local addresses unless ``allow_private`` is set. The
 connection goes to the address that was checked (the name is not resolved a second time, so a DNS answer
@@ -8,18 +11,22 @@ that changes between check and connect cannot reach a private address), with the
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urljoin
 
 import requests
 from requests.adapters import HTTPAdapter
+from requests.structures import CaseInsensitiveDict
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import LocationParseError, MaxRetryError
@@ -27,12 +34,14 @@ from urllib3.util import parse_url
 from urllib3.util.retry import Retry
 
 from ingest_assets import json_input
-from ingest_assets.errors import FetchError
+from ingest_assets.errors import FetchError, TooLargeError
 from ingest_assets.version import SOFTWARE_VERSION
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 ERROR_BODY_BYTES = 64 * 1024
+READ_CHUNK = 64 * 1024
+DOWNLOAD_CHUNK = 1024 * 1024  # requests/urllib3 assemble bigger reads from many small socket reads: no gain
 MAX_RETRY_AFTER = 60.0
 MAX_RESPONSE_SECONDS = 3600.0  # wall clock from request to last byte: a body trickled within each read timeout ends
 USER_AGENT = f"ingest-assets/{SOFTWARE_VERSION}"
@@ -56,6 +65,52 @@ class HttpResponse:
 
     def json(self):
         return json_input.loads(self.content)
+
+
+@dataclass
+class Downloaded:
+    """A body written to ``path``: where it ended up (``url`` after redirects), its size and hex digests."""
+
+    url: str
+    status: int
+    headers: CaseInsensitiveDict
+    history: list[tuple[str, int]]
+    path: Path
+    size: int
+    digests: dict[str, str]
+
+
+class Body:
+    """An open response, read once through :meth:`chunks`: more than ``max_bytes`` raises a TooLargeError, and
+    every chunk is fed to the hashlib algorithms named in ``hashes``."""
+
+    def __init__(self, response: requests.Response, history: list[tuple[str, int]], *, max_bytes: int,
+                 hashes: tuple[str, ...], chunk_size: int):
+        self.response, self.history, self.max_bytes, self.chunk_size = response, history, max_bytes, chunk_size
+        self.url, self.status, self.headers = response.url, response.status_code, response.headers
+        self._hashes = {name: hashlib.new(name) for name in hashes}
+        self.size = 0
+
+    def chunks(self) -> Iterator[bytes]:
+        for chunk in self.response.iter_content(self.chunk_size):
+            self.size += len(chunk)
+            if self.size > self.max_bytes:
+                raise TooLargeError(self.max_bytes, url=self.url)
+            for digest in self._hashes.values():
+                digest.update(chunk)
+            yield chunk
+
+    def read(self) -> bytes:
+        return b"".join(self.chunks())
+
+    def digests(self) -> dict[str, str]:
+        """Hex digests of what :meth:`chunks` yielded so far."""
+        return {name: digest.hexdigest() for name, digest in self._hashes.items()}
+
+
+# A connection that breaks while a body is read (requests raises these from iter_content).
+_BROKEN_BODY = (requests.exceptions.ChunkedEncodingError, requests.ConnectionError)
+_T = TypeVar("_T")
 
 
 # Characters that parsers disagree about (WHATWG ends the authority at a backslash, RFC 3986 does not).
@@ -246,28 +301,62 @@ class HttpClient:
         )
 
     def get(self, url: str, *, params=None, headers=None, max_bytes: int | None = None) -> HttpResponse:
-        """GET with retries; the body is read fully but never beyond ``max_bytes``.
+        """GET with retries; the body is read fully but never beyond ``max_bytes`` (default: the client's).
 
         A connection that breaks while the body is read is retried like one that fails to open.
         """
-        limit = self.max_bytes if max_bytes is None else max_bytes
+
+        def read() -> HttpResponse:
+            with self.open(url, params=params, headers=headers, max_bytes=max_bytes) as body:
+                return HttpResponse(body.url, body.status, dict(body.headers), body.read(), body.history)
+
+        return self._retrying_reads(url, read)
+
+    def download(self, url: str, dest: Path, *, max_bytes: int | None = None, hashes: tuple[str, ...] = (),
+                 params=None, headers=None) -> Downloaded:
+        """Stream a GET into ``dest`` (memory stays flat), hashing with ``hashes`` on the way; as :meth:`get`,
+        capped at ``max_bytes`` and retried when the connection breaks mid-body. A failure leaves no ``dest``."""
+
+        def write() -> Downloaded:
+            with self.open(url, params=params, headers=headers, max_bytes=max_bytes, hashes=hashes,
+                           chunk_size=DOWNLOAD_CHUNK) as body, dest.open("wb") as out:
+                for chunk in body.chunks():
+                    out.write(chunk)
+            return Downloaded(body.url, body.status, CaseInsensitiveDict(body.headers), body.history, dest, body.size,
+                              body.digests())
+
+        try:
+            return self._retrying_reads(url, write)
+        except BaseException:
+            dest.unlink(missing_ok=True)
+            raise
+
+    def _retrying_reads(self, url: str, read: Callable[[], _T]) -> _T:
+        """``read()`` again (after the Retry's backoff) while the connection breaks mid-body."""
         retry = self._retry()
         while True:
             try:
-                with self.stream(url, params=params, headers=headers) as (response, history):
-                    chunks, size = [], 0
-                    for chunk in response.iter_content(64 * 1024):
-                        size += len(chunk)
-                        if size > limit:
-                            raise FetchError(f"response larger than {limit} bytes", url=response.url, retryable=False)
-                        chunks.append(chunk)
-                    return HttpResponse(response.url, response.status_code, dict(response.headers), b"".join(chunks), history)
-            except (requests.exceptions.ChunkedEncodingError, requests.ConnectionError) as exc:
+                return read()
+            except FetchError as exc:
+                if not isinstance(exc.__cause__, _BROKEN_BODY):
+                    raise
                 try:
-                    retry = retry.increment("GET", url, error=exc)
+                    retry = retry.increment("GET", url, error=exc.__cause__)
                 except MaxRetryError:
-                    raise FetchError(f"connection broke while reading the body: {exc}", url=url, retryable=True) from exc
+                    raise exc from exc.__cause__
                 retry.sleep()
+
+    @contextmanager
+    def open(self, url: str, *, max_bytes: int | None = None, hashes: tuple[str, ...] = (),
+             chunk_size: int = READ_CHUNK, params=None, headers=None, method: str = "GET", data=None) -> Iterator[Body]:
+        """:meth:`stream` with the body read through a :class:`Body` (``max_bytes`` defaults to the client's);
+        a connection that breaks while it is read raises a retryable FetchError."""
+        with self.stream(url, params=params, headers=headers, method=method, data=data) as (response, history):
+            try:
+                yield Body(response, history, max_bytes=self.max_bytes if max_bytes is None else max_bytes,
+                           hashes=hashes, chunk_size=chunk_size)
+            except _BROKEN_BODY as exc:
+                raise FetchError(f"connection broke while reading the body: {exc}", url=url, retryable=True) from exc
 
     @contextmanager
     def stream(self, url: str, *, params=None, headers=None, method: str = "GET", data=None) -> Iterator[

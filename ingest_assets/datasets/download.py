@@ -1,19 +1,16 @@
-"""Download one file to local disk, hashing md5+sha1+sha256 in the same read pass, with a size limit."""
+"""Download one file to local disk (md5+sha1+sha256 in the same read pass, with a size limit) as a capture."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import requests
-
 from ingest_assets.datasets.fetch import timestamp14
-from ingest_assets.datasets.hashing import Digests, MultiHasher
+from ingest_assets.datasets.hashing import ALGORITHMS, Digests
 from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.errors import FetchError
+from ingest_assets.errors import FetchError, TooLargeError
 from ingest_assets.http import HttpClient
 
-READ_SIZE = 1024 * 1024  # requests/urllib3 assemble bigger reads from many small socket reads: no gain
 DROP_HEADERS = {"content-encoding", "transfer-encoding", "content-length", "connection", "keep-alive"}
 
 
@@ -39,29 +36,21 @@ class Capture:
 
 def download(client: HttpClient, url: str, dest: Path, *, max_bytes: int, what: str) -> Capture:
     """Stream ``url`` into ``dest``; HTTP errors become statuses (404 -> platform-404, 401/403 -> restricted)."""
-    hasher = MultiHasher()
     try:
-        with client.stream(url) as (response, history), open(dest, "wb") as sink:
-            for chunk in response.iter_content(READ_SIZE):
-                hasher.update(chunk)
-                if hasher.size > max_bytes:
-                    raise DatasetIngestFailure("mismatch-size", f"{what}: {url} is larger than {max_bytes} bytes "
-                                               f"(received {hasher.size} before stopping)")
-                sink.write(chunk)
-            headers = [(k, v) for k, v in response.headers.items() if k.lower() not in DROP_HEADERS]
-            return Capture(
-                url=response.url,
-                path=dest,
-                digests=hasher.digests(),
-                status=response.status_code,
-                dt=timestamp14(),
-                headers=headers,
-                hops=[u for u, _ in history] + [response.url],
-            )
-    except requests.RequestException as exc:  # the connection broke mid-body
-        raise DatasetIngestFailure("fetch-error", f"{what}: {url}: {type(exc).__name__}: {exc}") from exc
+        got = client.download(url, dest, max_bytes=max_bytes, hashes=ALGORITHMS)
+    except TooLargeError as exc:
+        raise DatasetIngestFailure("mismatch-size", f"{what}: {exc}") from exc
     except FetchError as exc:
         if exc.retryable:
             raise DatasetIngestFailure("fetch-error", f"{what}: {exc}") from exc
         status = {404: "platform-404", 410: "platform-404", 401: "platform-restricted", 403: "platform-restricted"}
         raise DatasetIngestFailure(status.get(exc.status, "terminal-bad-status"), f"{what}: {exc}") from exc
+    return Capture(
+        url=got.url,
+        path=dest,
+        digests=Digests(got.size, **got.digests),
+        status=got.status,
+        dt=timestamp14(),
+        headers=[(k, v) for k, v in got.headers.items() if k.lower() not in DROP_HEADERS],
+        hops=[u for u, _ in got.history] + [got.url],
+    )

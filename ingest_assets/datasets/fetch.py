@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -26,6 +25,7 @@ class Terminal:
     dt: str
     hops: list[str] = field(default_factory=list)
     body: bytes | None = None
+    sha1hex: str | None = None  # of ``body``
 
     @property
     def mimetype(self) -> str:
@@ -34,10 +34,6 @@ class Terminal:
     @property
     def is_html(self) -> bool:
         return self.mimetype in HTML_TYPES
-
-    @property
-    def sha1hex(self) -> str | None:
-        return hashlib.sha1(self.body).hexdigest() if self.body is not None else None
 
 
 def timestamp14(moment: datetime | None = None) -> str:
@@ -57,24 +53,17 @@ def failure_for(exc: FetchError, what: str) -> DatasetIngestFailure:
 def fetch_terminal(client: HttpClient, url: str, *, landing_max_bytes: int) -> Terminal:
     """Follow ``url`` to its terminal response; read the body only if it is an HTML landing page."""
     try:
-        with client.stream(url) as (response, history):
+        with client.open(url, max_bytes=landing_max_bytes, hashes=("sha1",)) as body:
             terminal = Terminal(
-                url=response.url,
-                status=response.status_code,
-                headers=CaseInsensitiveDict(response.headers),
+                url=body.url,
+                status=body.status,
+                headers=CaseInsensitiveDict(body.headers),
                 dt=timestamp14(),
-                hops=[hop_url for hop_url, _status in history] + [response.url],
+                hops=[hop_url for hop_url, _status in body.history] + [body.url],
             )
             if terminal.is_html:
-                chunks, size = [], 0
-                for chunk in response.iter_content(64 * 1024):
-                    size += len(chunk)
-                    if size > landing_max_bytes:
-                        raise DatasetIngestFailure(
-                            "fetch-refused", f"landing page {response.url} is larger than {landing_max_bytes} bytes"
-                        )
-                    chunks.append(chunk)
-                terminal.body = b"".join(chunks)
+                terminal.body = body.read()
+                terminal.sha1hex = body.digests()["sha1"]
             return terminal
     except FetchError as exc:
         raise failure_for(exc, f"fetching {url}") from exc

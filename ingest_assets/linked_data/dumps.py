@@ -19,7 +19,7 @@ from typing import BinaryIO
 from lxml import etree
 from pyoxigraph import BlankNode, RdfFormat, parse
 
-from ingest_assets.errors import FetchError, ParseError
+from ingest_assets.errors import ParseError, context
 from ingest_assets.http import HttpClient
 from ingest_assets.linked_data import formats
 from ingest_assets.linked_data.store import Term
@@ -71,19 +71,9 @@ class _Limited(io.RawIOBase):
 
 def download(http: HttpClient, url: str, target: Path, *, provider: str, max_bytes: int) -> Download:
     """Stream ``url`` to ``target``; refuses more than ``max_bytes``."""
-    size = 0
-    try:
-        with http.stream(url) as (response, _), target.open("wb") as out:
-            for chunk in response.iter_content(CHUNK):
-                size += len(chunk)
-                if size > max_bytes:
-                    raise FetchError(f"dump larger than {max_bytes} bytes", url=url, provider=provider, retryable=False)
-                out.write(chunk)
-            content_type = response.headers.get("Content-Type")
-    except FetchError as exc:
-        exc.provider = exc.provider or provider
-        raise
-    return Download(url, target, content_type)
+    with context(provider=provider):
+        got = http.download(url, target, max_bytes=max_bytes)
+    return Download(url, target, got.headers.get("Content-Type"))
 
 
 @contextmanager

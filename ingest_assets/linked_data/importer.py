@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ingest_assets.errors import ConfigError, FetchError, IngestError
+from ingest_assets.errors import ConfigError, IngestError, context
 from ingest_assets.http import HttpClient, check_url
 from ingest_assets.linked_data import dumps
 from ingest_assets.linked_data.graphs import GraphState, ProviderGraphs
@@ -70,11 +70,8 @@ class ProviderSource:
 
 
 def fetch_void(http: HttpClient, source: ProviderSource) -> VoidDescription:
-    try:
+    with context(provider=source.provider):
         response = http.get(source.void_url, max_bytes=VOID_MAX_BYTES)
-    except FetchError as exc:
-        exc.provider = exc.provider or source.provider
-        raise
     return parse_void(
         response.content, provider=source.provider, url=response.url, content_type=response.headers.get("Content-Type")
     )
@@ -133,11 +130,9 @@ def import_update(
     found = check(source, void, graphs.read_state(store))
     if not found.due:
         return ImportResult(source.provider, "unchanged", void, found.state)
-    for url in void.dumps:  # refuse every bad URL before fetching anything
-        try:
+    with context(provider=source.provider):
+        for url in void.dumps:  # refuse every bad URL before fetching anything
             check_url(url, allow_private=source.allow_private)
-        except FetchError as exc:
-            raise FetchError(exc.message, url=url, provider=source.provider, retryable=exc.retryable) from exc
     with tempfile.TemporaryDirectory(prefix="linked-data-", dir=tmp_dir) as work:
         subjects: set[Term] | None = None if void.full else set()
         staged = tuple(_stage_all(source, void, http, Path(work), subjects))

@@ -84,13 +84,8 @@ class FedoraRepository:
     def call(self, method: str, url: str, headers: dict | None = None, data: bytes | None = None):
         """One request -> ``(status, headers, body)``; 404/409/410/412 become repository errors."""
         try:
-            with self.http.stream(url, method=method, headers=headers, data=data) as (response, _hops):
-                body = b""
-                for chunk in response.iter_content(64 * 1024) if method != "HEAD" else ():
-                    body += chunk
-                    if len(body) > MAX_BODY:
-                        raise RepositoryError(f"Fedora answer above {MAX_BODY} bytes", file=url)
-                return response.status_code, dict(response.headers), body
+            with self.http.open(url, method=method, headers=headers, data=data, max_bytes=MAX_BODY) as body:
+                return body.status, dict(body.headers), body.read() if method != "HEAD" else b""
         except FetchError as exc:
             errors = {404: ObjectNotFound, 409: Conflict, 410: ObjectGone, 412: PreconditionFailed}
             kind = errors.get(exc.status, RepositoryError)

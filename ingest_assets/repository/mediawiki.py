@@ -164,9 +164,10 @@ class WikiEditor:
         self._csrf: str | None = None
 
     def _post(self, data: dict[str, str]) -> dict:
-        with self.http.stream(self.api_url, method="POST", data={**data, "format": "json"}) as (response, _):
+        with self.http.open(self.api_url, method="POST", data={**data, "format": "json"},
+                            max_bytes=MAX_API_ANSWER) as body:
             try:
-                answer = json_input.loads(response.raw.read(MAX_API_ANSWER, decode_content=True))
+                answer = json_input.loads(body.read())
             except ValueError as exc:
                 raise ParseError(f"MediaWiki API answered non-JSON: {exc}", file=self.api_url) from exc
         if "error" in answer:

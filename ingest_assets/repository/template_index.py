@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from lxml import etree
 
-from ingest_assets.errors import ParseError
+from ingest_assets.errors import ParseError, context
 from ingest_assets.http import HttpClient
 from ingest_assets.repository.markup import clean
 from ingest_assets.repository.records import TemplateRecord, make_record, parse_timestamp
@@ -59,13 +59,10 @@ class TemplateIndexClient:
     def _records(self, params: dict[str, str]) -> Iterator[TemplateRecord]:
         url = self.query_url(**params)
         parser = etree.XMLPullParser(events=("end",), tag="record", **HARDENED)
-        size, seen = 0, {}
-        with self.http.stream(self.url, params=params) as (response, _hops):
-            for chunk in response.iter_content(64 * 1024):
-                size += len(chunk)
-                if size > MAX_BYTES:
-                    raise ParseError(f"TemplateParameterIndex answer above {MAX_BYTES} bytes",
-                                     provider=self.provider, file=url)
+        seen = {}
+        with context(provider=self.provider, file=url), self.http.open(self.url, params=params,
+                                                                      max_bytes=MAX_BYTES) as body:
+            for chunk in body.chunks():
                 try:
                     parser.feed(chunk)
                     yield from self._drain(parser, url, seen)

@@ -25,7 +25,7 @@ from urllib.parse import urljoin
 import requests
 
 from ingest_assets import json_input
-from ingest_assets.errors import FetchError, IngestError, ParseError, ValidationError
+from ingest_assets.errors import IngestError, ParseError, ValidationError, context
 from ingest_assets.http import HttpClient, HttpResponse
 from ingest_assets.records.harvest.checkpoint import Checkpoint
 from ingest_assets.records.harvest.config import ApiConfig
@@ -142,13 +142,8 @@ class ApiHarvester:
             params[self.paging.limit_param] = str(self.paging.page_size)
         elif self.paging.style == "next" and position["url"] != self.config.endpoint:
             url, params = position["url"], None  # a next link carries its own query
-        try:
+        with context(provider=self.provider, doing=f"fetching page {page}"):
             return self.http.get(url, params=params, max_bytes=self.config.max_page_bytes)
-        except FetchError as exc:
-            raise FetchError(
-                f"{exc.message} fetching page {page}", status=exc.status, url=exc.url, provider=self.provider,
-                retryable=exc.retryable,
-            ) from exc
 
     def next_position(self, position: dict, data: Any, response: HttpResponse, count: int) -> dict | None:
         if self.paging.style == "offset":

@@ -25,7 +25,7 @@ from typing import BinaryIO
 from lxml import etree
 
 from ingest_assets import json_input
-from ingest_assets.errors import ConfigError, FetchError, IngestError, ParseError, ValidationError
+from ingest_assets.errors import ConfigError, IngestError, ParseError, ValidationError, context
 from ingest_assets.http import HttpClient
 from ingest_assets.records.harvest.api import record_id
 from ingest_assets.records.harvest.config import FileConfig, ZipLimits
@@ -64,18 +64,8 @@ class FileHarvester:
             return
         with tempfile.TemporaryDirectory(prefix="harvest-file-") as tmp:
             path = Path(tmp) / "download"
-            try:
-                with self.http.stream(self.config.url) as (response, _hops), path.open("wb") as out:
-                    size = 0
-                    for chunk in response.iter_content(1024 * 1024):
-                        size += len(chunk)
-                        if size > self.http.max_bytes:
-                            raise FetchError(f"download larger than {self.http.max_bytes} bytes", url=self.config.url, retryable=False)
-                        out.write(chunk)
-            except FetchError as exc:
-                raise FetchError(
-                    exc.message, status=exc.status, url=exc.url, provider=self.provider, retryable=exc.retryable
-                ) from exc
+            with context(provider=self.provider):
+                self.http.download(self.config.url, path)
             yield path
 
     def stream_records(self, stream: BinaryIO, name: str) -> Iterator[dict]:

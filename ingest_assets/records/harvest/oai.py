@@ -40,7 +40,7 @@ from datetime import datetime, timedelta, timezone
 
 from lxml import etree
 
-from ingest_assets.errors import FetchError, IngestError, ParseError, ValidationError
+from ingest_assets.errors import FetchError, IngestError, ParseError, ValidationError, context
 from ingest_assets.http import HttpClient, HttpResponse
 from ingest_assets.records.harvest.checkpoint import Checkpoint
 from ingest_assets.records.harvest.config import OaiConfig
@@ -163,13 +163,8 @@ class OaiHarvester:
 
     def fetch(self, params: dict[str, str], page: int) -> HttpResponse:
         what = "Identify" if page == 0 else f"page {page}"
-        try:
+        with context(provider=self.provider, doing=f"fetching {what}"):
             return self.http.get(self.config.endpoint, params=params, max_bytes=self.config.max_page_bytes)
-        except FetchError as exc:
-            raise FetchError(
-                f"{exc.message} fetching {what}", status=exc.status, url=exc.url, provider=self.provider,
-                retryable=exc.retryable,
-            ) from exc
 
     def parse(self, response: HttpResponse, page: int) -> etree._Element:
         what = "Identify" if page == 0 else f"page {page}"
@@ -191,9 +186,7 @@ class OaiHarvester:
             try:
                 record = self.record(element)
             except IngestError as exc:
-                exc.file = exc.file or url
-                exc.record = exc.record or f"page {page} record #{number}"
-                self.stats.record_error(exc)
+                self.stats.record_error(exc.add_context(file=url, record=f"page {page} record #{number}"))
                 continue
             yield record
 
