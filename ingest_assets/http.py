@@ -11,7 +11,6 @@ that changes between check and connect cannot reach a private address), with the
 
 from __future__ import annotations
 
-import hashlib
 import ipaddress
 import re
 import socket
@@ -34,6 +33,7 @@ from urllib3.util import parse_url
 from urllib3.util.retry import Retry
 
 from ingest_assets import json_input
+from ingest_assets.digests import MultiHasher
 from ingest_assets.errors import FetchError, TooLargeError
 from ingest_assets.version import SOFTWARE_VERSION
 
@@ -82,22 +82,24 @@ class Downloaded:
 
 class Body:
     """An open response, read once through :meth:`chunks`: more than ``max_bytes`` raises a TooLargeError, and
-    every chunk is fed to the hashlib algorithms named in ``hashes``."""
+    every chunk is fed to the hashlib algorithms named in ``hashes`` (:class:`~ingest_assets.digests.MultiHasher`)."""
 
     def __init__(self, response: requests.Response, history: list[tuple[str, int]], *, max_bytes: int,
                  hashes: tuple[str, ...], chunk_size: int):
         self.response, self.history, self.max_bytes, self.chunk_size = response, history, max_bytes, chunk_size
         self.url, self.status, self.headers = response.url, response.status_code, response.headers
-        self._hashes = {name: hashlib.new(name) for name in hashes}
-        self.size = 0
+        self._hasher = MultiHasher(hashes)
+
+    @property
+    def size(self) -> int:
+        """Bytes :meth:`chunks` yielded so far."""
+        return self._hasher.size
 
     def chunks(self) -> Iterator[bytes]:
         for chunk in self.response.iter_content(self.chunk_size):
-            self.size += len(chunk)
-            if self.size > self.max_bytes:
+            if self.size + len(chunk) > self.max_bytes:
                 raise TooLargeError(self.max_bytes, url=self.url)
-            for digest in self._hashes.values():
-                digest.update(chunk)
+            self._hasher.update(chunk)
             yield chunk
 
     def read(self) -> bytes:
@@ -105,7 +107,7 @@ class Body:
 
     def digests(self) -> dict[str, str]:
         """Hex digests of what :meth:`chunks` yielded so far."""
-        return {name: digest.hexdigest() for name, digest in self._hashes.items()}
+        return self._hasher.hexdigests()
 
 
 # A connection that breaks while a body is read (requests raises these from iter_content).

@@ -72,7 +72,8 @@ def test_url_guard_refuses_hostile_urls(http_server):
         HttpClient(allow_private=True).get(f"{http_server(app=app)}/r")
 
 
-def test_connection_broken_mid_body_is_retried():
+def test_connection_broken_mid_body_is_retried(tmp_path):
+    import hashlib
     import socket
     import threading
 
@@ -86,15 +87,18 @@ def test_connection_broken_mid_body_is_retried():
             conn, _ = listener.accept()
             conn.recv(65536)
             attempts.append(1)
-            if len(attempts) == 1:  # promise 100 bytes, send 10, hang up
+            if len(attempts) % 2:  # every other answer promises 100 bytes, sends 10 and hangs up
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
             else:
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nwhole")
             conn.close()
 
     threading.Thread(target=serve, daemon=True).start()
-    response = HttpClient(allow_private=True, backoff=0.01).get(f"http://127.0.0.1:{listener.getsockname()[1]}/")
-    assert response.content == b"whol" and len(attempts) == 2
+    client, url = HttpClient(allow_private=True, backoff=0.01), f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    assert client.get(url).content == b"whol" and len(attempts) == 2
+    got = client.download(url, tmp_path / "body", hashes=("md5",))  # the file restarts: no bytes of the broken try
+    assert (tmp_path / "body").read_bytes() == b"whol" and got.size == 4 and len(attempts) == 4
+    assert got.digests == {"md5": hashlib.md5(b"whol").hexdigest()}
 
 
 def test_retry_after_as_an_http_date_is_honoured_and_capped(http_server, monkeypatch):
@@ -244,3 +248,103 @@ def test_a_trickling_body_ends_at_the_response_deadline(http_server):
         with pytest.raises(FetchError, match="not complete within"):
             for _ in response.iter_content(1):
                 pass
+
+
+def body_app(pieces):
+    """A WSGI app answering every path with ``pieces`` (bytes, sent one after another) and their Content-Length."""
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Length", str(sum(len(p) for p in pieces)))])
+        return iter(pieces)
+
+    return app
+
+
+@pytest.mark.parametrize("limit", [4096, 4095])
+def test_a_body_exactly_at_the_cap_passes_and_one_byte_over_fails(http_server, tmp_path, limit):
+    from ingest_assets.errors import TooLargeError
+
+    base = http_server(app=body_app([b"x" * 1000, b"y" * 3096]))  # 4096 bytes in two pieces
+    client = HttpClient(allow_private=True, retries=0)
+    dest = tmp_path / "body"
+    if limit == 4096:
+        assert client.get(f"{base}/b", max_bytes=limit).content == b"x" * 1000 + b"y" * 3096
+        assert client.download(f"{base}/b", dest, max_bytes=limit).size == 4096 and dest.stat().st_size == 4096
+        with client.open(f"{base}/b", max_bytes=limit) as body:
+            assert len(body.read()) == 4096
+        return
+    for read in (lambda: client.get(f"{base}/b", max_bytes=limit), lambda: client.download(f"{base}/b", dest, max_bytes=limit)):
+        with pytest.raises(TooLargeError) as err:
+            read()
+        assert isinstance(err.value, FetchError) and not err.value.retryable and err.value.limit == 4095
+        assert str(err.value) == f"a body larger than 4095 bytes (file '{base}/b')"
+    assert not dest.exists()  # a refused download leaves nothing behind
+
+
+def test_download_digests_equal_hashlib_over_a_multi_chunk_body(http_server, tmp_path):
+    import hashlib
+    import os
+
+    data = os.urandom(3 * 1024 * 1024 + 17)
+    pieces = [data[:1000], data[1000:70_000], data[70_000:2_500_001], data[2_500_001:]]  # across the parallel threshold
+    base = http_server(app=body_app(pieces))
+    client = HttpClient(allow_private=True)
+    got = client.download(f"{base}/data", tmp_path / "data", hashes=("md5", "sha1", "sha256"), max_bytes=len(data))
+    assert got.digests == {name: hashlib.new(name, data).hexdigest() for name in ("md5", "sha1", "sha256")}
+    assert got.size == len(data) and (tmp_path / "data").read_bytes() == data
+    assert got.url == f"{base}/data" and got.status == 200 and got.headers["content-length"] == str(len(data))
+    with client.open(f"{base}/data", hashes=("sha1",)) as body:
+        assert b"".join(body.chunks()) == data
+        assert body.digests() == {"sha1": hashlib.sha1(data).hexdigest()} and body.size == len(data)
+
+
+def test_a_50_mb_download_streams_to_disk_in_flat_memory(http_server, tmp_path):
+    import hashlib
+    import tracemalloc
+
+    piece, count = bytes(range(256)) * 4096, 50  # 1 MiB, sent 50 times by the server (one object, no copies)
+    base = http_server(app=body_app([piece] * count))
+    expected = hashlib.sha256()
+    for _ in range(count):
+        expected.update(piece)
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        got = HttpClient(allow_private=True).download(f"{base}/big", tmp_path / "big", hashes=("sha256",))
+        peak = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    assert got.size == len(piece) * count == (tmp_path / "big").stat().st_size
+    assert got.digests["sha256"] == expected.hexdigest()
+    assert peak < 16 * 1024 * 1024  # a body held in memory would take 50 MB and more
+
+
+def test_context_fills_only_missing_fields_and_keeps_type_retryability_and_cause(http_server):
+    from ingest_assets.errors import IngestError, ParseError, context
+
+    app, _ = app_factory({"/down": [("503 Busy", [], b"try later")]})
+    url = f"{http_server(app=app)}/down"
+    with pytest.raises(FetchError) as err:
+        with context(provider="p1", file="not this", record="r1", doing="fetching page 3"):
+            HttpClient(allow_private=True, retries=0).get(url)
+    error = err.value
+    assert type(error) is FetchError and error.status == 503 and error.retryable and error.body == b"try later"
+    assert (error.provider, error.file, error.record) == ("p1", url, "r1")  # the URL the client named stays
+    assert str(error) == f"HTTP 503 fetching page 3 (provider 'p1', file '{url}', record 'r1')"
+
+    with pytest.raises(FetchError) as err:  # an error with a cause, already naming its provider
+        with context(provider="outer"):
+            with context(provider="inner"):
+                check_url("http://example.org:99999/")
+    assert err.value.provider == "inner" and not err.value.retryable and err.value.__cause__ is not None
+
+    cause = ValueError("bad byte")
+    with pytest.raises(ParseError) as err:
+        with context(file="f.xml"):
+            raise ParseError("not XML", provider="p2") from cause
+    assert err.value.__cause__ is cause and (err.value.provider, err.value.file) == ("p2", "f.xml")
+    assert str(err.value) == "not XML (provider 'p2', file 'f.xml')"
+
+    with pytest.raises(KeyError), context(provider="p3"):  # anything else passes untouched
+        raise KeyError("x")
+    assert IngestError("x").add_context(record="r").record == "r"

@@ -13,11 +13,12 @@ import pytest
 
 from ingest_assets.datasets.bundle import BundleLimits, list_bundle, safe_member_path
 from ingest_assets.datasets.detect import match_url, normalize_doi, parse_landing
-from ingest_assets.datasets.hashing import MultiHasher, hash_file, mismatch, normalize_hex
+from ingest_assets.datasets.hashing import ALGORITHMS, Digests, hash_file, mismatch, normalize_hex
 from ingest_assets.datasets.model import ManifestFile, PlatformManifest
 from ingest_assets.datasets.platforms import parse_checksum
 from ingest_assets.datasets.status import DatasetIngestFailure
 from ingest_assets.datasets.strategy import Thresholds, choose_strategy
+from ingest_assets.digests import MultiHasher
 
 MiB = 1024 * 1024
 
@@ -84,19 +85,19 @@ def test_one_pass_hashes_equal_hashlib(tmp_path):
     path.write_bytes(data)
     with open(path, "rb") as handle:
         from_file = hash_file(handle, chunk_size=MiB)
-    hasher = MultiHasher()  # mixed chunk sizes: below and above the parallel threshold
+    hasher = MultiHasher(ALGORITHMS)  # mixed chunk sizes: below and above the parallel threshold
     for start, size in ((0, 1000), (1000, 300_000), (301_000, len(data))):
         hasher.update(memoryview(data)[start : start + size])
-    for digests in (from_file, hasher.digests()):
+    for digests in (from_file, Digests(hasher.size, **hasher.hexdigests())):
         assert (digests.size, digests.md5, digests.sha1, digests.sha256) == (len(data), *expected.values())
     with open(path, "rb") as handle, pytest.raises(OverflowError):
         hash_file(handle, limit=MiB)
 
 
 def test_mismatch_reports_first_failing_check():
-    hasher = MultiHasher()
+    hasher = MultiHasher(ALGORITHMS)
     hasher.update(b"abc")
-    digests = hasher.digests()
+    digests = Digests(hasher.size, **hasher.hexdigests())
     good = {"md5": digests.md5, "sha1": digests.sha1, "sha256": digests.sha256}
     assert mismatch(3, good, digests) is None
     assert mismatch(4, good, digests) == "mismatch-size"
