@@ -477,3 +477,27 @@ def test_a_mismatch_says_what_was_received(platform, datasets_dir, make_ctx):
 
     assert result.status == "mismatch-md5"
     assert f"declared 673ab5bbfb15af035c7f5aa6b49c42ef, received {hashlib.md5(content).hexdigest()}" in result.error_message
+
+
+def test_a_landing_page_cut_off_mid_body_is_a_fetch_error(make_ctx):
+    """The connection breaks while the landing page is read: a network failure (retryable fetch-error), not the
+    storage-error the bare requests exception (an OSError) used to become."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve():
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5000\r\n\r\n<html><body>")
+        conn.close()
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/landing"
+    result = ingest_request(IngestRequest(base_url=url), make_ctx())
+    assert result.status == "fetch-error" and is_retryable(result.status)
+    assert "connection broke while reading the body" in result.error_message

@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ingest_assets.errors import ParseError
+from ingest_assets.errors import FetchError, ParseError
 from ingest_assets.http import HttpClient
 from ingest_assets.repository.markup import clean
 from ingest_assets.repository.mediawiki import MediaWikiApi, WikiTemplateSource, export_pages, template_records
@@ -166,3 +166,16 @@ def test_entity_references_in_an_export_are_resolved_or_that_pages_problem(tmp_p
                         + EXPORT_PAGE.format(title="X", id=1, extra="&x;").replace("&nbsp;", " ") + "</mediawiki>")
     with pytest.raises(ParseError, match="declares entities"):
         list(export_pages(str(declared), file=str(declared)))
+
+
+def test_a_template_index_that_fails_is_named_with_its_provider(http_server):
+    def down(environ, start_response):
+        start_response("404 Not Found", [("Content-Type", "text/plain")])
+        return [b"no such index"]
+
+    url = http_server(app=down) + "/TemplateParameterIndex"
+    client = TemplateIndexClient(url, HttpClient(allow_private=True, retries=0), provider="k2n")
+    with pytest.raises(FetchError) as err:
+        list(client.where("Key Start", "Collection Page", "X"))
+    assert err.value.status == 404 and err.value.provider == "k2n" and "'k2n'" in str(err.value)
+    assert err.value.file.startswith(url)
