@@ -1,4 +1,7 @@
-"""One small error hierarchy: every error names where it happened and whether a retry can help."""
+"""One small error hierarchy: every error names where it happened and whether a retry can help.
+
+Callers that know more (the provider, the file) add it on the way up with :func:`context`.
+"""
 
 from __future__ import annotations
 
@@ -40,8 +43,8 @@ class IngestError(Exception):
         self, *, provider: str | None = None, file: str | None = None, record: str | None = None,
         doing: str | None = None,
     ) -> Self:
-        """Fill in provider, file and record where still missing (a deeper frame knew better) and append what was
-        being ``doing`` to the message; type, ``retryable`` and cause stay. Returns the error, to re-raise."""
+        """Fill in provider, file and record where still missing (a deeper frame knew better) and append ``doing``
+        (what was being done: "fetching page 3") to the message; type, ``retryable`` and cause stay. Returns self."""
         self.provider = self.provider or provider
         self.file = self.file or file
         self.record = self.record or record
