@@ -1,7 +1,8 @@
 """Shared resources: each selects an embedded default or a server backend from its configuration.
 
 Every resource that hands out a backend does it as Dagster's own resources do (``S3Resource.get_client()``):
-``get_client()`` opens it on first use, keeps it for the rest of the run and imports its library only then."""
+``get_client()`` opens it on first use (importing its library only then) and keeps it for the run; the triple
+store's opens a new handle per call (a snapshot, or the writer's lock)."""
 
 from __future__ import annotations
 

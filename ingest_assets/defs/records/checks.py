@@ -12,7 +12,7 @@ import dagster as dg
 
 from ingest_assets.defs.records.io_managers import run_parts
 from ingest_assets.defs.resources import RegistryResource, StorageResource
-from ingest_assets.quality import count_drop, failure_rate
+from ingest_assets.records.quality import count_drop, failure_rate
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import latest_source
 
