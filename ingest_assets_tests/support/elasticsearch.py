@@ -191,10 +191,39 @@ class FakeElasticsearch:
                     if not script[4]:
                         self._scripted.remove(script)
                     return script[2], dict(HEADERS), json.dumps(script[3]).encode()
-            if self.upstream and not (path.endswith("/_bulk") and self._item_failures):
-                return self._forward(method, target, headers, body)
-            status, reply = self._model(method, path, params, body)
-            return status, dict(HEADERS), b"" if reply is None else json.dumps(reply).encode()
+            if path.endswith("/_bulk") and any(f[2] > 0 for f in self._item_failures.values()):
+                return self._bulk_with_failures(method, target, headers, body)
+            return self._dispatch(method, target, headers, body)
+
+    def _dispatch(self, method, target, headers, body) -> tuple[int, dict, bytes]:
+        if self.upstream:
+            return self._forward(method, target, headers, body)
+        split = urlsplit(target)
+        status, reply = self._model(method, split.path, {k: v[-1] for k, v in parse_qs(split.query).items()}, body)
+        return status, dict(HEADERS), b"" if reply is None else json.dumps(reply).encode()
+
+    def _bulk_with_failures(self, method, target, headers, body) -> tuple[int, dict, bytes]:
+        """Answer the failing items here, send the others on (to the model or the live cluster) and merge the
+        item results in request order."""
+        lines, actions, i = body.decode().splitlines(), [], 0
+        while i < len(lines):
+            op, meta = next(iter(json.loads(lines[i]).items()))
+            size = 2 if op in ("index", "create", "update") else 1
+            actions.append((op, meta, lines[i:i + size]))
+            i += size
+        failing = {n for n, (_, meta, _) in enumerate(actions) if self._item_failures.get(meta["_id"], [0, 0, 0])[2] > 0}
+        passed = "".join(line + "\n" for n, (_, _, chunk) in enumerate(actions) if n not in failing for line in chunk)
+        answered = iter(json.loads(self._dispatch(method, target, headers, passed.encode())[2])["items"] if passed else [])
+        items = []
+        for n, (op, meta, _) in enumerate(actions):
+            if n in failing:
+                failure = self._item_failures[meta["_id"]]
+                failure[2] -= 1
+                items.append({op: {"_index": meta.get("_index"), "_id": meta["_id"], "status": failure[0],
+                                   "error": failure[1]}})
+            else:
+                items.append(next(answered))
+        return 200, dict(HEADERS), json.dumps({"errors": True, "took": 2, "items": items}).encode()
 
     def _forward(self, method, target, headers, body) -> tuple[int, dict, bytes]:
         up = self.upstream
@@ -359,11 +388,6 @@ class FakeElasticsearch:
             i += 1 if source is None else 2
             name = self._write_target(meta.get("_index", default_index))
             head = {"_index": name, "_id": meta["_id"]}
-            failure = self._item_failures.get(meta["_id"])
-            if failure and failure[2] > 0:
-                failure[2] -= 1
-                items.append({op: {**head, "status": failure[0], "error": failure[1]}})
-                continue
             docs = self.indices[name]["docs"]
             if op == "delete":
                 found = docs.pop(meta["_id"], None) is not None
