@@ -208,7 +208,7 @@ class FakeElasticsearch:
         lines, actions, i = body.decode().splitlines(), [], 0
         while i < len(lines):
             op, meta = next(iter(json.loads(lines[i]).items()))
-            size = 2 if op in ("index", "create", "update") else 1
+            size = 2 if op in ("index", "create") else 1
             actions.append((op, meta, lines[i:i + size]))
             i += size
         failing = {n for n, (_, meta, _) in enumerate(actions) if self._item_failures.get(meta["_id"], [0, 0, 0])[2] > 0}
@@ -384,6 +384,8 @@ class FakeElasticsearch:
         lines, items, i = body.splitlines(), [], 0
         while i < len(lines):
             op, meta = next(iter(json.loads(lines[i]).items()))
+            if op not in ("index", "create", "delete"):
+                raise AssertionError(f"fake: unsupported bulk action {op!r}")
             source = lines[i + 1] if op in ("index", "create") else None
             i += 1 if source is None else 2
             name = self._write_target(meta.get("_index", default_index))
