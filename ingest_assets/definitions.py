@@ -11,8 +11,7 @@ from ingest_assets.defs.records.io_managers import RecordIOManager
 from ingest_assets.defs.providers import registry_partitions_sensor
 from ingest_assets.defs.records.partitions import record_partitions
 from ingest_assets.defs.linked_data.resources import TripleStoreResource
-from ingest_assets.defs.records.engine import RecordEngineResource
-from ingest_assets.defs.records.search import SearchIndexResource
+from ingest_assets.defs.records.resources import RecordEngineResource, SearchIndexResource
 from ingest_assets.defs.repository.resources import RepositoryResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
@@ -21,16 +20,17 @@ from ingest_assets.settings import Settings
 
 def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     storage = StorageResource(url=settings.storage_url)
+    sql = SqlResource(url=settings.database_url)
     return {
         "storage": storage,
-        "sql": SqlResource(url=settings.database_url),
+        "sql": sql,
         "registry": RegistryResource(path=str(settings.registry_path)),
         "record_io_manager": RecordIOManager(storage=storage),
         "record_engine": RecordEngineResource.from_settings(settings),
         "search": SearchIndexResource(target=settings.search),
         "triplestore": TripleStoreResource(location=settings.triplestore),
         "repository": RepositoryResource.from_settings(settings),
-        "resourcesync": ResourceSyncResource.from_settings(settings),
+        "resourcesync": ResourceSyncResource.from_settings(settings, sql),
     }
 
 

@@ -1,8 +1,17 @@
 """All capabilities load as one code location with the shared, settings-selected resources."""
 
-import dagster as dg
+import subprocess
+import sys
+from datetime import datetime, timezone
 
-from ingest_assets.definitions import build_definitions
+import dagster as dg
+from sqlalchemy import text
+
+from ingest_assets.definitions import build_definitions, shared_resources
+from ingest_assets.defs.resources import SqlResource
+from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
+from ingest_assets.events import record_event
+from ingest_assets.resourcesync.model import ResourceSet
 from ingest_assets.settings import Settings
 
 
@@ -74,3 +83,25 @@ def test_search_index_names_its_backend(tmp_path):
     served = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path), "INGEST_SEARCH": "http://es:9200"}))
     assert embedded.resolve_assets_def("search_index").specs_by_key[dg.AssetKey("search_index")].kinds == {"sqlite"}
     assert served.resolve_assets_def("search_index").specs_by_key[dg.AssetKey("search_index")].kinds == {"elasticsearch"}
+
+
+def test_loading_the_code_location_opens_no_backend_library():
+    code = "import sys, ingest_assets.definitions; print(*[m for m in ('sqlalchemy', 'elasticsearch', 'boto3') if m in sys.modules])"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert loaded == []
+
+
+def test_a_sensor_gets_the_resourcesync_index_in_the_database_of_the_sql_resource(tmp_path):
+    settings = Settings.from_env({"INGEST_HOME": str(tmp_path)})
+    when = datetime(2026, 1, 5, 9, tzinfo=timezone.utc)
+
+    @dg.sensor(target=[])
+    def records_an_event(context, resourcesync: ResourceSyncResource, sql: SqlResource):
+        assert resourcesync.get_client() is resourcesync.get_client()  # opened once, kept for the evaluation
+        record_event(resourcesync.get_client(), ResourceSet("set1", "https://x.org/set1/"), "a.txt", "created", when, when)
+        with sql.get_client().connect() as connection:
+            return dg.SkipReason(str(connection.execute(text("SELECT loc_value FROM rs_change")).scalar_one()))
+
+    with dg.build_sensor_context(resources=shared_resources(settings)) as context:
+        assert records_an_event(context).skip_message == "a.txt"
+    assert (tmp_path / "ingest.sqlite3").is_file()

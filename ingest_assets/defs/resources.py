@@ -1,4 +1,8 @@
-"""Shared resources: each selects an embedded default or a server backend from its configuration."""
+"""Shared resources: each selects an embedded default or a server backend from its configuration.
+
+Every resource that hands out a backend does it as Dagster's own resources do (``S3Resource.get_client()``):
+``get_client()`` opens it on first use (importing its library only then) and keeps it for the run; the triple
+store's opens a new handle per call (a snapshot, or the writer's lock)."""
 
 from __future__ import annotations
 
@@ -24,8 +28,7 @@ class StorageResource(dg.ConfigurableResource):
     s3: dict[str, Any] = Field(default_factory=lambda: {"max_attempts": 5})
     _storage: Storage | None = PrivateAttr(default=None)
 
-    @property
-    def storage(self) -> Storage:
+    def get_client(self) -> Storage:
         if self._storage is None:
             self._storage = self.opener()()
         return self._storage
@@ -36,7 +39,7 @@ class StorageResource(dg.ConfigurableResource):
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         """At each run's start: remove staging that killed writes left behind (a day untouched)."""
-        removed = self.storage.clean_stale_staging()
+        removed = self.get_client().clean_stale_staging()
         if removed and context.log:
             context.log.info(f"removed {len(removed)} stale staging folder(s) of killed writes: {removed[:5]}")
 
@@ -47,7 +50,7 @@ class SqlResource(dg.ConfigurableResource):
     url: str
     _engine: "Engine | None" = PrivateAttr(default=None)
 
-    def engine(self) -> "Engine":
+    def get_client(self) -> "Engine":
         if self._engine is None:
             from ingest_assets.sql import make_engine  # SQLAlchemy loads with the first run that needs it
 
@@ -56,7 +59,8 @@ class SqlResource(dg.ConfigurableResource):
 
 
 class RegistryResource(dg.ConfigurableResource):
-    """The provider registry YAML file (re-read on every call, so edits apply without a restart)."""
+    """The provider registry YAML file, re-read by every ``load()`` so edits apply without a restart (a file
+    read, not a backend client: nothing is opened or kept)."""
 
     path: str
 

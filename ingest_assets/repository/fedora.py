@@ -23,7 +23,9 @@ from ingest_assets.repository.store import (
     ObjectGone,
     ObjectNotFound,
     PreconditionFailed,
+    Repository,
     RepositoryError,
+    Transaction,
 )
 
 EXTERNAL_CONTENT = "http://fedora.info/definitions/fcrepo#ExternalContent"
@@ -33,7 +35,7 @@ MAX_BODY = 16 * 1024 * 1024
 URI_SAFE = ":/?#[]@!$&'()*+,;=%~"
 
 
-class FedoraTransaction:
+class FedoraTransaction(Transaction):
     def __init__(self, repository: "FedoraRepository", tx_url: str):
         self.repository = repository
         self.tx_url = tx_url
@@ -73,7 +75,7 @@ class FedoraTransaction:
         self.repository.call("POST", self.tx_url)
 
 
-class FedoraRepository:
+class FedoraRepository(Repository):
     def __init__(self, base_url: str, http: HttpClient):
         self.base_url = base_url.rstrip("/")
         self.http = http

@@ -28,14 +28,14 @@ from pathlib import Path
 import ocfl
 
 from ingest_assets.repository.model import RepositoryObject
-from ingest_assets.repository.store import ObjectGone, ObjectNotFound, RepositoryError
+from ingest_assets.repository.store import ObjectGone, ObjectNotFound, Repository, RepositoryError, Transaction
 
 LAYOUT = "0003-hash-and-id-n-tuple-storage-layout"
 TOMBSTONE = "TOMBSTONE"
 METADATA = "RELS-EXT.ttl"
 
 
-class OcflTransaction:
+class OcflTransaction(Transaction):
     def __init__(self, repository: "OcflRepository"):
         self.repository = repository
         self.work: dict[str, RepositoryObject | None] = {}  # pid -> object to write, None: delete
@@ -50,7 +50,7 @@ class OcflTransaction:
         """Nothing expires in an embedded store."""
 
 
-class OcflRepository:
+class OcflRepository(Repository):
     def __init__(self, root: Path | str, *, agent: str = "ingest-assets"):
         self.root = Path(root)
         self.agent = agent

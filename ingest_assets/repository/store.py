@@ -8,8 +8,8 @@ of the buffered work is written). ``delete`` leaves a tombstone and purges it, s
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
-from typing import Protocol
 
 from ingest_assets.errors import IngestError
 from ingest_assets.repository.model import RepositoryObject
@@ -35,17 +35,23 @@ class PreconditionFailed(RepositoryError):
     """An ``If-Match`` precondition did not hold: the object changed meanwhile (412)."""
 
 
-class Transaction(Protocol):
+class Transaction(ABC):
+    @abstractmethod
     def put(self, obj: RepositoryObject) -> None: ...
 
+    @abstractmethod
     def delete(self, pid: str) -> None: ...
 
+    @abstractmethod
     def keep_alive(self) -> None: ...
 
 
-class Repository(Protocol):
+class Repository(ABC):
+    @abstractmethod
     def transaction(self) -> AbstractContextManager[Transaction]: ...
 
+    @abstractmethod
     def get(self, pid: str) -> RepositoryObject: ...
 
+    @abstractmethod
     def exists(self, pid: str) -> bool: ...

@@ -15,26 +15,30 @@ The base URL the documents are published under comes from ``INGEST_RESOURCESYNC_
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from ingest_assets.errors import ConfigError
 from ingest_assets.registry import Registry
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet
 
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 
 
-def open_resource_index(search: str, database_url: str, prefix: str = "resourcesync") -> ResourceIndex:
-    """``search`` http(s) -> Elasticsearch indices ``<prefix>-resource/-change``, else the embedded tables
-    in ``database_url`` (the platform's Settings.search and Settings.database_url). Only the chosen backend's
-    client library is imported."""
+def open_resource_index(search: str, engine: Callable[[], Engine], prefix: str = "resourcesync") -> ResourceIndex:
+    """``search`` http(s) -> Elasticsearch indices ``<prefix>-resource/-change``, else the embedded tables in
+    the database of ``engine()`` (called only then). Only the chosen backend's client library is imported."""
     if search.startswith(("http://", "https://")):
         from ingest_assets.resourcesync.es_index import ElasticsearchResourceIndex
 
         return ElasticsearchResourceIndex(search, prefix=prefix)
     from ingest_assets.resourcesync.sql_index import SqlResourceIndex
-    from ingest_assets.sql import make_engine
 
-    return SqlResourceIndex(make_engine(database_url))
+    return SqlResourceIndex(engine())
 
 
 def resource_sets(registry: Registry, base: str | None = None) -> list[ResourceSet]:

@@ -16,6 +16,7 @@ import argparse
 import mimetypes
 import os
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -144,6 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     from ingest_assets.resourcesync.config import open_resource_index
     from ingest_assets.resourcesync.publish import Publisher
     from ingest_assets.settings import Settings
+    from ingest_assets.sql import make_engine
 
     parser = argparse.ArgumentParser(description="Serve the published ResourceSync documents and resources.")
     parser.add_argument("--host", default="127.0.0.1")
@@ -156,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     base = settings.resourcesync_url or f"http://{args.host}:{server.server_port}"
     sets = RegistrySets(settings.registry_path, base)
     if args.publish:
-        index = open_resource_index(settings.search, settings.database_url)
+        index = open_resource_index(settings.search, partial(make_engine, settings.database_url))
         try:
             Publisher(index, storage, base).publish(sets())
         finally:

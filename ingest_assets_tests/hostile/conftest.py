@@ -1,15 +1,8 @@
-"""The reliability suite's tools: a local site whose answers can be made to hang, and workers started as real
-processes (their own session, so SIGKILL reaches the whole group) with an optional memory cap."""
+"""The reliability suite's local site, whose answers can be made to hang (its workers: :class:`support.Worker`)."""
 
 from __future__ import annotations
 
-import os
-import resource
-import signal
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 from socketserver import ThreadingMixIn
@@ -77,36 +70,3 @@ def serve() -> Iterator[Callable[[Callable[[str], object]], tuple[Gate, str]]]:
         gate.open()
         server.shutdown()
         server.server_close()
-
-
-class Worker:
-    """A Python worker process running ``code``; ``memory_mb`` caps its address space (RLIMIT_AS)."""
-
-    def __init__(self, code: str, env: dict[str, str], memory_mb: int | None = None):
-        def cap() -> None:
-            if memory_mb:
-                limit = memory_mb * 1024 * 1024
-                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-        self.process = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, **env}, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=cap)
-
-    def kill(self) -> None:
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(30)
-
-    def finish(self, timeout: float = 240) -> tuple[int, str, str]:
-        try:
-            out, err = self.process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            raise
-        return self.process.returncode, out, err
-
-
-def wait_for(what: str, condition: Callable[[], bool], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} did not happen within {timeout:.0f} s")
-        time.sleep(0.05)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gzip
 
-from ingest_assets_tests.hostile.conftest import Worker
+from ingest_assets_tests.support import Worker
 
 CAP_MB = 2048  # far below what the bombs below expand to (gigabytes), far above what a refusal needs
 

@@ -17,7 +17,7 @@ from ingest_assets.demo.samples import sample_records
 from ingest_assets.demo.site import DATASET_PID, dataset_files, lod_dump, lod_void, make_site
 from ingest_assets.storage import LocalStorage, layout
 from ingest_assets.storage.activities import RecordSource
-from ingest_assets_tests.hostile.conftest import Worker, wait_for
+from ingest_assets_tests.support import Worker, wait_for
 
 DAY = date(2026, 1, 15)
 CLI = str(Path(sys.executable).parent / "ingest-assets")

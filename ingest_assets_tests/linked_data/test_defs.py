@@ -62,7 +62,7 @@ def test_sensor_requests_changed_provider_and_reports_bad_voids(instance, wiring
     errors = {e.partition: e.metadata["last_error"].value for e in result.asset_events}
     assert errors["a"] == "" and errors["b"] == ""
     assert "HTTP 404" in errors["c"] and "line 35" in errors["d"]
-    storage = wiring["storage"].storage
+    storage = wiring["storage"].get_client()
     assert "HTTP 404" in read_status(storage, "c")["last_error"]
     assert read_status(storage, "a")["modified_seen"] == "2015-11-05T17:00:00Z"
 
@@ -73,7 +73,7 @@ def test_sensor_observes_a_provider_only_when_its_void_or_error_changed(instance
     site.void("/b/void.ttl", '"2015-12-01"^^xsd:date', [site.fixture(ORGS)])
     [changed] = _tick(instance, wiring).asset_events
     assert changed.partition == "b" and changed.metadata["modified_seen"].value == "2015-12-01T00:00:00Z"
-    assert read_status(wiring["storage"].storage, "a")["last_check"]  # every check still updates the status
+    assert read_status(wiring["storage"].get_client(), "a")["last_check"]  # every check still updates the status
 
 
 def test_sensor_spreads_providers_over_ticks(instance, wiring, monkeypatch):
@@ -123,7 +123,7 @@ def test_import_asset_status_document_and_export(instance, wiring, site, backend
     first = _materialize(instance, wiring, [provider_graph], partition_key="a")
     [event] = first.asset_materializations_for_node("linked_data__provider_graph")
     assert event.metadata["strategy"].value == "replace" and event.metadata["triples"].value == 387
-    status = read_status(wiring["storage"].storage, "a")
+    status = read_status(wiring["storage"].get_client(), "a")
     assert status["harvested"]["modified_text"] == "2015-11-05T09:00:00-08:00"  # the acknowledgement
     assert status["harvested"]["modified"] == "2015-11-05T17:00:00Z" and status["last_error"] is None
 
@@ -134,7 +134,7 @@ def test_import_asset_status_document_and_export(instance, wiring, site, backend
     exported = _materialize(instance, wiring, [provider_graph, linked_data_export], selection=[linked_data_export])
     [event] = exported.asset_materializations_for_node("linked_data__export")
     assert event.metadata["providers"].value == {"a": 387}
-    storage = wiring["storage"].storage
+    storage = wiring["storage"].get_client()
     [folder] = [k.rsplit("/", 1)[0] for k in storage.list_keys("_linked_data") if k.endswith("graphs.nq.gz")]
     assert storage.is_complete(folder)
     quads = list(parse(input=gzip.decompress(storage.read_bytes(f"{folder}/graphs.nq.gz")), format=RdfFormat.N_QUADS))
@@ -163,6 +163,6 @@ def test_failed_import_reports_and_keeps_graph(instance, wiring, site):
     site.void("/a/void.ttl", '"2015-12-01"^^xsd:date', [site.fixture(ORGS), site.fixture(BROKEN, "2")])
     failed = _materialize(instance, wiring, [provider_graph], partition_key="a", raise_on_error=False)
     assert not failed.success
-    status = read_status(wiring["storage"].storage, "a")
+    status = read_status(wiring["storage"].get_client(), "a")
     assert "line 35" in status["last_error"] and status["harvested"]["triples"] == 387
     assert [r.partition_key for r in _tick(instance, wiring).run_requests] == ["a"]  # still due (new run key)

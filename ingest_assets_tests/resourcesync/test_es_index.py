@@ -15,7 +15,7 @@ import pytest
 from ingest_assets.errors import ConfigError, FetchError, IngestError
 from ingest_assets.events import record_event
 from ingest_assets.resourcesync.es_index import ElasticsearchResourceIndex
-from ingest_assets.resourcesync.model import ResourceSet
+from ingest_assets.resourcesync.model import ResourceSet, resource_id
 from ingest_assets.resourcesync.publish import Publisher
 from ingest_assets.resourcesync.sql_index import SqlResourceIndex
 from ingest_assets.sql import make_engine
@@ -59,7 +59,7 @@ def events(index, t0: datetime) -> None:
 
 def test_indices_are_created_with_the_schema_mappings(fake_es):
     ElasticsearchResourceIndex(fake_es.url)
-    assert [(m, p) for m, p, _, _ in fake_es.requests] == [
+    assert [(r.method, r.path) for r in fake_es.requests] == [
         ("HEAD", "/resourcesync-resource"),
         ("PUT", "/resourcesync-resource"),
         ("HEAD", "/resourcesync-change"),
@@ -67,8 +67,8 @@ def test_indices_are_created_with_the_schema_mappings(fake_es):
         ("HEAD", "/resourcesync-resourcelist"),
         ("PUT", "/resourcesync-resourcelist"),
     ]
-    for kind, (_, _, _, body) in zip(("resource", "change", "resourcelist"), fake_es.requests[1::2], strict=True):
-        assert body == json.loads((SCHEMAS / f"resourcesync-{kind}.json").read_text())
+    for kind, create in zip(("resource", "change", "resourcelist"), fake_es.requests[1::2], strict=True):
+        assert create.json() == json.loads((SCHEMAS / f"resourcesync-{kind}.json").read_text())
     resource = fake_es.indices["resourcesync-resource"]["mappings"]
     assert set(resource) == {"_meta", "dynamic", "properties"}  # no mapping type level
     props = resource["properties"]
@@ -83,7 +83,7 @@ def test_indices_are_created_with_the_schema_mappings(fake_es):
 
     fake_es.requests.clear()
     ElasticsearchResourceIndex(fake_es.url)  # existing indices are left alone
-    assert [(m, p) for m, p, _, _ in fake_es.requests] == [
+    assert [(r.method, r.path) for r in fake_es.requests] == [
         ("HEAD", "/resourcesync-resource"),
         ("HEAD", "/resourcesync-change"),
         ("HEAD", "/resourcesync-resourcelist"),
@@ -92,9 +92,9 @@ def test_indices_are_created_with_the_schema_mappings(fake_es):
 
 def test_index_created_meanwhile_by_another_process_is_fine(fake_es):
     ElasticsearchResourceIndex(fake_es.url)
-    fake_es.fail(r"^/resourcesync-resource$", 404, {})  # HEAD says missing, PUT then answers "already exists"
+    fake_es.fail_next("HEAD", "/resourcesync-resource", 404, {})  # missing, then PUT answers "already exists"
     ElasticsearchResourceIndex(fake_es.url)
-    assert [r[:2] for r in fake_es.requests[-4:]] == [
+    assert [(r.method, r.path) for r in fake_es.requests[-4:]] == [
         ("HEAD", "/resourcesync-resource"),
         ("PUT", "/resourcesync-resource"),
         ("HEAD", "/resourcesync-change"),
@@ -107,8 +107,9 @@ def test_each_event_is_one_bulk_request_with_both_documents(fake_es, t0):
     fake_es.requests.clear()
     change = record_event(index, RS, "/srv/set1/a.txt", "created", t0, t0, length=3, md5="d" * 32, timestamp=RECORDED)
     at_request = ("GET", "/resourcesync-resourcelist/_doc/set1", {}, None)  # real time: no refresh needed
-    assert fake_es.requests[0] == fake_es.requests[2] == at_request and len(fake_es.requests) == 3
-    method, path, _, body = fake_es.requests[1]
+    assert [(r.method, r.path, r.params, r.json()) for r in fake_es.requests[::2]] == [at_request, at_request]
+    assert len(fake_es.requests) == 3
+    method, path, body = fake_es.requests[1].method, fake_es.requests[1].path, fake_es.requests[1].json()
     resource = {
         "resource_set": "set1",
         "location": {"type": "rel_path", "value": "a.txt"},
@@ -145,15 +146,15 @@ def test_each_event_is_one_bulk_request_with_both_documents(fake_es, t0):
 
     # a Resource List taken at 12:00, then the deletion observed at 10:00 is recorded
     index.start_resource_list("set1", "2026-01-05T12:00:00.000Z")
-    assert fake_es.requests[-1] == (
+    [put] = fake_es.requests[-1:]
+    assert (put.method, put.path, put.json()) == (
         "PUT",
         "/resourcesync-resourcelist/_doc/set1",
-        {},
         {"resource_set": "set1", "at": "2026-01-05T12:00:00.000Z"},
     )
     deleted = record_event(index, RS, "a.txt", "deleted", None, t0 + timedelta(hours=1), timestamp=RECORDED)
     assert (deleted["datetime"], deleted["listed"]) == ("2026-01-05T10:00:00.000Z", "2026-01-05T12:00:00.000Z")
-    assert fake_es.requests[-2][3] == [
+    assert fake_es.requests[-2].json() == [
         {"delete": {"_index": "resourcesync-resource", "_id": resource_id}},
         {"create": {"_index": "resourcesync-change", "_id": deleted["change_id"]}},
         deleted,
@@ -164,7 +165,7 @@ def test_each_event_is_one_bulk_request_with_both_documents(fake_es, t0):
     fake_es.requests.clear()
     replayed = record_event(index, RS, "a.txt", "deleted", None, t0 + timedelta(hours=1), timestamp=RECORDED)
     assert replayed == deleted and len(fake_es.indices["resourcesync-change"]["docs"]) == 2
-    assert [r[:2] for r in fake_es.requests] == [
+    assert [(r.method, r.path) for r in fake_es.requests] == [
         ("GET", "/resourcesync-resourcelist/_doc/set1"),
         ("PUT", "/_bulk"),
         ("GET", f"/resourcesync-change/_doc/{deleted['change_id']}"),
@@ -176,52 +177,31 @@ def test_change_is_listed_after_a_resource_list_that_started_while_it_was_writte
     write, and read before the write is visible. The change is then listed again, at the new ``at``."""
     index = ElasticsearchResourceIndex(fake_es.url)
     index.start_resource_list("set1", "2026-01-05T12:00:00.000Z")
-    original = fake_es.bulk
-
-    def publish_meanwhile(lines):  # a publisher's start_resource_list lands just before the bulk request
-        fake_es.indices["resourcesync-resourcelist"]["docs"]["set1"]["at"] = "2026-01-05T13:00:00.000Z"
-        return original(lines)
-
-    fake_es.bulk = publish_meanwhile
+    # a publisher's start_resource_list lands just before the bulk request
+    fake_es.before_next("PUT|POST", "/_bulk", lambda: ElasticsearchResourceIndex(fake_es.url).start_resource_list(
+        "set1", "2026-01-05T13:00:00.000Z"))
     fake_es.requests.clear()
     change = record_event(index, RS, "b.txt", "created", t0, t0, length=1, timestamp=RECORDED)
     assert change["listed"] == "2026-01-05T13:00:00.000Z" and change["datetime"] == "2026-01-05T09:00:00.000Z"
     assert fake_es.indices["resourcesync-change"]["docs"][change["change_id"]] == change
-    assert [r[:2] for r in fake_es.requests] == [
+    assert [(r.method, r.path) for r in fake_es.requests if r.method != "HEAD"] == [
         ("GET", "/resourcesync-resourcelist/_doc/set1"),
         ("PUT", "/_bulk"),
+        ("PUT", "/resourcesync-resourcelist/_doc/set1"),  # the publisher's
         ("GET", "/resourcesync-resourcelist/_doc/set1"),
         ("PUT", f"/resourcesync-change/_doc/{change['change_id']}"),
         ("GET", "/resourcesync-resourcelist/_doc/set1"),
     ]
+    index.refresh()
     assert [c["listed"] for c in index.changes("set1")] == ["2026-01-05T13:00:00.000Z"]
 
 
 def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(fake_es, t0):
     index = ElasticsearchResourceIndex(fake_es.url)
-    original = fake_es.bulk
-
-    def refuse(lines):
-        result = original(lines)
-        result["errors"] = True
-        result["items"][0] = {
-            "index": {
-                "_index": "resourcesync-resource",
-                "_id": "x",
-                "status": 429,
-                "error": {
-                    "type": "es_rejected_execution_exception",
-                    "reason": "rejected execution of coordinating operation",
-                },
-            }
-        }
-        return result
-
-    fake_es.bulk = refuse
+    fake_es.fail_items([resource_id("set1", {"type": "rel_path", "value": "a.txt"})])  # the resource document: a 429
     with pytest.raises(IngestError, match="es_rejected_execution_exception") as err:
         record_event(index, RS, "a.txt", "created", t0, t0)
     assert err.value.retryable and err.value.record == "a.txt" and err.value.provider == "set1"
-    fake_es.bulk = original
 
     unavailable = {
         "error": {
@@ -231,9 +211,9 @@ def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(f
         },
         "status": 503,
     }
-    fake_es.fail(r"^/_bulk$", 503, unavailable, times=1)  # retried by the client, then fine
+    fake_es.fail_next("PUT|POST", "/_bulk", 503, unavailable)  # retried by the client, then fine
     record_event(index, RS, "b.txt", "created", t0, t0)
-    fake_es.fail(r"^/_bulk$", 503, unavailable, times=4)
+    fake_es.fail_next("PUT|POST", "/_bulk", 503, unavailable, times=4)
     with pytest.raises(FetchError) as err:
         record_event(index, RS, "c.txt", "created", t0, t0)
     assert err.value.status == 503 and err.value.retryable and fake_es.url in str(err.value)
@@ -246,29 +226,23 @@ def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(f
         },
         "status": 400,
     }
-    fake_es.fail(r"^/_search$", 400, bad)
+    fake_es.fail_next("POST|GET", "/_search", 400, bad)
     with pytest.raises(FetchError, match="400") as err:
         list(index.changes("set1"))
     assert not err.value.retryable
-    assert fake_es.requests[-1][:2] == ("DELETE", "/_pit") and not fake_es.pits  # the point in time is closed
+    last = fake_es.requests[-1]
+    assert (last.method, last.path) == ("DELETE", "/_pit") and not fake_es.pits  # the point in time is closed
 
 
 def test_errors_name_the_server_without_its_password(fake_es, t0):
     password = "pw-" + uuid.uuid4().hex
     index = ElasticsearchResourceIndex(fake_es.url.replace("://", f"://elastic:{password}@"))
-    original = fake_es.bulk
-
-    def refuse(lines):
-        result = original(lines)
-        result["items"][0] = {"index": {"_id": "x", "status": 400, "error": {"type": "mapper_parsing_exception"}}}
-        return result
-
-    fake_es.bulk = refuse
-    with pytest.raises(IngestError, match="mapper_parsing_exception") as refused:
+    refusal = {"type": "document_parsing_exception", "reason": "[1:42] failed to parse field [length] of type [long]"}
+    fake_es.fail_items([resource_id("set1", {"type": "rel_path", "value": "a.txt"})], status=400, error=refusal)
+    with pytest.raises(IngestError, match="document_parsing_exception") as refused:
         record_event(index, RS, "a.txt", "created", t0, t0)
-    fake_es.bulk = original
     full = {"error": {"type": "cluster_block_exception", "reason": "disk usage exceeded"}, "status": 503}
-    fake_es.fail(r"^/_bulk$", 503, full, times=4)
+    fake_es.fail_next("PUT|POST", "/_bulk", 503, full, times=4)
     with pytest.raises(FetchError, match="HTTP 503 cluster_block_exception: disk usage exceeded") as unavailable:
         record_event(index, RS, "b.txt", "created", t0, t0)
     assert unavailable.value.status == 503 and unavailable.value.retryable
@@ -298,6 +272,7 @@ def test_embedded_and_elasticsearch_give_the_same_documents(fake_es, tmp_path, t
     sql = SqlResourceIndex(make_engine(f"sqlite:///{tmp_path}/index.sqlite3"))
     for index in (es, sql):
         events(index, t0)
+    es.refresh()  # search sees what the last refresh made visible; SQL needs none
     assert list(es.resources("set1")) == list(sql.resources("set1"))
     assert list(es.changes("set1")) == list(sql.changes("set1"))
     assert es.change_span("set1") == sql.change_span("set1") == ("2026-01-05T09:00:00.000Z", "2026-02-02T02:00:00.000Z")
@@ -306,7 +281,7 @@ def test_embedded_and_elasticsearch_give_the_same_documents(fake_es, tmp_path, t
     assert ours == theirs
     assert len([k for k in ours if "/changelist/" in k]) == 3  # six changes on day one, three on day two
     assert b'change="deleted" datetime="2026-01-06T10:00:00.250Z"' in b"".join(ours.values())
-    searches = [body for m, p, _, body in fake_es.requests if p == "/_search"]
+    searches = [r.json() for r in fake_es.requests if r.path == "/_search"]
     assert searches[0]["sort"] == [
         {"location.value": {"order": "asc", "nested": {"path": "location"}}},
         {"location.type": {"order": "asc", "nested": {"path": "location"}}},
@@ -326,6 +301,7 @@ def _late_history(index, tmp: Path, t0: datetime) -> tuple[list[dict], dict[str,
     record_event(index, RS, "docs/r3.pdf", "updated", observed, observed, length=9, md5="e" * 32, timestamp=recorded)
     record_event(index, RS, "docs/r4.pdf", "deleted", None, observed, timestamp=recorded + timedelta(seconds=1))
     publisher.publish([RS])
+    index.refresh()
     return list(index.changes("set1")), {key: storage.read_bytes(key) for key in storage.list_keys()}
 
 

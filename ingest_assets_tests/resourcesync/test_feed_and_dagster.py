@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from ingest_assets.defs.resources import RegistryResource, StorageResource
+from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.defs.resourcesync import feed_indexed_records
 from ingest_assets.defs.resourcesync.assets import resourcesync_documents
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
@@ -89,7 +89,7 @@ def test_asset_publishes_the_sets_of_the_registry(tmp_path, t0):
     )
     resourcesync = ResourceSyncResource(
         search=str(tmp_path / "search"),
-        database_url=f"sqlite:///{tmp_path}/db.sqlite3",
+        sql=SqlResource(url=f"sqlite:///{tmp_path}/db.sqlite3"),
         base_url="https://rs.example.org/",
     )
     registry_resource = RegistryResource(path=str(registry))
@@ -100,8 +100,8 @@ def test_asset_publishes_the_sets_of_the_registry(tmp_path, t0):
     assert report.counts["created"] == 1
     assert feed_indexed_records(resourcesync, registry_resource, storage, "quiet", [document("q", "Q")], t0) is None
     # a set without a root keeps its files in the storage, where the server serves them from
-    assert list(storage.storage.list_keys("_resourcesync")) == ["_resourcesync/demo/resources/items/a1.jsonld"]
-    stored = storage.storage.read_bytes("_resourcesync/demo/resources/items/a1.jsonld")
+    assert list(storage.get_client().list_keys("_resourcesync")) == ["_resourcesync/demo/resources/items/a1.jsonld"]
+    stored = storage.get_client().read_bytes("_resourcesync/demo/resources/items/a1.jsonld")
     assert stored == document("a1", "A")["document"].encode()
 
     result = dg.materialize(
@@ -111,11 +111,11 @@ def test_asset_publishes_the_sets_of_the_registry(tmp_path, t0):
     assert result.success
     [materialization] = result.asset_materializations_for_node("resourcesync_documents")
     assert materialization.metadata["resource_sets"].value == 2 and materialization.metadata["resources"].value == 1
-    description = storage.storage.read_bytes("_resourcesync/.well-known/resourcesync").decode()
+    description = storage.get_client().read_bytes("_resourcesync/.well-known/resourcesync").decode()
     assert "https://rs.example.org/demo/capabilitylist.xml" in description
     assert "https://rs.example.org/files/capabilitylist.xml" in description
-    [snapshot] = storage.storage.list_children("_resourcesync/demo/resourcelist")
-    resource_list = storage.storage.read_bytes(f"_resourcesync/demo/resourcelist/{snapshot}/resourcelist.xml")
+    [snapshot] = storage.get_client().list_children("_resourcesync/demo/resourcelist")
+    resource_list = storage.get_client().read_bytes(f"_resourcesync/demo/resourcelist/{snapshot}/resourcelist.xml")
     assert b"<loc>https://rs.example.org/demo/resources/items/a1.jsonld</loc>" in resource_list
 
 

@@ -45,7 +45,7 @@ def hub(request, tmp_path) -> StorageResource:
 
 def run_chain(hub: StorageResource, harvest: RecordSource, stream, started: datetime) -> dict:
     """mapping -> enrichment -> indexing of the harvest with ``stream(activity, inputs)``, in one plan."""
-    storage, plan, results, source = hub.storage, PlanRef(started), {}, {}
+    storage, plan, results, source = hub.get_client(), PlanRef(started), {}, {}
     source["harvest"] = harvest
     steps = (("mapping", ["harvest"]), ("enrichment", ["mapping"]), ("indexing", ["enrichment", "harvest"]))
     for n, (activity, inputs) in enumerate(steps):
@@ -68,7 +68,7 @@ def manifest(storage, result) -> Manifest:
 
 
 def test_spark_gives_the_in_process_records_counts_reports_and_layout(spark, hub, shared_fixtures):
-    storage = hub.storage
+    storage = hub.get_client()
     harvest = write_harvest(storage, shared_fixtures)
     assert len(part_keys(storage, harvest.key)) == 4
     t0 = datetime(2026, 1, 15, 7, 0, tzinfo=timezone.utc)
@@ -136,7 +136,7 @@ class AlwaysFailing(RecordActivity):
 
 def _mapping(hub, spark, activity, harvest):
     return write_activity(
-        hub.storage, spark_stream(spark, hub.storage, activity, [harvest], hub.opener()), provider=PROVIDER,
+        hub.get_client(), spark_stream(spark, hub.get_client(), activity, [harvest], hub.opener()), provider=PROVIDER,
         activity="mapping", day=DAY, started=datetime(2026, 1, 15, 9, tzinfo=timezone.utc), schema=MAP_RECORD, partition=PARTITION,
     )
 
@@ -149,7 +149,7 @@ def _nothing_visible(storage) -> None:
 
 @pytest.mark.parametrize("hub", ["local"], indirect=True)
 def test_a_task_killed_mid_write_leaves_no_duplicate_or_partial_output(spark, hub, shared_fixtures):
-    storage = hub.storage
+    storage = hub.get_client()
     harvest = write_harvest(storage, shared_fixtures)
     expected = {r["id"] for r in in_process(RecordActivity("mapping", ENTRY), [harvest]).records}
     if spark.sparkContext.master.startswith("local"):  # local mode does not retry: the job aborts cleanly
@@ -165,7 +165,7 @@ def test_a_task_killed_mid_write_leaves_no_duplicate_or_partial_output(spark, hu
 
 
 def test_a_failed_job_leaves_no_visible_output(spark, hub, shared_fixtures):
-    storage = hub.storage
+    storage = hub.get_client()
     harvest = write_harvest(storage, shared_fixtures)
     with pytest.raises(IngestError, match="provider feed broken") as raised:
         _mapping(hub, spark, AlwaysFailing("mapping", ENTRY), harvest)
@@ -184,7 +184,7 @@ def test_record_pipeline_runs_on_the_spark_engine_by_registry_setting(spark, tmp
     config = Settings.from_env({"INGEST_HOME": str(tmp_path / "home"), "INGEST_REGISTRY": str(registry),
                                 "INGEST_SPARK_THRESHOLD": "100"})
     hub = StorageResource(url=config.storage_url)
-    harvest = write_harvest(hub.storage, shared_fixtures)
+    harvest = write_harvest(hub.get_client(), shared_fixtures)
     defs = build_definitions(config)
     job = defs.resolve_job_def("record_pipeline").get_subset(
         asset_selection={dg.AssetKey(k) for k in ("mapped_records", "enriched_records", "indexed_records")}
@@ -198,13 +198,13 @@ def test_record_pipeline_runs_on_the_spark_engine_by_registry_setting(spark, tmp
         materialization = exported.asset_materializations_for_node("enriched_parquet")[0]
     expected = run_chain(hub, harvest, in_process, datetime(2026, 1, 15, 12, tzinfo=timezone.utc))
     for activity in SCHEMAS:
-        outputs = layout.complete_outputs(hub.storage, PROVIDER, activity, DAY)
+        outputs = layout.complete_outputs(hub.get_client(), PROVIDER, activity, DAY)
         assert len(outputs) == 2
         dagster_run = next(o for o in outputs if o != expected[activity].output)
-        run_records = [json.dumps(r, sort_keys=True) for r in RecordSource(hub.storage, dagster_run)]
-        assert set(run_records) == set(canonical(hub.storage, expected[activity])) and len(run_records) == len(set(run_records))
+        run_records = [json.dumps(r, sort_keys=True) for r in RecordSource(hub.get_client(), dagster_run)]
+        assert set(run_records) == set(canonical(hub.get_client(), expected[activity])) and len(run_records) == len(set(run_records))
         if activity == "enrichment":  # the Parquet export holds the enriched records
             parquet = pq.read_table(materialization.metadata["dagster/uri"].value).to_pylist()
             assert {json.dumps(r, sort_keys=True) for r in parquet} == set(run_records) and len(parquet) == len(run_records)
         tasks = 8 if activity == "indexing" else 4  # one part per Spark task: indexing reads enrichment + harvest
-        assert len(part_keys(hub.storage, dagster_run.folder)) == tasks
+        assert len(part_keys(hub.get_client(), dagster_run.folder)) == tasks

@@ -30,17 +30,17 @@ def dataset_ingest_results(
     """Fetch, detect, verify and archive every dataset request of one file; counts per status/platform."""
     from ingest_assets.datasets.ingest import run_requests  # the platform clients load with the first run
 
-    ctx = dataset_ingest.context(storage.storage, sql.engine())
+    ctx = dataset_ingest.context(storage.get_client(), sql.get_client())
     started = datetime.now(timezone.utc)
     name = config.requests_key.rsplit("/", 1)[-1]
     results_key = dataset_key("results", name, started)
     with (
-        storage.storage.open_read(config.requests_key) as raw,
+        storage.get_client().open_read(config.requests_key) as raw,
         tempfile.NamedTemporaryFile("w+", suffix=".jsonl") as out,
     ):
         summary = run_requests(io.TextIOWrapper(raw, encoding="utf-8"), ctx, config.requests_key, out)
         out.flush()
-        storage.storage.write_file(results_key, out.name)
+        storage.get_client().write_file(results_key, out.name)
     by_status, by_platform = dict(sorted(summary.by_status.items())), dict(sorted(summary.by_platform.items()))
     context.log.info(f"{summary.requests} dataset requests from {config.requests_key}: {by_status}")
     metadata: dict[str, dg.RawMetadataValue] = {

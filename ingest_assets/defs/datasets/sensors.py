@@ -30,11 +30,11 @@ def dataset_requests_sensor(context: dg.SensorEvaluationContext, storage: Storag
     state = json.loads(context.cursor) if context.cursor else {"since": "", "seen": []}
     seen = set(state["seen"])
     root = dataset_key("requests")
-    days = [d for d in storage.storage.list_children(root) if d >= state["since"][:8]]
+    days = [d for d in storage.get_client().list_children(root) if d >= state["since"][:8]]
     new = [
         key
         for day in days
-        for key in storage.storage.list_keys(f"{root}/{day}")
+        for key in storage.get_client().list_keys(f"{root}/{day}")
         if key.endswith(".jsonl") and _stamp(key) >= state["since"] and key not in seen
     ][:MAX_RUNS_PER_TICK]
     if not new:

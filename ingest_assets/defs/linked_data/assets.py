@@ -61,18 +61,18 @@ def provider_graph(
     graphs = triplestore.graphs(provider)
     started = datetime.now(timezone.utc)
     try:
-        with triplestore.open(writable=False) as snapshot:
-            writer = partial(triplestore.open, writable=True)
+        with triplestore.get_client(writable=False) as snapshot:
+            writer = partial(triplestore.get_client, writable=True)
             result = import_update(source, snapshot, source.client(), graphs, now=started, writer=writer)
     except IngestError as exc:
-        update_status(storage.storage, provider, check_fields(started, source.void_url, None, str(exc)))
+        update_status(storage.get_client(), provider, check_fields(started, source.void_url, None, str(exc)))
         if exc.retryable:
             raise dg.RetryRequested(max_retries=3, seconds_to_wait=60) from exc
         raise
-    with triplestore.open(writable=True) as store:
+    with triplestore.get_client(writable=True) as store:
         triples = store.count(result.state.current) if result.state.current else 0
         document = update_status(
-            storage.storage,
+            storage.get_client(),
             provider,
             {
                 **check_fields(started, source.void_url, result.void.modified, None),
@@ -113,7 +113,7 @@ def linked_data_export(
     started = datetime.now(timezone.utc)
     key = hub_dated_key(LINKED_DATA, started, "export")
     providers = list(registry.load())
-    with triplestore.open(writable=False) as store, storage.storage.folder(key) as folder:
+    with triplestore.get_client(writable=False) as store, storage.get_client().folder(key) as folder:
         with folder.open(EXPORT_FILES[0]) as nq_raw, folder.open(EXPORT_FILES[1]) as nt_raw:
             with gzip.GzipFile(fileobj=nq_raw, mode="wb") as nq, gzip.GzipFile(fileobj=nt_raw, mode="wb") as nt:
                 counts = export(store, providers, nq, nt, triplestore.graph_base)
@@ -131,7 +131,7 @@ def linked_data_export(
     context.log.info(f"exported {sum(counts.values())} triples of {len(counts)} providers to {key}")
     return dg.MaterializeResult(
         metadata={
-            "path": dg.MetadataValue.path(storage.storage.uri(key)),
+            "path": dg.MetadataValue.path(storage.get_client().uri(key)),
             "triples": dg.MetadataValue.int(sum(counts.values())),
             "providers": dg.MetadataValue.json(counts),
         }

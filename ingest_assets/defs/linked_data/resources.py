@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import dagster as dg
 
 from ingest_assets.linked_data.graphs import DEFAULT_BASE, ProviderGraphs
-from ingest_assets.linked_data.oxigraph_store import OxigraphStore
-from ingest_assets.linked_data.sparql_endpoint import SparqlEndpointStore
-from ingest_assets.linked_data.store import TripleStore
+
+if TYPE_CHECKING:
+    from ingest_assets.linked_data.store import TripleStore
 
 
 class TripleStoreResource(dg.ConfigurableResource):
@@ -27,10 +29,15 @@ class TripleStoreResource(dg.ConfigurableResource):
     def is_endpoint(self) -> bool:
         return self.location.startswith(("http://", "https://"))
 
-    def open(self, *, writable: bool, timeout: tuple[float, float] = (5, 600)) -> TripleStore:
-        """A store handle; embedded readers get a snapshot beside a running import."""
+    def get_client(self, *, writable: bool, timeout: tuple[float, float] = (5, 600)) -> TripleStore:
+        """A new store handle per call, for a ``with`` block (not kept: an embedded reader is a snapshot of the
+        moment, the embedded writer holds the store's lock until closed)."""
         if not self.is_endpoint:
+            from ingest_assets.linked_data.oxigraph_store import OxigraphStore
+
             return OxigraphStore(self.location, writable=writable)
+        from ingest_assets.linked_data.sparql_endpoint import SparqlEndpointStore
+
         if self.query_url and self.update_url and self.graph_store_url:
             return SparqlEndpointStore(self.query_url, self.update_url, self.graph_store_url, timeout=timeout)
         return SparqlEndpointStore.for_oxigraph(self.location, timeout=timeout)

@@ -73,7 +73,7 @@ def void_sensor(
     deadline = time.monotonic() + TICK_BUDGET_SECONDS
     existing = set(context.instance.get_dynamic_partitions(linked_data_providers.name))
     requests, events, notes, checked = [], [], [], None
-    with triplestore.open(writable=False, timeout=VOID_TIMEOUT) as store:
+    with triplestore.get_client(writable=False, timeout=VOID_TIMEOUT) as store:
         for name in _rotation(sorted(entries), cursor.get("after")):
             if checked is not None and time.monotonic() > deadline:
                 break
@@ -89,8 +89,8 @@ def void_sensor(
                 fields = check_fields(now, entries[name].get("void"), None, str(exc))
             else:
                 fields = check_fields(now, source.void_url, void.modified, None)
-            before = read_status(storage.storage, name)
-            document = update_status(storage.storage, name, fields)
+            before = read_status(storage.get_client(), name)
+            document = update_status(storage.get_client(), name, fields)
             if any(before.get(k) != document.get(k) for k in OBSERVED):  # not one observation per provider a minute
                 events.append(dg.AssetObservation(provider_graph.key, partition=name, metadata=status_metadata(document)))
             if fields["last_error"] is not None or not found.due:

@@ -9,7 +9,7 @@ from datetime import date, datetime, timezone
 import dagster as dg
 
 from ingest_assets.defs.records.io_managers import BACKFILL, PartitionStreams, Part, final_unless_retryable, record_metadata
-from ingest_assets.defs.records.engine import RecordEngineResource
+from ingest_assets.defs.records.resources import RecordEngineResource
 from ingest_assets.defs.records.partitions import day_window
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.http import HttpClient
@@ -68,7 +68,7 @@ def _sources(config: SourceConfig, storage: StorageResource, upstream: dict[Part
     if len(upstream) != 1:
         raise dg.Failure(f"config source re-runs one partition; this run covers {len(upstream)}", allow_retries=False)
     [part] = upstream
-    return {part: source_from_path(storage.storage, config.source, activity)}
+    return {part: source_from_path(storage.get_client(), config.source, activity)}
 
 
 def _stage(activity: str, registry: RegistryResource, storage: StorageResource, engine: RecordEngineResource,
@@ -89,7 +89,7 @@ def original_records(registry: RegistryResource, storage: StorageResource) -> Pa
         started = datetime.now(timezone.utc)
         window = None if entry.block("harvest").get("full") else day_window(day)
         run = harvest_records(
-            entry, started=started, window=window, http=HttpClient(), checkpoint=StorageCheckpoint(storage.storage, provider)
+            entry, started=started, window=window, http=HttpClient(), checkpoint=StorageCheckpoint(storage.get_client(), provider)
         )
         return RecordStream(
             run,

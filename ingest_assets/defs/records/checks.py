@@ -12,7 +12,7 @@ import dagster as dg
 
 from ingest_assets.defs.records.io_managers import run_parts
 from ingest_assets.defs.resources import RegistryResource, StorageResource
-from ingest_assets.quality import count_drop, failure_rate
+from ingest_assets.records.quality import count_drop, failure_rate
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import latest_source
 
@@ -57,9 +57,9 @@ def harvest_count_drop(
 ) -> dg.AssetCheckResult:
     def judge(provider: str, day: date) -> dg.AssetCheckResult:
         limit = _limit(registry, provider, "max_count_drop", MAX_COUNT_DROP)
-        outputs = layout.complete_outputs(storage.storage, provider, "harvest")
-        current = latest_source(storage.storage, provider, "harvest", day)
-        result = count_drop(storage.storage, outputs, current.output if current else None)
+        outputs = layout.complete_outputs(storage.get_client(), provider, "harvest")
+        current = latest_source(storage.get_client(), provider, "harvest", day)
+        result = count_drop(storage.get_client(), outputs, current.output if current else None)
         return dg.AssetCheckResult(
             passed=result.drop is None or result.drop <= limit,
             metadata={"current": result.current, "previous": result.previous or 0, "drop": result.drop or 0.0, "limit": limit},
@@ -73,7 +73,7 @@ def mapping_failure_rate(
 ) -> dg.AssetCheckResult:
     def judge(provider: str, day: date) -> dg.AssetCheckResult:
         limit = _limit(registry, provider, "max_failure_rate", MAX_FAILURE_RATE)
-        source = latest_source(storage.storage, provider, "mapping", day)
+        source = latest_source(storage.get_client(), provider, "mapping", day)
         rate, attempted, failed = failure_rate(source.manifest()) if source else (0.0, 0, 0)
         return dg.AssetCheckResult(
             passed=rate <= limit, metadata={"failure_rate": rate, "attempted": attempted, "failed": failed, "limit": limit}

@@ -26,7 +26,7 @@ def record_counts(config: CountsConfig, storage: StorageResource, registry: Regi
     """Records harvested / deleted / failed, mapped / failed, enriched and indexed, per record provider and
     day (newest day first), from each activity's newest ``_MANIFEST``: a table in the UI's metadata."""
     today = datetime.now(timezone.utc).date()
-    rows = list(recent_counts(storage.storage, registry.load().providers_of("records"), today, config.days))
+    rows = list(recent_counts(storage.get_client(), registry.load().providers_of("records"), today, config.days))
     return dg.MaterializeResult(metadata={
         "counts": dg.MetadataValue.table(records=[dg.TableRecord(r.as_table_row()) for r in rows], schema=SCHEMA),
         "dagster/row_count": len(rows),

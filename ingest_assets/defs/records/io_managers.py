@@ -102,7 +102,7 @@ class RecordIOManager(dg.ConfigurableIOManager):
                 stream = obj.make(provider, day)
                 plan = _run_plan(context, provider, day) or PlanRef(stream.started)
                 result = write_activity(
-                    self.storage.storage,
+                    self.storage.get_client(),
                     stream,
                     provider=provider,
                     activity=meta[ACTIVITY],
@@ -129,7 +129,7 @@ class RecordIOManager(dg.ConfigurableIOManager):
         activity = context.upstream_output.definition_metadata[ACTIVITY]
         sources = {}
         for _, (provider, day) in run_parts(context.asset_partition_keys):
-            source = latest_source(self.storage.storage, provider, activity, day)
+            source = latest_source(self.storage.get_client(), provider, activity, day)
             if source is None:
                 with final_unless_retryable():
                     raise IngestError(

@@ -30,9 +30,9 @@ def enriched_parquet(
         source = enriched_records[part]
         output = source.output
         key = layout.export_key(output.provider, output.day, datetime.now(timezone.utc), layout.schema_name(MAP_RECORD), "parquet")
-        stats = export_parquet(storage.storage, source, key, MAP_RECORD, provider=output.provider)
+        stats = export_parquet(storage.get_client(), source, key, MAP_RECORD, provider=output.provider)
         context.add_asset_metadata({
-            "dagster/uri": dg.MetadataValue.path(storage.storage.uri(key)),
+            "dagster/uri": dg.MetadataValue.path(storage.get_client().uri(key)),
             "dagster/row_count": stats.records,
             "row_groups": stats.row_groups,
             "bytes": stats.bytes,

@@ -8,20 +8,11 @@ import dagster as dg
 from pydantic import Field
 
 from ingest_assets.defs.records.io_managers import BACKFILL, Part, run_parts
+from ingest_assets.defs.records.resources import SearchIndexResource
 from ingest_assets.defs.resources import RegistryResource, StorageResource
-from ingest_assets.records.indexing import DEFAULT_ALIAS, IndexStats, open_search_index
+from ingest_assets.records.indexing import IndexStats
 from ingest_assets.storage.activities import RecordSource
 from ingest_assets.storage.snapshot import snapshot_records, snapshot_sources
-
-
-class SearchIndexResource(dg.ConfigurableResource):
-    """Elasticsearch (``http(s)://...``) or the embedded SQLite FTS index (a directory)."""
-
-    target: str
-    alias: str = DEFAULT_ALIAS
-
-    def open(self):
-        return open_search_index(self.target)
 
 
 def _report(stats: IndexStats) -> dict:
@@ -43,12 +34,9 @@ def search_index(
 ) -> dg.MaterializeResult:
     """Apply each partition's IndexRecords (upserts and deletions) to the live index behind the alias, oldest
     day first, so the newest version of a record wins."""
-    index = search.open()
-    try:
-        for key, part in run_parts(context.partition_keys):
-            context.add_asset_metadata(_report(index.apply(search.alias, indexed_records[part])), partition_key=key)
-    finally:
-        index.close()
+    index = search.get_client()
+    for key, part in run_parts(context.partition_keys):
+        context.add_asset_metadata(_report(index.apply(search.alias, indexed_records[part])), partition_key=key)
     return dg.MaterializeResult()
 
 
@@ -70,9 +58,6 @@ def search_index_rebuild(
     """Rebuild the whole index from the layout (newest IndexRecord per id, deletions applied) into a new
     physical index, then swap the alias onto it."""
     as_of = datetime.fromisoformat(config.as_of).date() if config.as_of else datetime.now(timezone.utc).date()
-    per_provider = [snapshot_records(snapshot_sources(storage.storage, name, as_of, "indexing")) for name in registry.load()]
-    index = search.open()
-    try:
-        return dg.MaterializeResult(metadata=_report(index.full_build(search.alias, chain.from_iterable(per_provider))))
-    finally:
-        index.close()
+    per_provider = [snapshot_records(snapshot_sources(storage.get_client(), name, as_of, "indexing")) for name in registry.load()]
+    stats = search.get_client().full_build(search.alias, chain.from_iterable(per_provider))
+    return dg.MaterializeResult(metadata=_report(stats))

@@ -75,7 +75,7 @@ def bookkeeping(entry: ProviderEntry, sql: SqlResource) -> "Bookkeeping":
     from ingest_assets.repository.bookkeeping import Bookkeeping
 
     hours = float(entry.block(BLOCK).get("max_ingest_hours", 24))
-    return Bookkeeping(sql.engine(), max_duration=timedelta(hours=hours))
+    return Bookkeeping(sql.get_client(), max_duration=timedelta(hours=hours))
 
 
 def _report_poster(entry: ProviderEntry, repository: RepositoryResource):
@@ -103,9 +103,9 @@ def repository_collections(context: dg.AssetExecutionContext, registry: Registry
     block = entry.block(BLOCK)
     service = RepositoryIngest(
         ingest_settings(entry), source=template_source(entry, repository.source_http()),
-        repository=repository.repository(),
-        index=ObjectIndex(sql.engine()), bookkeeping=bookkeeping(entry, sql),
-        vocabularies=load_vocabularies(block.get("vocabularies")), storage=storage.storage,
+        repository=repository.get_client(),
+        index=ObjectIndex(sql.get_client()), bookkeeping=bookkeeping(entry, sql),
+        vocabularies=load_vocabularies(block.get("vocabularies")), storage=storage.get_client(),
         post_report=_report_poster(entry, repository))
     result = service.run()
     if result.refused:
@@ -139,7 +139,7 @@ def repository_verification(context: dg.AssetExecutionContext, sql: SqlResource,
     from ingest_assets.repository.index import ObjectIndex
     from ingest_assets.repository.removal import GarbageCollector
 
-    collector = GarbageCollector(ObjectIndex(sql.engine()), repository.repository(), repository.source_http(),
+    collector = GarbageCollector(ObjectIndex(sql.get_client()), repository.get_client(), repository.source_http(),
                                  min_misses=repository.removal_misses,
                                  grace=timedelta(days=repository.removal_grace_days))
     result = collector.run()

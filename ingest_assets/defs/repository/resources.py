@@ -20,7 +20,7 @@ class RepositoryResource(dg.ConfigurableResource):
     removal_grace_days: float = 7.0
     _repository: Repository | None = PrivateAttr(default=None)
 
-    def repository(self) -> Repository:
+    def get_client(self) -> Repository:
         if self._repository is None:
             self._repository = open_repository(
                 self.target, auth=(self.fedora_user, self.fedora_password or "") if self.fedora_user else None

@@ -26,7 +26,7 @@ def resourcesync_documents(
     """Source Description, Capability Lists, Resource Lists and Change Lists of every resource set
     (providers with a ``resourcesync:`` registry block), written into ``_resourcesync/`` of the storage."""
     sets = resourcesync.sets(registry.load())
-    summary = resourcesync.publisher(storage.storage).publish(sets)
+    summary = resourcesync.publisher(storage.get_client()).publish(sets)
     context.log.info(f"published ResourceSync documents for {len(sets)} resource sets")
     return dg.MaterializeResult(
         metadata={
@@ -69,7 +69,7 @@ def resourcesync_changes(
             continue
         metadata = {"event_time": observed.isoformat(), **report.metadata}
         if sets[provider].publish_outputs:
-            files = feed_outputs(resourcesync.index(), storage.storage, sets[provider], day)
+            files = feed_outputs(resourcesync.get_client(), storage.get_client(), sets[provider], day)
             metadata["output_files"] = dg.MetadataValue.json(files.counts)
         context.add_asset_metadata(metadata, partition_key=key)
     return dg.MaterializeResult()
@@ -89,4 +89,4 @@ def feed_indexed_records(
     sets = {s.name: s for s in resourcesync.sets(registry.load())}
     if provider not in sets:
         return None
-    return feed_index_records(resourcesync.index(), storage.storage, sets[provider], records, event_time)
+    return feed_index_records(resourcesync.get_client(), storage.get_client(), sets[provider], records, event_time)

@@ -1,5 +1,5 @@
-"""The ResourceSync resource: which resource index backend (Elasticsearch or embedded SQL) and the
-publishing parameters; defaults come from :class:`ingest_assets.settings.Settings`."""
+"""The ResourceSync resource: which resource index backend (Elasticsearch or the embedded tables of the
+``sql`` resource) and the publishing parameters; defaults come from :class:`ingest_assets.settings.Settings`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from datetime import timedelta
 import dagster as dg
 from pydantic import PrivateAttr
 
+from ingest_assets.defs.resources import SqlResource
 from ingest_assets.registry import Registry
 from ingest_assets.resourcesync.config import DEFAULT_BASE_URL, open_resource_index, resource_sets
 from ingest_assets.resourcesync.documents import SITEMAP_LIMIT
@@ -20,10 +21,10 @@ from ingest_assets.storage import Storage
 
 class ResourceSyncResource(dg.ConfigurableResource):
     """``search`` http(s) -> Elasticsearch indices ``<index_prefix>-resource/-change``, else the embedded
-    tables in ``database_url``; documents are published for ``base_url`` (where the server runs)."""
+    tables in the ``sql`` resource's database; documents are published for ``base_url`` (where the server runs)."""
 
     search: str
-    database_url: str
+    sql: SqlResource
     base_url: str
     index_prefix: str = "resourcesync"
     change_interval_hours: int = 24
@@ -31,20 +32,24 @@ class ResourceSyncResource(dg.ConfigurableResource):
     _index: ResourceIndex | None = PrivateAttr(default=None)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "ResourceSyncResource":
-        return cls(search=settings.search, database_url=settings.database_url, base_url=settings.resourcesync_url or DEFAULT_BASE_URL)
+    def from_settings(cls, settings: Settings, sql: SqlResource) -> "ResourceSyncResource":
+        return cls(search=settings.search, sql=sql, base_url=settings.resourcesync_url or DEFAULT_BASE_URL)
 
-    def index(self) -> ResourceIndex:
+    def get_client(self) -> ResourceIndex:
         if self._index is None:
-            self._index = open_resource_index(self.search, self.database_url, self.index_prefix)
+            self._index = open_resource_index(self.search, self.sql.get_client, self.index_prefix)
         return self._index
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._index is not None:
+            self._index.close()
 
     def sets(self, registry: Registry) -> list[ResourceSet]:
         return resource_sets(registry, self.base_url)
 
     def publisher(self, storage: Storage) -> Publisher:
         return Publisher(
-            self.index(),
+            self.get_client(),
             storage,
             self.base_url,
             interval=timedelta(hours=self.change_interval_hours),

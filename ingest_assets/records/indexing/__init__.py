@@ -11,16 +11,17 @@ import os
 from ingest_assets.records.indexing.documents import deletion_record, index_record
 from ingest_assets.records.indexing.embedded_index import EmbeddedSearchIndex
 from ingest_assets.records.indexing.results import IndexBuildRefused, IndexStats, Reconciliation
+from ingest_assets.records.indexing.search_index import SearchIndex
 
 DEFAULT_ALIAS = "dpla-map4"
 
 __all__ = [
     "DEFAULT_ALIAS", "EmbeddedSearchIndex", "IndexBuildRefused", "IndexStats",
-    "Reconciliation", "deletion_record", "index_record", "open_search_index",
+    "Reconciliation", "SearchIndex", "deletion_record", "index_record", "open_search_index",
 ]
 
 
-def open_search_index(target: str | os.PathLike, **options):
+def open_search_index(target: str | os.PathLike, **options) -> SearchIndex:
     """``http(s)://...`` -> ElasticsearchIndex; anything else -> EmbeddedSearchIndex in that directory.
     ``options`` go to the backend's constructor. The Elasticsearch client is imported only when used."""
     target = os.fspath(target)

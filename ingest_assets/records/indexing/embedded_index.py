@@ -26,6 +26,7 @@ from ingest_assets.records.indexing.results import (
     Tally,
     utc_now,
 )
+from ingest_assets.records.indexing.search_index import SearchIndex
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, document TEXT NOT NULL);
@@ -40,15 +41,12 @@ QUERY_PART = re.compile(r'"([^"]*)"?|(\S+)')
 WORD = re.compile(r"\w+")
 
 
-class EmbeddedSearchIndex:
+class EmbeddedSearchIndex(SearchIndex):
     """Search index in a local directory (SQLite FTS5)."""
 
     def __init__(self, directory: str | os.PathLike, *, clock: Callable[[], datetime] = utc_now):
         self.directory = Path(directory)
         self._clock = clock
-
-    def close(self) -> None:
-        """Nothing to release: connections are opened per call."""
 
     def full_build(
         self, alias: str, records: Iterable[dict], *, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE

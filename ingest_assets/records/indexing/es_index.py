@@ -21,10 +21,12 @@ from ingest_assets.records.indexing.results import (
     Tally,
     utc_now,
 )
+from ingest_assets.records.indexing.search_index import SearchIndex
+
 MAPPING = "search-dpla-map4-mapping.json"
 
 
-class ElasticsearchIndex:
+class ElasticsearchIndex(SearchIndex):
     """Search index on an Elasticsearch cluster; ``alias`` is what readers query."""
 
     def __init__(

@@ -138,7 +138,7 @@ def test_too_many_failures_keep_the_previous_index(es, index, alias, records):
 
 
 def test_rejected_documents_are_retried_alone(es, index, alias, records):
-    es.reject_items([records[1]["id"]], times=1)
+    es.fail_items([records[1]["id"]], times=1)
     stats = index.full_build(alias, records)
 
     name = f"{alias}-20261122030000"
@@ -158,7 +158,7 @@ def test_rejected_bulk_request_backs_off_and_is_resent(es, index, alias, records
 
 
 def test_persistent_rejection_is_a_counted_failure(es, index, alias, records):
-    es.reject_items([records[2]["id"]], times=10)
+    es.fail_items([records[2]["id"]], times=10)
     stats = index.full_build(alias, records, max_failure_rate=0.5)
 
     assert len(es.calls("PUT|POST", "/_bulk")) == 3  # first attempt + max_retries=2

@@ -1,4 +1,5 @@
-"""The engine resource of the record activities: in-process, or Spark through dagster-pyspark."""
+"""The record resources: the engine of the record activities (in-process, or Spark through dagster-pyspark)
+and the search index."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pydantic import PrivateAttr
 
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.records.engine import SPARK, choose_engine, spark_config
+from ingest_assets.records.indexing import DEFAULT_ALIAS, SearchIndex, open_search_index
 from ingest_assets.records.steps import RecordActivity, in_process
 from ingest_assets.settings import Settings
 from ingest_assets.storage.activities import RecordSource, RecordStream
@@ -42,5 +44,22 @@ class RecordEngineResource(dg.ConfigurableResource):
         if choose_engine(activity.entry, self.default, self.threshold, records) == SPARK:
             from ingest_assets.records.spark_engine import spark_stream
 
-            return spark_stream(self.spark_session(), storage.storage, activity, inputs, storage.opener())
+            return spark_stream(self.spark_session(), storage.get_client(), activity, inputs, storage.opener())
         return in_process(activity, inputs)
+
+
+class SearchIndexResource(dg.ConfigurableResource):
+    """Elasticsearch (``http(s)://...``) or the embedded SQLite FTS index (a directory)."""
+
+    target: str
+    alias: str = DEFAULT_ALIAS
+    _index: SearchIndex | None = PrivateAttr(default=None)
+
+    def get_client(self) -> SearchIndex:
+        if self._index is None:
+            self._index = open_search_index(self.target)
+        return self._index
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._index is not None:
+            self._index.close()

@@ -1,0 +1,77 @@
+"""Helpers the tests share (imported by tests and conftests; fixtures stay in conftest.py, and no test imports
+one): paths, ports, skips, server processes and workers; the fake Elasticsearch is in :mod:`.elasticsearch`."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip on a developer machine that lacks something; in CI a missing prerequisite is a failure."""
+    if not condition:
+        if IN_CI:
+            pytest.fail(f"CI prerequisite missing: {reason}")
+        pytest.skip(reason)
+
+
+def stop_group(process: subprocess.Popen, timeout: float = 30) -> None:
+    """Stop a server started with ``start_new_session=True``: SIGTERM to its process group, SIGKILL if it lingers."""
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+class Worker:
+    """A Python worker process running ``code`` in its own session (SIGKILL reaches the whole group);
+    ``memory_mb`` caps its address space (RLIMIT_AS)."""
+
+    def __init__(self, code: str, env: dict[str, str], memory_mb: int | None = None):
+        def cap() -> None:
+            if memory_mb:
+                limit = memory_mb * 1024 * 1024
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+        self.process = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, **env}, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=cap)
+
+    def kill(self) -> None:
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+
+    def finish(self, timeout: float = 240) -> tuple[int, str, str]:
+        try:
+            out, err = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise
+        return self.process.returncode, out, err
+
+
+def wait_for(what: str, condition: Callable[[], bool], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {timeout:.0f} s")
+        time.sleep(0.05)
