@@ -72,7 +72,8 @@ def test_settings_choose_the_first_day_and_each_capability_its_providers(tmp_pat
 def test_quality_checks_are_partitioned_like_their_assets(tmp_path):
     defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
     checks = {spec.name: spec for checks in defs.asset_checks for spec in checks.check_specs}
-    assert set(checks) == {"harvest_count_drop", "mapping_failure_rate"}
+    assert set(checks) == {"harvest_count_drop", "mapping_failure_rate", "harvest_reconciles", "mapping_reconciles",
+                           "indexing_reconciles"}
     for spec in checks.values():
         assert spec.partitions_def == _partitions(defs, spec.asset_key)
         assert spec.blocking

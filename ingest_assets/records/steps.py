@@ -38,6 +38,11 @@ class IndexingReport:
     def metadata(self) -> dict[str, int]:
         return {"documents": self.documents, "deletions": self.deletions}
 
+    def csv(self) -> bytes:
+        """The totals, in the mapping and enrichment reports' ``kind,field,count`` shape."""
+        rows = ["kind,field,count", f"total,documents,{self.documents}", f"total,deletions,{self.deletions}"]
+        return ("\n".join(rows) + "\n").encode("utf-8")
+
 
 @dataclass(frozen=True)
 class RecordActivity:
@@ -85,8 +90,6 @@ class RecordActivity:
 
     def logs(self, report) -> Mapping[str, bytes]:
         """The ``_LOGS`` files of the output."""
-        if self.activity == "indexing":
-            return {}
         return {f"{self.activity}-report.csv": report.csv()}
 
     def summary(self, report) -> Mapping[str, Any]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from ingest_assets.errors import IngestError
+from ingest_assets.errors import ConfigError, IngestError
 from ingest_assets.storage import layout
 from ingest_assets.storage.avro import WriteStats, read_folder, schema_with_doc, write_parts
 from ingest_assets.storage.backends import FolderWriter, Storage
@@ -112,8 +112,7 @@ def write_activity(
             )
             folder.write_bytes(layout.MANIFEST, manifest.to_bytes())
             size = folder.bytes_written
-        generator = stream.inputs[0].output.relative if stream.inputs else None
-        storage.write_bytes(output.prov, prov_document(generator, version))
+        storage.write_bytes(output.prov, prov_document([source.output.relative for source in stream.inputs], version))
         plan_key = _journal(storage, output, plan, version) if plan else None
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
@@ -166,18 +165,44 @@ def latest_source(storage: Storage, provider: str, activity: str, day: date) -> 
 
 
 def source_from_path(storage: Storage, path: str, activity: str) -> RecordSource:
-    """A source named by the user: a plan file (its ``activity`` entry) or an output folder.
+    """A source named by the user: a plan file (its ``activity`` entry) or an output folder, of ``activity`` or
+    derived from one (an enrichment output names, through its ``_MANIFEST`` inputs, the harvest it came from).
 
     Paths may be given relative to the storage root or to the provider folder (as plan/prov files cite them).
     """
     path = path.strip("/")
     if path.endswith(".json"):
         provider = path.split("/", 1)[0]
-        plan = json.loads(storage.read_bytes(path))
+        try:
+            plan = json.loads(storage.read_bytes(path))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"plan {path} cannot be read: {exc}", provider=provider, file=path) from exc
         if activity not in plan:
-            raise ValueError(f"plan {path} has no {activity!r} entry (has {sorted(set(plan) - {'version'})})")
+            raise ConfigError(f"plan {path} has no {activity!r} entry (has {sorted(set(plan) - {'version'})})",
+                              provider=provider, file=path)
         path = f"{provider}/{plan[activity]}"
-    output = layout.parse_output(path)
+    return _derived_from(_complete(storage, path), activity)
+
+
+def _complete(storage: Storage, folder: str) -> RecordSource:
+    try:
+        output = layout.parse_output(folder)
+    except ValueError as exc:
+        raise ConfigError(str(exc), file=folder) from exc
     if not storage.is_complete(output.folder):
-        raise FileNotFoundError(f"{storage.uri(output.folder)} is not a complete output (no _MANIFEST)")
+        raise ConfigError(f"{storage.uri(output.folder)} is not a complete output (no _MANIFEST)",
+                          provider=output.provider, file=folder)
     return RecordSource(storage, output)
+
+
+def _derived_from(source: RecordSource, activity: str) -> RecordSource:
+    """``source`` if it is an output of ``activity``, else the one of its inputs' lineage that is (one hop back
+    per activity, so the walk is bounded by the number of activities)."""
+    frontier = [source]
+    for _ in layout.ACTIVITIES:
+        for candidate in frontier:
+            if candidate.output.activity == activity:
+                return candidate
+        frontier = [_complete(source.storage, key) for candidate in frontier for key in candidate.manifest().inputs]
+    raise ConfigError(f"{source.uri} is a {source.output.activity} output, not derived from any {activity} output",
+                      provider=source.output.provider, file=source.key)

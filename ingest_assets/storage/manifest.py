@@ -59,9 +59,11 @@ class Manifest:
         )
 
 
-def prov_document(generator: str | None, version: str) -> bytes:
-    """``{"generator": <avro path relative to the provider folder>, "version": ...}``."""
-    return json.dumps({"generator": generator, "version": version}, indent=2).encode("utf-8")
+def prov_document(inputs: list[str], version: str) -> bytes:
+    """``{"generator": <first input>, "inputs": [<every input>], "version": ...}``, Avro paths relative to the
+    provider folder: the same inputs, in the same order, as the output's ``_MANIFEST``."""
+    document = {"generator": inputs[0] if inputs else None, "inputs": inputs, "version": version}
+    return json.dumps(document, indent=2).encode("utf-8")
 
 
 def plan_document(activities: dict[str, str], version: str) -> bytes:

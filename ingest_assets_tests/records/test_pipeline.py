@@ -19,6 +19,7 @@ from ingest_assets.storage.manifest import Manifest
 
 DAY = date(2026, 1, 15)
 PARTITION = dg.MultiPartitionKey({"date": DAY.isoformat(), "provider": "demo"})
+CHECKS = ("harvest_count_drop", "mapping_failure_rate", "harvest_reconciles", "mapping_reconciles", "indexing_reconciles")
 
 
 @pytest.fixture
@@ -92,7 +93,7 @@ def test_pipeline_end_to_end(hub):
     assert hits and all("Millbrook" in json.dumps(h) for h in hits)
 
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
-    assert checks == {"harvest_count_drop": True, "mapping_failure_rate": True}
+    assert checks == dict.fromkeys(CHECKS, True)
     # each result belongs to the provider and day it judged (the UI shows it on that partition)
     assert {e.partition for e in result.get_asset_check_evaluations()} == {str(PARTITION)}
 
@@ -126,6 +127,36 @@ def test_rerun_mapping_from_a_plan_file_or_a_generator_folder(hub):
         latest = layout.latest_output(storage, "demo", "mapping", DAY)
         assert Manifest.from_bytes(storage.read_bytes(latest.manifest)).inputs == [harvest.folder]
         assert json.loads(storage.read_bytes(latest.prov))["generator"] == harvest.relative
+
+
+def test_rerun_indexing_from_a_plan_file_or_an_enrichment_folder(hub):
+    """Indexing reads two inputs: given one enrichment output, it finds the harvest that output came from."""
+    settings, instance, _ = hub
+    assert run_job(settings, instance).success
+    storage = LocalStorage(settings.storage_url)
+    first = {a: layout.latest_output(storage, "demo", a, DAY) for a in layout.ACTIVITIES}
+    plan_dir = storage.list_children("demo/plan")[0]
+    plan = next(k for k in layout.plan_files(storage, "demo", layout.parse_timestamp(plan_dir)) if k.endswith("IndexRecord.v1.json"))
+    for source in (plan, first["enrichment"].folder):
+        config = {"ops": {"indexed_records": {"config": {"source": source}}}}
+        assert run_job(settings, instance, config, selection=["indexed_records"]).success
+        latest = layout.latest_output(storage, "demo", "indexing", DAY)
+        assert latest != first["indexing"]
+        assert Manifest.from_bytes(storage.read_bytes(latest.manifest)).inputs == [first["enrichment"].folder, first["harvest"].folder]
+        prov = json.loads(storage.read_bytes(latest.prov))
+        assert prov["inputs"] == [first["enrichment"].relative, first["harvest"].relative]
+        assert sorted(r["id"] for r in RecordSource(storage, latest)) == sorted(r["id"] for r in RecordSource(storage, first["indexing"]))
+    # every activity keeps its report in _LOGS, indexing included
+    for output in first.values():
+        assert storage.list_children(f"{output.folder}/{layout.LOGS}"), output.activity
+    report = storage.read_bytes(f"{first['indexing'].folder}/{layout.LOGS}/indexing-report.csv").decode()
+    deleted = sum(r["deleted"] for r in RecordSource(storage, first["indexing"]))
+    assert f"total,deletions,{deleted}" in report.splitlines()
+
+    mapping = {"ops": {"indexed_records": {"config": {"source": first["mapping"].folder}}}}
+    result = run_job(settings, instance, mapping, selection=["indexed_records"])
+    assert not result.success  # a mapping output is not an enrichment output, nor derived from one
+    assert "not derived from any enrichment output" in str(result.get_step_failure_events()[0].step_failure_data.error)
 
 
 def test_harvest_count_drop_gate_compares_full_harvests(hub):
@@ -175,7 +206,7 @@ def test_a_backfill_range_runs_each_day_once_in_one_run(hub):
     assert index.count("dpla-map4") == len(live) == sum(indexed.values())
 
     per_partition = {(e.asset_check_key.name, e.partition): e.passed for e in result.get_asset_check_evaluations() if e.partition}
-    assert per_partition == {(name, f"{d}|demo"): True for name in ("harvest_count_drop", "mapping_failure_rate") for d in days}
+    assert per_partition == {(name, f"{d}|demo"): True for name in CHECKS for d in days}
     assert len(instance.get_run_records()) == 1
 
 

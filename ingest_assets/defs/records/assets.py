@@ -124,11 +124,14 @@ def enriched_records(
 
 
 def indexed_records(
+    config: SourceConfig,
     registry: RegistryResource,
     storage: StorageResource,
     record_engine: RecordEngineResource,
     enriched_records: dict[Part, RecordSource],
     original_records: dict[Part, RecordSource],
 ) -> PartitionStreams:
-    """IndexRecord documents for enriched records, and index deletions for records the harvest deleted."""
-    return _stage("indexing", registry, storage, record_engine, enriched_records, original_records)
+    """IndexRecord documents for enriched records, and index deletions for records the harvest deleted.
+    Re-run from a plan file or an enrichment output, the harvest is the one that output was derived from."""
+    return _stage("indexing", registry, storage, record_engine, _sources(config, storage, enriched_records, "enrichment"),
+                  _sources(config, storage, original_records, "harvest"))

@@ -1,4 +1,4 @@
-"""Quality gates (ingestion3's orchestrator thresholds) as blocking asset checks.
+"""Quality gates (ingestion3's orchestrator thresholds) and count reconciliations as blocking asset checks.
 
 A failing gate stops the downstream assets of the run; its figures show in the UI as check metadata. The
 checks are partitioned like their assets, so each result belongs to the provider and day it judged. A
@@ -13,6 +13,7 @@ import dagster as dg
 from ingest_assets.defs.records.io_managers import run_parts
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.records.quality import count_drop, failure_rate
+from ingest_assets.records.reconcile import Balance, harvest_balance, indexing_balance, mapping_balance
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import latest_source
 
@@ -31,7 +32,8 @@ def _judge_each(context: dg.AssetCheckExecutionContext, judge) -> dg.AssetCheckR
         result = judge(provider, day)
         context.op_execution_context.log_event(dg.AssetCheckEvaluation(
             asset_key=context.check_specs[0].asset_key, check_name=context.check_specs[0].name,
-            passed=result.passed, metadata=result.metadata, partition=key, blocking=True,
+            passed=result.passed, metadata=result.metadata, description=result.description, partition=key,
+            blocking=True,
         ))
         if not result.passed:
             failed.append(key)
@@ -49,7 +51,45 @@ def quality_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDe
                        description="Harvest count dropped > 15% vs the previous full harvest")(harvest_count_drop),
         dg.asset_check(asset="mapped_records", partitions_def=partitions, blocking=True,
                        description="Mapping failure rate > 20%")(mapping_failure_rate),
+        dg.asset_check(asset="original_records", partitions_def=partitions, blocking=True, name="harvest_reconciles",
+                       description="Records the source announced (OAI-PMH completeListSize) = harvested + "
+                                   "unreadable + duplicates")(harvest_reconciles),
+        dg.asset_check(asset="mapped_records", partitions_def=partitions, blocking=True, name="mapping_reconciles",
+                       description="Harvested = mapped + mapping failures + deletions; names the ids "
+                                   "lost")(mapping_reconciles),
+        dg.asset_check(asset="indexed_records", partitions_def=partitions, blocking=True, name="indexing_reconciles",
+                       description="Index documents + index deletions = enriched + harvest deletions; names the "
+                                   "ids lost")(indexing_reconciles),
     ]
+
+
+def _balance_result(balance: Balance | None) -> dg.AssetCheckResult:
+    """A result from a stage's books (passed when there is nothing to reconcile, e.g. no announced size)."""
+    if balance is None:
+        return dg.AssetCheckResult(passed=True, metadata={"reconciled": "nothing to reconcile"})
+    return dg.AssetCheckResult(
+        passed=balance.balanced,
+        description=balance.describe(),
+        metadata={"equation": balance.equation(), "missing": balance.missing_count,
+                  "missing_ids": dg.MetadataValue.json(list(balance.missing))},
+    )
+
+
+def harvest_reconciles(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> dg.AssetCheckResult:
+    return _judge_each(context, lambda provider, day: _balance_result(harvest_balance(storage.get_client(), provider, day)))
+
+
+def mapping_reconciles(
+    context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource
+) -> dg.AssetCheckResult:
+    entries = registry.load()
+    return _judge_each(
+        context, lambda provider, day: _balance_result(mapping_balance(storage.get_client(), entries[provider], day))
+    )
+
+
+def indexing_reconciles(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> dg.AssetCheckResult:
+    return _judge_each(context, lambda provider, day: _balance_result(indexing_balance(storage.get_client(), provider, day)))
 
 
 def harvest_count_drop(
