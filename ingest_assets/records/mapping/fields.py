@@ -10,6 +10,8 @@ FIELDS: dict[str, tuple[str, str]] = {
     "dataProvider": ("top", "one"),
     "isShownAt": ("top", "one"),
     "object": ("top", "one"),
+    "preview": ("top", "one"),  # the thumbnail; defaults to object, else isShownAt
+    "providerUri": ("top", "one"),  # the provider's (hub's) URI, e.g. http://dp.la/api/contributor/nara
     "rightsStatement": ("top", "one"),
     "hasView": ("top", "strings"),
     "intermediateProvider": ("top", "strings"),

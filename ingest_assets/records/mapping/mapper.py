@@ -10,17 +10,22 @@ from typing import Any
 
 from lxml import etree
 
+from ingest_assets import json_input
 from ingest_assets.errors import ConfigError
 from ingest_assets.records.mapping.fields import FIELDS, SHAPERS, SR_FIELDS, SR_REQUIRED_ARRAYS
+from ingest_assets.records.mapping.json_paths import JsonPaths
 from ingest_assets.records.mapping.paths import Paths
-from ingest_assets.records.mapping.profiles import PROFILES, Profile
+from ingest_assets.records.mapping.profiles import PROFILES, Profile, merge_rules
 from ingest_assets.records.mapping.rules import Rule, compile_rule
 from ingest_assets.records.mapping.xml import find_root, make_parser, parse
 
 _URL = re.compile(r"^https?://[^\s/]+\S*$")
-_URL_FIELDS = frozenset({"isShownAt", "object"})
+_URL_FIELDS = frozenset({"isShownAt", "object", "preview", "providerUri"})
 _ONE, _URL_ONE, _TOP = object(), object(), object()  # rule targets, see Mapper.__init__
-XML_MIMETYPES = frozenset({"application_xml", "application/xml"})
+MIMETYPES = {
+    "xml": frozenset({"application_xml", "application/xml"}),
+    "json": frozenset({"application_json", "application/json"}),
+}
 
 # Message kinds. Only "deleted" is not a failure; "invalid_value" on an optional field is a warning.
 DELETED = "deleted"
@@ -67,7 +72,7 @@ class Mapper:
         self.label = label
         self.profile = profile
         self._parser = make_parser()
-        self._paths = Paths()
+        self._paths = JsonPaths() if profile.source == "json" else Paths(profile.namespaces)
         # (name, rule, target): target is _URL_ONE / _ONE (first value, on the record), _TOP (the list, on the
         # record), else the shaper of the sourceResource values (None: the strings themselves).
         self._rules: list[tuple[str, Rule, Any]] = []
@@ -86,17 +91,24 @@ class Mapper:
         if not local_id:
             return _fail(MISSING_REQUIRED, "id", "", "", "the OriginalRecord has no local id to mint the DPLA id from")
         mimetype = original.get("mimetype")
-        if mimetype not in XML_MIMETYPES:
+        source = self.profile.source
+        if mimetype not in MIMETYPES[source]:
             return _fail(UNPARSEABLE, "document", local_id, str(mimetype),
-                         f"mapping {self.profile.name!r} reads XML documents, not {mimetype}")
+                         f"mapping {self.profile.name!r} reads {source.upper()} documents, not {mimetype}")
         document = original.get("document") or ""
-        try:
-            root = find_root(parse(document, self._parser), self.profile.root_tags)
-        except (etree.XMLSyntaxError, ValueError) as exc:
-            return _fail(UNPARSEABLE, "document", local_id, document[:200], f"not well-formed XML: {exc}")
-        if root is None:
-            return _fail(UNPARSEABLE, "document", local_id, document[:200],
-                         f"no {self.profile.name} metadata element found")
+        if source == "json":
+            try:
+                root = json_input.loads(document)
+            except ValueError as exc:
+                return _fail(UNPARSEABLE, "document", local_id, document[:200], f"not well-formed JSON: {exc}")
+        else:
+            try:
+                root = find_root(parse(document, self._parser), self.profile.root_tags)
+            except (etree.XMLSyntaxError, ValueError) as exc:
+                return _fail(UNPARSEABLE, "document", local_id, document[:200], f"not well-formed XML: {exc}")
+            if root is None:
+                return _fail(UNPARSEABLE, "document", local_id, document[:200],
+                             f"no {self.profile.name} metadata element found")
 
         messages: list[Message] = []
         top: dict[str, Any] = {}
@@ -144,8 +156,9 @@ class Mapper:
             "isShownAt": top["isShownAt"],
             "object": obj,
             "originalRecord": document,
-            "preview": obj or top["isShownAt"],
+            "preview": top.get("preview") or obj or top["isShownAt"],
             "provider": self.label,
+            "providerUri": top.get("providerUri"),
             "rightsStatement": top.get("rightsStatement"),
             "sourceResource": sr,
             "title": None,
@@ -176,22 +189,6 @@ def mapper_for(provider: Any) -> Mapper:
         raise ConfigError(f"registry entry has no 'mapping' (one of {sorted(PROFILES)})", provider=name)
     if mapping not in PROFILES:
         raise ConfigError(f"unknown mapping {mapping!r} (known: {sorted(PROFILES)})", provider=name)
-    profile = PROFILES[mapping]
-    overrides = provider.get("mapping_overrides") or {}
-    if not isinstance(overrides, Mapping):
-        raise ConfigError("mapping_overrides must map field names to rules", provider=name)
-    rules: dict[str, dict[str, Any]] = {k: dict(v) for k, v in profile.rules.items()}
-    for field_name, override in overrides.items():
-        if field_name not in FIELDS:
-            raise ConfigError(
-                f"mapping_overrides: unknown field {field_name!r} (known: {sorted(FIELDS)})", provider=name
-            )
-        if override is None:  # `field: null` switches the field off
-            rules.pop(field_name, None)
-        elif isinstance(override, Mapping) and "value" in override:  # a constant replaces the rule
-            rules[field_name] = dict(override)
-        elif isinstance(override, Mapping):  # other keys merge onto the named mapping's rule
-            rules[field_name] = {**rules.get(field_name, {}), **override}
-        else:
-            raise ConfigError(f"mapping_overrides.{field_name} must be a mapping or null", provider=name)
-    return Mapper(name, provider.label, profile, rules)
+    rules = merge_rules(PROFILES[mapping].rules, provider.get("mapping_overrides") or {},
+                        lambda reason: ConfigError(f"mapping_overrides {reason}", provider=name))
+    return Mapper(name, provider.label, PROFILES[mapping], rules)

@@ -1,0 +1,148 @@
+"""Mapping profiles: data files (``<name>.yaml`` beside this module) that say how a source format becomes MAP.
+
+A profile file holds::
+
+    description: NARA catalog item XML          # one line, shown by ``ingest-assets map``
+    extends: oai_dc                             # optional: start from another profile's fields
+    source: xml                                 # xml (XPath rules) or json (JMESPath rules)
+    namespaces: {n: http://description.das.nara.gov/}   # xml: prefixes beyond xml.NAMESPACES
+    root: [n:item]                              # xml: the metadata element(s); else <oai:metadata>'s child
+    id: {xpath: n:naId}                         # the provider's local id, for records read from plain files
+    records: response.docs                      # json: where a file or page holds its records
+    fields:                                     # MAP field -> rule (``rules.py``); null switches one off
+      title: {xpath: n:title}
+
+``extends`` and the registry's ``mapping_overrides`` merge the same way (:func:`merge_rules`): a rule with
+``value`` replaces the inherited one, other keys merge onto it key by key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ingest_assets.errors import ConfigError
+from ingest_assets.records.mapping.fields import FIELDS
+from ingest_assets.records.mapping.xml import NAMESPACES
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    source: Literal["xml", "json"]
+    namespaces: dict[str, str]
+    root_tags: tuple[str, ...]
+    rules: dict[str, dict[str, Any]]
+    id_rule: dict[str, Any] | None = None
+    records: str | None = None
+
+
+class _ProfileFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    description: str
+    extends: str | None = None
+    source: Literal["xml", "json"] | None = None
+    namespaces: dict[str, str] = {}
+    root: list[str] | None = None
+    id: dict[str, Any] | None = None
+    records: str | None = None
+    fields: dict[str, dict[str, Any] | None] = {}
+
+
+def merge_rules(base: Mapping[str, Mapping[str, Any]], overrides: Any, fail) -> dict[str, dict[str, Any]]:
+    """``base`` rules with ``overrides`` (field -> rule or null) applied; ``fail(reason)`` makes the ConfigError."""
+    if not isinstance(overrides, Mapping):
+        raise fail("must map field names to rules")
+    rules = {k: dict(v) for k, v in base.items()}
+    for field_name, override in overrides.items():
+        if field_name not in FIELDS:
+            raise fail(f"unknown field {field_name!r} (known: {sorted(FIELDS)})")
+        if override is None:  # `field: null` switches the field off
+            rules.pop(field_name, None)
+        elif isinstance(override, Mapping) and "value" in override:  # a constant replaces the rule
+            rules[field_name] = dict(override)
+        elif isinstance(override, Mapping):  # other keys merge onto the inherited rule
+            rules[field_name] = {**rules.get(field_name, {}), **override}
+        else:
+            raise fail(f"{field_name} must be a mapping or null")
+    return rules
+
+
+def load_profile(path: str | Path, known: Mapping[str, Profile] | None = None) -> Profile:
+    """A profile from a file of one's own (``ingest-assets map --profile FILE``); ``extends`` names a shipped one."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the profile: {exc.strerror}", file=str(path)) from None
+    return _profile(path.stem, text, str(path), PROFILES if known is None else known)
+
+
+def _profile(name: str, text: str, source: str, known: Mapping[str, Profile]) -> Profile:
+    def fail(reason: str) -> ConfigError:
+        return ConfigError(f"mapping profile {name!r}: {reason}", file=source)
+
+    try:
+        spec = _ProfileFile.model_validate(yaml.safe_load(text))
+    except yaml.YAMLError as exc:
+        raise fail(f"not valid YAML: {exc}") from None
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise fail(f"key {'.'.join(map(str, error['loc']))!r}: {error['msg']}") from None
+    parent = None
+    if spec.extends is not None:
+        if spec.extends not in known:
+            raise fail(f"extends unknown profile {spec.extends!r} (known: {sorted(known)})")
+        parent = known[spec.extends]
+    kind = spec.source or (parent.source if parent else None)
+    if kind is None:
+        raise fail("needs 'source: xml' or 'source: json'")
+    namespaces = {**NAMESPACES, **(parent.namespaces if parent else {}), **spec.namespaces}
+    root = [_qualified(tag, namespaces, fail) for tag in spec.root] if spec.root else None
+    return Profile(
+        name=name,
+        description=spec.description,
+        source=kind,
+        namespaces=namespaces,
+        root_tags=tuple(root) if root is not None else (parent.root_tags if parent else ()),
+        rules=merge_rules(parent.rules if parent else {}, spec.fields, lambda r: fail(f"fields: {r}")),
+        id_rule=spec.id if spec.id is not None else (parent.id_rule if parent else None),
+        records=spec.records or (parent.records if parent else None),
+    )
+
+
+def _qualified(tag: str, namespaces: Mapping[str, str], fail) -> str:
+    """``prefix:local`` -> ``{uri}local`` (lxml's tag); a bare name is an element in no namespace."""
+    prefix, _, local = tag.rpartition(":")
+    if not prefix:
+        return local
+    if prefix not in namespaces:
+        raise fail(f"root {tag!r}: unknown prefix {prefix!r} (declare it under namespaces)")
+    return "{%s}%s" % (namespaces[prefix], local)
+
+
+def _shipped() -> dict[str, Profile]:
+    """The profiles shipped with the package; a profile is loaded after the one it extends."""
+    texts = {
+        entry.name.removesuffix(".yaml"): entry.read_text(encoding="utf-8")
+        for entry in files(__name__).iterdir() if entry.name.endswith(".yaml")
+    }
+    loaded: dict[str, Profile] = {}
+    while texts:
+        ready = [n for n, t in texts.items() if (yaml.safe_load(t) or {}).get("extends") in (None, *loaded)]
+        if not ready:
+            raise ConfigError(f"mapping profiles extend each other in a circle or extend unknown ones: {sorted(texts)}")
+        for name in sorted(ready):
+            loaded[name] = _profile(name, texts.pop(name), f"{__name__}/{name}.yaml", loaded)
+    return loaded
+
+
+PROFILES: dict[str, Profile] = _shipped()
