@@ -18,6 +18,8 @@ class JsonPaths:
         self._ids: dict[str, int] = {}
         self._compiled: list[ParsedResult] = []
 
+    hint = "JMESPath expressions, https://jmespath.org/specification.html"
+
     def add(self, expr: str) -> int:
         """The id of ``expr`` (raises ``ValueError`` when it is not a JMESPath expression)."""
         if not isinstance(expr, str):

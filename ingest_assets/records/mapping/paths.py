@@ -52,6 +52,11 @@ class Paths:
         self._xpaths: dict[int, etree.XPath] = {}
         self._top = _Step()
 
+    @property
+    def hint(self) -> str:
+        """What expressions may use, for error messages."""
+        return f"prefixes: {sorted(self.namespaces)}"
+
     def add(self, expr: str) -> int:
         """The id of ``expr`` (raises ``etree.XPathError``/``TypeError`` when lxml rejects it)."""
         xpath = etree.XPath(expr, namespaces=self.namespaces, smart_strings=False)

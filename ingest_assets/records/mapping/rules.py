@@ -1,10 +1,10 @@
 """Field rules: the small declarative vocabulary shared by profiles and registry overrides.
 
-A rule is a mapping with any of these keys (compiled once per provider):
+A field's rule is a mapping with any of these keys, or a list of such mappings whose values are concatenated in
+list order (compiled once per provider):
   value     constant string or list of strings (wins over the path)
   xpath     XML profiles: XPath relative to the metadata element, or a list tried in order (first non-empty wins)
   path      JSON profiles: the same with JMESPath expressions, relative to the record's JSON document
-  all       with a list of paths: take the values of every path, in list order (not the first non-empty list)
   split     delimiter that separates several values in one element (CONTENTdm's ';')
   exclude   regex; values it matches are dropped
   pattern   regex; only values it matches are kept. With ``template`` the value becomes
@@ -26,7 +26,7 @@ from lxml import etree
 
 from ingest_assets.errors import ConfigError
 
-COMMON_KEYS = frozenset({"value", "all", "split", "pattern", "template", "exclude", "map", "index", "first", "default"})
+COMMON_KEYS = frozenset({"value", "split", "pattern", "template", "exclude", "map", "index", "first", "default"})
 
 Rule = Callable[[Any], list[str]]
 
@@ -36,13 +36,28 @@ class PathSet(Protocol):
 
     KEY: str
 
+    @property
+    def hint(self) -> str: ...
+
     def add(self, expr: str) -> int: ...
 
 
-def compile_rule(spec: Mapping[str, Any], *, provider: str, field: str, paths: PathSet) -> Rule:
-    """Turn one rule mapping into a function ``selection of a document -> list of strings``;
+def compile_rule(spec: Mapping[str, Any] | list, *, provider: str, field: str, paths: PathSet) -> Rule:
+    """Turn a field's rule into a function ``selection of a document -> list of strings``;
     its paths are registered in ``paths``, which answers them for each document."""
+    if not isinstance(spec, list):
+        return _compile_one(spec, provider=provider, field=field, paths=paths)
+    if not spec:
+        raise ConfigError(f"mapping rule for {field!r}: an empty list of rules", provider=provider)
+    parts = [_compile_one(one, provider=provider, field=field, paths=paths) for one in spec]
 
+    def rule(found: Any) -> list[str]:
+        return [value for part in parts for value in part(found)]
+
+    return rule
+
+
+def _compile_one(spec: Mapping[str, Any], *, provider: str, field: str, paths: PathSet) -> Rule:
     def fail(reason: str) -> ConfigError:
         return ConfigError(f"mapping rule for {field!r}: {reason}", provider=provider)
 
@@ -54,8 +69,8 @@ def compile_rule(spec: Mapping[str, Any], *, provider: str, field: str, paths: P
     if unknown:
         raise fail(f"unknown keys {sorted(unknown)} (allowed: {sorted(allowed)})")
     spec = {k: v for k, v in spec.items() if v is not None}
-    if "value" not in spec and key not in spec:
-        raise fail(f"needs 'value' or '{key}'")
+    if "value" not in spec and key not in spec and "default" not in spec:
+        raise fail(f"needs 'value' or '{key}' (or only a 'default')")
     if "template" in spec and "pattern" not in spec:
         raise fail("'template' needs a 'pattern'")
 
@@ -64,23 +79,23 @@ def compile_rule(spec: Mapping[str, Any], *, provider: str, field: str, paths: P
 
         def source(_found: Any) -> list[str]:
             return list(values)
+    elif key not in spec:  # only a default
+
+        def source(_found: Any) -> list[str]:
+            return []
     else:
         exprs = spec[key] if isinstance(spec[key], list) else [spec[key]]
         try:
             keys = [paths.add(expr) for expr in exprs]
         except (ValueError, TypeError, etree.XPathError) as exc:
-            prefixes = f" (prefixes: {sorted(paths.namespaces)})" if hasattr(paths, "namespaces") else ""
-            raise fail(f"bad {key} {spec[key]!r}: {exc}{prefixes}") from exc
-        if spec.get("all"):
-            def source(found: Any) -> list[str]:
-                return [value for k in keys for value in found.strings(k)]
-        else:
-            def source(found: Any) -> list[str]:
-                for k in keys:
-                    values = found.strings(k)
-                    if values:
-                        return values
-                return []
+            raise fail(f"bad {key} {spec[key]!r}: {exc} ({paths.hint})") from exc
+
+        def source(found: Any) -> list[str]:
+            for k in keys:
+                values = found.strings(k)
+                if values:
+                    return values
+            return []
 
     split = spec.get("split")
     if split is not None and (not isinstance(split, str) or not split):
@@ -121,7 +136,9 @@ def compile_rule(spec: Mapping[str, Any], *, provider: str, field: str, paths: P
                 match = pattern.search(value)
                 if match is None:
                     continue
-                kept.append(template.format(*match.groups(), **match.groupdict()) if template else value)
+                value = template.format(*match.groups(), **match.groupdict()).strip() if template else value
+                if value:
+                    kept.append(value)
             values = kept
         if table is not None:
             values = [table[v.casefold()] for v in values if v.casefold() in table]

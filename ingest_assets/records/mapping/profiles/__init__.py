@@ -39,7 +39,7 @@ class Profile:
     source: Literal["xml", "json"]
     namespaces: dict[str, str]
     root_tags: tuple[str, ...]
-    rules: dict[str, dict[str, Any]]
+    rules: dict[str, Any]  # field -> rule mapping or list of them (``rules.py``)
     id_rule: dict[str, Any] | None = None
     records: str | None = None
 
@@ -54,25 +54,29 @@ class _ProfileFile(BaseModel):
     root: list[str] | None = None
     id: dict[str, Any] | None = None
     records: str | None = None
-    fields: dict[str, dict[str, Any] | None] = {}
+    fields: dict[str, dict[str, Any] | list[dict[str, Any]] | None] = {}
 
 
-def merge_rules(base: Mapping[str, Mapping[str, Any]], overrides: Any, fail) -> dict[str, dict[str, Any]]:
-    """``base`` rules with ``overrides`` (field -> rule or null) applied; ``fail(reason)`` makes the ConfigError."""
+def merge_rules(base: Mapping[str, Any], overrides: Any, fail) -> dict[str, Any]:
+    """``base`` rules with ``overrides`` (field -> rule, list of rules, or null) applied; ``fail(reason)`` makes
+    the ConfigError. A list replaces the inherited rule, as a rule with ``value`` does."""
     if not isinstance(overrides, Mapping):
         raise fail("must map field names to rules")
-    rules = {k: dict(v) for k, v in base.items()}
+    rules = dict(base)
     for field_name, override in overrides.items():
         if field_name not in FIELDS:
             raise fail(f"unknown field {field_name!r} (known: {sorted(FIELDS)})")
         if override is None:  # `field: null` switches the field off
             rules.pop(field_name, None)
-        elif isinstance(override, Mapping) and "value" in override:  # a constant replaces the rule
-            rules[field_name] = dict(override)
+        elif isinstance(override, list) or (isinstance(override, Mapping) and "value" in override):
+            rules[field_name] = override  # replaces the inherited rule
         elif isinstance(override, Mapping):  # other keys merge onto the inherited rule
-            rules[field_name] = {**rules.get(field_name, {}), **override}
+            inherited = rules.get(field_name, {})
+            if isinstance(inherited, list):
+                raise fail(f"{field_name} is a list of rules: override it with a whole rule or list")
+            rules[field_name] = {**inherited, **override}
         else:
-            raise fail(f"{field_name} must be a mapping or null")
+            raise fail(f"{field_name} must be a mapping or null (or a list of rules)")
     return rules
 
 
