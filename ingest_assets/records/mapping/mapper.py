@@ -59,6 +59,11 @@ class MappingResult:
         return self.record is None and not self.deleted
 
 
+def paths_for(profile: Profile) -> Paths | JsonPaths:
+    """An empty set of the profile's path language (XPath with its namespaces, or JMESPath)."""
+    return JsonPaths() if profile.source == "json" else Paths(profile.namespaces)
+
+
 def mint_id(provider: str, local_id: str) -> str:
     """The DPLA id, as ingestion3 mints it: md5 hex of ``<provider>--<local id>``."""
     return hashlib.md5(f"{provider}--{local_id}".encode("utf-8")).hexdigest()
@@ -72,7 +77,7 @@ class Mapper:
         self.label = label
         self.profile = profile
         self._parser = make_parser()
-        self._paths = JsonPaths() if profile.source == "json" else Paths(profile.namespaces)
+        self._paths = paths_for(profile)
         # (name, rule, target): target is _URL_ONE / _ONE (first value, on the record), _TOP (the list, on the
         # record), else the shaper of the sourceResource values (None: the strings themselves).
         self._rules: list[tuple[str, Rule, Any]] = []
@@ -189,6 +194,11 @@ def mapper_for(provider: Any) -> Mapper:
         raise ConfigError(f"registry entry has no 'mapping' (one of {sorted(PROFILES)})", provider=name)
     if mapping not in PROFILES:
         raise ConfigError(f"unknown mapping {mapping!r} (known: {sorted(PROFILES)})", provider=name)
-    rules = merge_rules(PROFILES[mapping].rules, provider.get("mapping_overrides") or {},
-                        lambda reason: ConfigError(f"mapping_overrides {reason}", provider=name))
-    return Mapper(name, provider.label, PROFILES[mapping], rules)
+    return build_mapper(name, provider.label, PROFILES[mapping], provider.get("mapping_overrides") or {})
+
+
+def build_mapper(provider: str, label: str, profile: Profile, overrides: Any) -> Mapper:
+    """A mapper for ``profile`` with per-field ``overrides`` (as the registry's ``mapping_overrides``) merged on."""
+    rules = merge_rules(profile.rules, overrides,
+                        lambda reason: ConfigError(f"mapping_overrides {reason}", provider=provider))
+    return Mapper(provider, label, profile, rules)
