@@ -7,6 +7,7 @@ from typing import Any
 # field name -> (section, shape). section "top" = on the record, "sr" = in sourceResource.
 # shapes: "one" (first string), "strings", "agent", "concept", "timespan", "place", "collection".
 FIELDS: dict[str, tuple[str, str]] = {
+    "ingestType": ("top", "one"),  # "item" (the default) or "collection"
     "dataProvider": ("top", "one"),
     "isShownAt": ("top", "one"),
     "object": ("top", "one"),

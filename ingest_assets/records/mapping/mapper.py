@@ -21,6 +21,7 @@ from ingest_assets.records.mapping.xml import find_root, make_parser, parse
 
 _URL = re.compile(r"^https?://[^\s/]+\S*$")
 _URL_FIELDS = frozenset({"isShownAt", "object", "preview", "providerUri"})
+INGEST_TYPES = ("item", "collection")
 _ONE, _URL_ONE, _TOP = object(), object(), object()  # rule targets, see Mapper.__init__
 MIMETYPES = {
     "xml": frozenset({"application_xml", "application/xml"}),
@@ -138,6 +139,10 @@ class Mapper:
             else:
                 sr[name] = [target(v) for v in values]
 
+        ingest_type = top.get("ingestType", "item")
+        if ingest_type not in INGEST_TYPES:
+            messages.append(Message(INVALID_VALUE, "ingestType", local_id, ingest_type, "not 'item' or 'collection'"))
+            ingest_type = "item"
         for name in SR_REQUIRED_ARRAYS:
             sr.setdefault(name, [])
         invalid = {m.field for m in messages}
@@ -153,7 +158,7 @@ class Mapper:
         obj = top.get("object")
         record = {
             "id": mint_id(self.provider, local_id),
-            "ingestType": "item",
+            "ingestType": ingest_type,
             "ingestDate": int(original.get("ingestDate") or 0),
             "dataProvider": top["dataProvider"],
             "hasView": top.get("hasView"),
@@ -166,7 +171,7 @@ class Mapper:
             "providerUri": top.get("providerUri"),
             "rightsStatement": top.get("rightsStatement"),
             "sourceResource": sr,
-            "title": None,
+            "title": sr["title"][0] if ingest_type == "collection" else None,  # MAP: collection records only
         }
         return MappingResult(record, messages)
 

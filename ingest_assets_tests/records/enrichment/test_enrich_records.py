@@ -7,6 +7,7 @@ import copy
 from fastavro.validation import validate
 
 from ingest_assets.records.enrichment import enrich
+from ingest_assets.registry import ProviderEntry
 
 
 def test_maryland_qdc(maryland, map_schema):
@@ -114,3 +115,12 @@ def test_format_and_extent_stop_words(maryland):
     assert out["extent"] == ["1 photograph", "8 x 10 in"]  # labels lose a final period, as before
     assert {"format", "extent"} <= changes
     assert enrich(enriched)[1] == set()  # idempotent
+
+
+def test_montana_mods_placeholder_format_and_extent(mapped):
+    (record,) = mapped("dpla/provider-montana-repox-getrecord-mods.xml", ProviderEntry("mt", {"mapping": "mods"}))
+    assert record["sourceResource"]["format"] == ["Format", "jpeg"] and record["sourceResource"]["extent"] == ["Extent"]
+    enriched, changes = enrich(record)
+    assert enriched["sourceResource"]["format"] == ["jpeg"]  # the field's name is not a value
+    assert enriched["sourceResource"]["extent"] is None
+    assert {"format", "extent"} <= changes
