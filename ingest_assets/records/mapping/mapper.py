@@ -13,9 +13,7 @@ from lxml import etree
 from ingest_assets import json_input
 from ingest_assets.errors import ConfigError
 from ingest_assets.records.mapping.fields import FIELDS, SHAPERS, SR_FIELDS, SR_REQUIRED_ARRAYS
-from ingest_assets.records.mapping.json_paths import JsonPaths
-from ingest_assets.records.mapping.paths import Paths
-from ingest_assets.records.mapping.profiles import PROFILES, Profile, merge_rules
+from ingest_assets.records.mapping.profiles import PROFILES, Profile, merge_rules, paths_for
 from ingest_assets.records.mapping.rules import Rule, compile_rule
 from ingest_assets.records.mapping.xml import find_root, make_parser, parse
 
@@ -58,11 +56,6 @@ class MappingResult:
     @property
     def failed(self) -> bool:
         return self.record is None and not self.deleted
-
-
-def paths_for(profile: Profile) -> Paths | JsonPaths:
-    """An empty set of the profile's path language (XPath with its namespaces, or JMESPath)."""
-    return JsonPaths() if profile.source == "json" else Paths(profile.namespaces)
 
 
 def mint_id(provider: str, local_id: str) -> str:

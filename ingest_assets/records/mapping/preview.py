@@ -24,8 +24,8 @@ from ingest_assets import json_input
 from ingest_assets.errors import ConfigError, IngestError, ParseError
 from ingest_assets.records.indexing import index_record
 from ingest_assets.records.mapping.fields import FIELDS
-from ingest_assets.records.mapping.mapper import UNPARSEABLE, Mapper, MappingResult, Message, paths_for
-from ingest_assets.records.mapping.profiles import Profile
+from ingest_assets.records.mapping.mapper import UNPARSEABLE, Mapper, MappingResult, Message
+from ingest_assets.records.mapping.profiles import Profile, paths_for
 from ingest_assets.records.mapping.report import MappingReport
 from ingest_assets.records.mapping.rules import compile_rule
 from ingest_assets.storage import avro, layout

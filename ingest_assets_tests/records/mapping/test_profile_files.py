@@ -144,3 +144,16 @@ def test_json_values_of_any_shape_become_strings():
 def _minimal_cdl() -> dict:
     return {"id": "k1", "title_ss": ["t"], "repository_name": ["r"], "url_item": "https://calisphere.org/item/k1/",
             "rights_uri": "http://rightsstatements.org/vocab/InC/1.0/"}
+
+
+@pytest.mark.parametrize(("fields", "needle"), [
+    ("title: {xpath: 'm:name['}", "mapping rule for 'title': bad xpath"),
+    ("title: {xpath: m:name, pattern: '('}", "bad regex"),
+    ("title: {xpath: m:name, colour: red}", "unknown keys ['colour']"),
+])
+def test_a_profile_files_rules_are_checked_when_it_is_loaded(tmp_path, fields, needle):
+    path = tmp_path / "museum.yaml"
+    path.write_text(MUSEUM_PROFILE.split("fields:")[0] + "fields:\n  " + fields + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    assert needle in str(caught.value) and str(path) in str(caught.value)

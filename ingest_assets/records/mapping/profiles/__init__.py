@@ -29,6 +29,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ingest_assets.errors import ConfigError
 from ingest_assets.records.mapping.fields import FIELDS
+from ingest_assets.records.mapping.json_paths import JsonPaths
+from ingest_assets.records.mapping.paths import Paths
+from ingest_assets.records.mapping.rules import compile_rule
 from ingest_assets.records.mapping.xml import NAMESPACES
 
 
@@ -55,6 +58,11 @@ class _ProfileFile(BaseModel):
     id: dict[str, Any] | None = None
     records: str | None = None
     fields: dict[str, dict[str, Any] | list[dict[str, Any]] | None] = {}
+
+
+def paths_for(profile: Profile) -> Paths | JsonPaths:
+    """An empty set of the profile's path language (XPath with its namespaces, or JMESPath)."""
+    return JsonPaths() if profile.source == "json" else Paths(profile.namespaces)
 
 
 def merge_rules(base: Mapping[str, Any], overrides: Any, fail) -> dict[str, Any]:
@@ -111,7 +119,7 @@ def _profile(name: str, text: str, source: str, known: Mapping[str, Profile]) ->
         raise fail("needs 'source: xml' or 'source: json'")
     namespaces = {**NAMESPACES, **(parent.namespaces if parent else {}), **spec.namespaces}
     root = [_qualified(tag, namespaces, fail) for tag in spec.root] if spec.root else None
-    return Profile(
+    profile = Profile(
         name=name,
         description=spec.description,
         source=kind,
@@ -121,6 +129,13 @@ def _profile(name: str, text: str, source: str, known: Mapping[str, Profile]) ->
         id_rule=spec.id if spec.id is not None else (parent.id_rule if parent else None),
         records=spec.records or (parent.records if parent else None),
     )
+    paths = paths_for(profile)  # every rule compiles now, not when a provider first uses the profile
+    try:
+        for field_name, rule in [*profile.rules.items(), *([("id", profile.id_rule)] if profile.id_rule else [])]:
+            compile_rule(rule, provider=name, field=field_name, paths=paths)
+    except ConfigError as exc:
+        raise fail(exc.message) from None
+    return profile
 
 
 def _qualified(tag: str, namespaces: Mapping[str, str], fail) -> str:
