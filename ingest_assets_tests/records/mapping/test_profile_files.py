@@ -108,6 +108,7 @@ def test_a_profile_extends_a_shipped_one_field_by_field(tmp_path, shared_fixture
     ("description: x\nextends: marc\n", "extends unknown profile 'marc'"),
     ("description: x\nsource: json\nfields: {colour: {path: a}}\n", "unknown field 'colour'"),
     ("description: [x\n", "not valid YAML"),
+    ("description: x\nsource: json\nrecords: 'response.[docs'\n", "records: bad JMESPath"),
 ])
 def test_bad_profile_files_are_config_errors_naming_the_file(tmp_path, text, needle):
     path = tmp_path / "mine.yaml"

@@ -24,7 +24,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
+import jmespath
 import yaml
+from jmespath.exceptions import JMESPathError
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ingest_assets.errors import ConfigError
@@ -95,17 +97,19 @@ def load_profile(path: str | Path, known: Mapping[str, Profile] | None = None) -
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read the profile: {exc.strerror}", file=str(path)) from None
-    return _profile(path.stem, text, str(path), PROFILES if known is None else known)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"mapping profile {path.stem!r}: not valid YAML: {exc}", file=str(path)) from None
+    return _profile(path.stem, data, str(path), PROFILES if known is None else known)
 
 
-def _profile(name: str, text: str, source: str, known: Mapping[str, Profile]) -> Profile:
+def _profile(name: str, data: Any, source: str, known: Mapping[str, Profile]) -> Profile:
     def fail(reason: str) -> ConfigError:
         return ConfigError(f"mapping profile {name!r}: {reason}", file=source)
 
     try:
-        spec = _ProfileFile.model_validate(yaml.safe_load(text))
-    except yaml.YAMLError as exc:
-        raise fail(f"not valid YAML: {exc}") from None
+        spec = _ProfileFile.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         raise fail(f"key {'.'.join(map(str, error['loc']))!r}: {error['msg']}") from None
@@ -117,6 +121,11 @@ def _profile(name: str, text: str, source: str, known: Mapping[str, Profile]) ->
     kind = spec.source or (parent.source if parent else None)
     if kind is None:
         raise fail("needs 'source: xml' or 'source: json'")
+    if spec.records is not None:
+        try:
+            jmespath.compile(spec.records)
+        except JMESPathError as exc:
+            raise fail(f"records: bad JMESPath {spec.records!r}: {exc}") from None
     namespaces = {**NAMESPACES, **(parent.namespaces if parent else {}), **spec.namespaces}
     root = [_qualified(tag, namespaces, fail) for tag in spec.root] if spec.root else None
     profile = Profile(
@@ -150,17 +159,17 @@ def _qualified(tag: str, namespaces: Mapping[str, str], fail) -> str:
 
 def _shipped() -> dict[str, Profile]:
     """The profiles shipped with the package; a profile is loaded after the one it extends."""
-    texts = {
-        entry.name.removesuffix(".yaml"): entry.read_text(encoding="utf-8")
+    pending = {
+        entry.name.removesuffix(".yaml"): yaml.safe_load(entry.read_text(encoding="utf-8"))
         for entry in files(__name__).iterdir() if entry.name.endswith(".yaml")
     }
     loaded: dict[str, Profile] = {}
-    while texts:
-        ready = [n for n, t in texts.items() if (yaml.safe_load(t) or {}).get("extends") in (None, *loaded)]
+    while pending:
+        ready = [name for name, data in pending.items() if data.get("extends") in (None, *loaded)]
         if not ready:
-            raise ConfigError(f"mapping profiles extend each other in a circle or extend unknown ones: {sorted(texts)}")
+            raise ConfigError(f"mapping profiles extend each other in a circle or unknown ones: {sorted(pending)}")
         for name in sorted(ready):
-            loaded[name] = _profile(name, texts.pop(name), f"{__name__}/{name}.yaml", loaded)
+            loaded[name] = _profile(name, pending.pop(name), f"{__name__}/{name}.yaml", loaded)
     return loaded
 
 
