@@ -29,13 +29,15 @@ from ingest_assets.records.mapping.profiles import Profile, paths_for
 from ingest_assets.records.mapping.report import MappingReport
 from ingest_assets.records.mapping.rules import compile_rule
 from ingest_assets.storage import avro, layout
+from ingest_assets.storage.backends import Storage
 from ingest_assets.xml_input import UnsafeXML, parse_xml, standalone
 
 HARVEST = "harvest:"
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 
 
-def read_inputs(inputs: Iterable[str], profile: Profile, provider: str, storage=None) -> Iterator[dict | Message]:
+def read_inputs(inputs: Iterable[str], profile: Profile, provider: str,
+                storage: Storage | None = None) -> Iterator[dict | Message]:
     """OriginalRecord dicts from each input, in order; a record that cannot be read is a ``Message`` instead."""
     local_id = _id_reader(profile, provider)
     for given in inputs:
@@ -47,7 +49,7 @@ def read_inputs(inputs: Iterable[str], profile: Profile, provider: str, storage=
             content = path.read_bytes()
         except OSError as exc:
             raise ParseError(f"cannot read the input: {exc.strerror}", provider=provider, file=given) from None
-        kind = "xml" if content.lstrip()[:1] == b"<" else "json"
+        kind = "xml" if content.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<" else "json"
         ids = local_id if kind == profile.source else _no_id  # the mapper reports the mismatch per record
         if kind == "xml":
             yield from _xml_originals(path, content, profile, provider, ids)
@@ -55,7 +57,7 @@ def read_inputs(inputs: Iterable[str], profile: Profile, provider: str, storage=
             yield from _json_originals(path, content, profile, provider, ids)
 
 
-def newest_harvest(storage, provider: str) -> Iterator[dict]:
+def newest_harvest(storage: Storage, provider: str) -> Iterator[dict]:
     """The records of the newest complete harvest output of ``provider``."""
     outputs = layout.complete_outputs(storage, provider, "harvest")
     if not outputs:
@@ -114,8 +116,13 @@ def _json_originals(path: Path, content: bytes, profile: Profile, provider: str,
     try:
         documents = [json_input.loads(content)]
         lines = False
-    except ValueError:  # JSON lines: one record a line
+    except ValueError as exc:  # JSON lines (one record a line), when the first line is JSON on its own
         documents, lines = content.decode("utf-8", "replace").splitlines(), True
+        first = next((line for line in documents if line.strip()), "")
+        try:
+            json_input.loads(first)
+        except ValueError:
+            raise ParseError(f"not well-formed JSON: {exc}", provider=provider, file=str(path)) from None
     for n, document in enumerate(documents, 1):
         if lines:
             if not document.strip():
@@ -162,16 +169,18 @@ class Coverage:
 def preview(mapper: Mapper, items: Iterable[dict | Message], out: TextIO, *, output: str = "table",
             limit: int | None = None) -> MappingReport:
     """Map every item, print the first ``limit`` records (all without a limit) then the coverage; returns the report."""
-    report, coverage, shown = MappingReport(), Coverage(), []
+    report, coverage, shown, count = MappingReport(), Coverage(), [], 0
     for item in items:
         result = MappingResult(None, [item]) if isinstance(item, Message) else mapper.map(item)
         report.add(result)
         if result.record is not None:
             coverage.add(result.record)
-        if limit is None or len(shown) < limit:
+        if limit is None or count < limit:
+            count += 1
             entry = _entry(item, result)
-            shown.append(entry)
-            if output == "table":
+            if output == "json":
+                shown.append(entry)
+            else:
                 _print_entry(entry, out)
     summary = {**report.summary(), "coverage": coverage.as_dict()}
     if output == "json":

@@ -158,6 +158,14 @@ def test_errors_are_one_line(tmp_path, monkeypatch, capsys, argv, needle):
     assert err.startswith("ingest-assets map: ") and needle in err and err.count("\n") == 1
 
 
+def test_a_broken_json_document_is_named_not_read_as_lines(tmp_path, capsys):
+    broken = tmp_path / "record.json"
+    broken.write_text(json.dumps(CALISPHERE, indent=2)[:-3])
+    assert main(["map", "--profile", "cdl", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert "not well-formed JSON" in err and str(broken) in err
+
+
 def test_broken_xml_input_is_named(tmp_path, capsys):
     broken = tmp_path / "page.xml"
     broken.write_bytes(b"<OAI-PMH><ListRecords><record>")
