@@ -225,3 +225,14 @@ def test_dc_type_collection_marks_a_collection_record(originals):
     assert record["ingestType"] == "collection" and record["title"] == record["sourceResource"]["title"][0]
     assert record["dataProvider"] == "Zenodo"  # the default a hub sets once for the provider
     assert mapper.map(first).record["ingestType"] == "item"
+
+
+def test_qdc_is_part_of_is_the_collection(maryland):
+    document = maryland["document"].replace(
+        "<dcterms:temporal>", "<dcterms:isPartOf>Maryland State Archives Special Collections; Photographs"
+        "</dcterms:isPartOf><dcterms:temporal>", 1)
+    assert document != maryland["document"]
+    sr = mapper_for(ProviderEntry("maryland", {"mapping": "qdc"})).map({**maryland, "document": document}).record[
+        "sourceResource"]
+    assert [c["title"] for c in sr["collection"]] == ["Maryland State Archives Special Collections", "Photographs"]
+    assert sr["relation"] is None
