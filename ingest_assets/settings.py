@@ -16,6 +16,7 @@ from pathlib import Path
 from ingest_assets.errors import ConfigError
 
 AVRO_CODECS = ("null", "deflate", "snappy", "bzip2", "xz", "zstandard", "lz4")
+ENGINES = ("in-process", "spark", "auto")
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Settings:
             repository=env.get("INGEST_REPOSITORY") or str(home / "ocfl"),
             resourcesync_url=(env.get("INGEST_RESOURCESYNC_URL") or "").rstrip("/") or None,
             partition_start=_day("INGEST_PARTITION_START", env.get("INGEST_PARTITION_START") or "2026-01-01"),
-            engine=env.get("INGEST_ENGINE") or "in-process",
+            engine=_engine(env.get("INGEST_ENGINE") or "in-process"),
             spark_master=env.get("INGEST_SPARK_MASTER") or "local[*]",
             spark_threshold=int(_number("INGEST_SPARK_THRESHOLD", env.get("INGEST_SPARK_THRESHOLD") or "100000", int)),
             avro_codec=_codec(env.get("INGEST_AVRO_CODEC") or "snappy"),
@@ -103,6 +104,12 @@ def _number(name: str, value: str, kind: type[int] | type[float]) -> float:
     if number < 0:
         raise ConfigError(f"{name} must not be negative, got {value!r}")
     return number
+
+
+def _engine(value: str) -> str:
+    if value not in ENGINES:
+        raise ConfigError(f"INGEST_ENGINE must be one of {', '.join(ENGINES)}, got {value!r}")
+    return value
 
 
 def _codec(value: str) -> tuple[str, int | None]:

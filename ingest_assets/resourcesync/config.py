@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ingest_assets.errors import ConfigError
 from ingest_assets.registry import Registry
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet
@@ -45,15 +44,7 @@ def resource_sets(registry: Registry, base: str | None = None) -> list[ResourceS
     base = (base or DEFAULT_BASE_URL).rstrip("/")
     sets = []
     for entry in registry.providers_with("resourcesync"):
-        block = entry.block("resourcesync")
-        unknown = set(block) - {"url_prefix", "root", "publish_outputs"}
-        if unknown:
-            raise ConfigError(f"unknown resourcesync keys {sorted(unknown)}", provider=entry.name, file=registry.source)
-        outputs = block.get("publish_outputs", False)
-        if not isinstance(outputs, bool):
-            raise ConfigError(
-                "resourcesync publish_outputs must be true or false", provider=entry.name, file=registry.source
-            )
-        url_prefix = block.get("url_prefix") or f"{base}/{entry.name}/resources/"
-        sets.append(ResourceSet(entry.name, url_prefix, block.get("root"), outputs))
+        block = entry.require("resourcesync")
+        url_prefix = block.url_prefix or f"{base}/{entry.name}/resources/"
+        sets.append(ResourceSet(entry.name, url_prefix, block.root, block.publish_outputs))
     return sets

@@ -31,7 +31,7 @@ def wiring(tmp_path, site):
         f"b: {{modified: '2015-11-05 12:00:00', void: '{site.base}/b/void.ttl', allow_private: true}}\n"
         f"c: {{modified: 2015-10-01, void: '{site.base}/c/void.ttl', allow_private: true}}\n"
         f"d: {{modified: 2015-10-01, void: '{site.fixture(BROKEN)}', allow_private: true}}\n"
-        "e: {harvest: {kind: oai}}\n"  # another capability's provider: not ours
+        "e: {harvest: {type: oai, endpoint: 'https://h.org/oai'}}\n"  # another capability's provider: not ours
     )
     storage = StorageResource(url=str(tmp_path / "storage"))
     return {

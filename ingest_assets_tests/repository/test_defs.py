@@ -19,7 +19,7 @@ def test_sensor_asset_and_watchdog(tmp_path, template_index, thalictrum):
     app.records = [thalictrum]
     registry = tmp_path / "registry.yaml"
     registry.write_text(yaml.safe_dump({"k2n": {"repository": {"template_index": url, "default_language": "de"}},
-                                        "other": {"harvest": {"endpoint": "http://x.org/oai"}}}))
+                                        "other": {"harvest": {"type": "oai", "endpoint": "http://x.org/oai"}}}))
     database = f"sqlite:///{tmp_path / 'ingest.sqlite3'}"
     resources = {"registry": RegistryResource(path=str(registry)), "sql": SqlResource(url=database),
                  "storage": StorageResource(url=str(tmp_path / "storage")),

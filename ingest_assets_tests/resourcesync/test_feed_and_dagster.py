@@ -83,7 +83,7 @@ def test_asset_publishes_the_sets_of_the_registry(tmp_path, t0):
                 "files": {
                     "resourcesync": {"root": str(tmp_path / "files"), "url_prefix": "https://cdn.example.org/files/"}
                 },
-                "quiet": {"harvest": {"type": "file"}},
+                "quiet": {"harvest": {"type": "file", "path": "/data/q.jsonl", "format": "jsonl", "id_path": "id"}},
             }
         )
     )

@@ -57,7 +57,7 @@ def provider_graph(
 ):
     """The provider's named graph, brought up to its VoID's ``dcterms:modified`` (delete-by-subject)."""
     provider = context.partition_key
-    source = ProviderSource.from_settings(provider, registry.load()[provider].settings)
+    source = ProviderSource.of(registry.load()[provider])
     graphs = triplestore.graphs(provider)
     started = datetime.now(timezone.utc)
     try:

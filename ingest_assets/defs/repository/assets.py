@@ -16,7 +16,7 @@ Settings: INGEST_REPOSITORY_HARVESTING_INTERVAL (s, default 120), INGEST_REPOSIT
 INGEST_REPOSITORY_REMOVAL_GRACE_DAYS (7); FEDORA_USER / FEDORA_PASSWORD when INGEST_REPOSITORY is Fedora.
 """
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import dagster as dg
@@ -46,49 +46,41 @@ def ingest_settings(entry: ProviderEntry) -> "IngestSettings":
     """
     from ingest_assets.repository.ingest import IngestSettings
 
-    block = entry.block(BLOCK)
-    wiki = block.get("wiki_api") or block.get("wiki_export")
-    source = block.get("template_index") or (wiki if block.get("base_url") else None)
-    if not source:
-        raise ConfigError("repository block needs template_index, or wiki_api or wiki_export with base_url",
-                          provider=entry.name)
-    start = block.get("start")
-    return IngestSettings(source=str(source), provider=entry.name,
-                          default_language=str(block.get("default_language", "en")),
-                          wiki_languages=dict(block.get("wiki_languages") or {}),
-                          start=datetime.fromisoformat(str(start)) if start else None)
+    block = entry.require(BLOCK)
+    return IngestSettings(source=block.source, provider=entry.name, default_language=block.default_language,
+                          wiki_languages=block.wiki_languages, start=block.start)
 
 
 def template_source(entry: ProviderEntry, http: HttpClient) -> "TemplateSource":
     from ingest_assets.repository.mediawiki import MediaWikiApi, WikiTemplateSource
     from ingest_assets.repository.template_index import TemplateIndexClient
 
-    block = entry.block(BLOCK)
-    if block.get("template_index"):
-        return TemplateIndexClient(str(block["template_index"]), http, provider=entry.name)
-    if block.get("wiki_export"):
-        return WikiTemplateSource.from_export(str(block["wiki_export"]), base_url=str(block["base_url"]))
-    return WikiTemplateSource.from_api(MediaWikiApi(str(block["wiki_api"]), http), base_url=str(block["base_url"]))
+    block = entry.require(BLOCK)
+    if block.template_index:
+        return TemplateIndexClient(block.template_index, http, provider=entry.name)
+    if block.wiki_export:
+        return WikiTemplateSource.from_export(block.wiki_export, base_url=block.base_url)
+    return WikiTemplateSource.from_api(MediaWikiApi(block.wiki_api, http), base_url=block.base_url)
 
 
 def bookkeeping(entry: ProviderEntry, sql: SqlResource) -> "Bookkeeping":
     from ingest_assets.repository.bookkeeping import Bookkeeping
 
-    hours = float(entry.block(BLOCK).get("max_ingest_hours", 24))
-    return Bookkeeping(sql.get_client(), max_duration=timedelta(hours=hours))
+    return Bookkeeping(sql.get_client(), max_duration=timedelta(hours=entry.require(BLOCK).max_ingest_hours))
 
 
 def _report_poster(entry: ProviderEntry, repository: RepositoryResource):
     """Posting reports needs ``wiki_api`` and the *names* of the env vars holding the bot credentials."""
-    block = entry.block(BLOCK)
-    if not block.get("wiki_api"):
+    block = entry.require(BLOCK)
+    if not block.wiki_api:
         return None
-    user, password = (Settings.current().secret(str(block.get(k, ""))) for k in ("wiki_user_env", "wiki_password_env"))
+    user, password = (Settings.current().secret(name) if name else None
+                      for name in (block.wiki_user_env, block.wiki_password_env))
     if not user or not password:
         raise ConfigError("wiki_api needs wiki_user_env / wiki_password_env naming set env vars", provider=entry.name)
     from ingest_assets.repository.mediawiki import WikiEditor
 
-    return WikiEditor(str(block["wiki_api"]), repository.source_http(), username=user, password=password).edit
+    return WikiEditor(block.wiki_api, repository.source_http(), username=user, password=password).edit
 
 
 @dg.asset(group_name=GROUP, partitions_def=repository_providers,
@@ -100,12 +92,11 @@ def repository_collections(context: dg.AssetExecutionContext, registry: Registry
     from ingest_assets.repository.validation import load_vocabularies
 
     entry = registry.load()[context.partition_key]
-    block = entry.block(BLOCK)
     service = RepositoryIngest(
         ingest_settings(entry), source=template_source(entry, repository.source_http()),
         repository=repository.get_client(),
         index=ObjectIndex(sql.get_client()), bookkeeping=bookkeeping(entry, sql),
-        vocabularies=load_vocabularies(block.get("vocabularies")), storage=storage.get_client(),
+        vocabularies=load_vocabularies(entry.require(BLOCK).vocabularies), storage=storage.get_client(),
         post_report=_report_poster(entry, repository))
     result = service.run()
     if result.refused:

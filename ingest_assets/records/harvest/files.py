@@ -28,8 +28,8 @@ from ingest_assets import json_input
 from ingest_assets.errors import ConfigError, IngestError, ParseError, ValidationError, context
 from ingest_assets.http import HttpClient
 from ingest_assets.records.harvest.api import record_id
-from ingest_assets.records.harvest.config import FileConfig, ZipLimits
 from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
+from ingest_assets.registry import ArchiveBounds, FileHarvest
 from ingest_assets.xml_input import HARDENED, UnresolvedEntity, declares_entities, standalone
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -38,8 +38,9 @@ S_IFMT, S_IFLNK = 0o170000, 0o120000
 
 
 class FileHarvester:
-    def __init__(self, provider: str, config: FileConfig, *, ingest_ts: int, http: HttpClient, stats: HarvestStats):
+    def __init__(self, provider: str, config: FileHarvest, *, ingest_ts: int, http: HttpClient, stats: HarvestStats):
         self.provider, self.config, self.ingest_ts, self.http, self.stats = provider, config, ingest_ts, http, stats
+        self.id_xpath = etree.XPath(config.id_xpath, namespaces=config.namespaces) if config.id_xpath else None
 
     def records(self) -> Iterator[dict]:
         seen = SeenIds()
@@ -90,9 +91,9 @@ class FileHarvester:
                     continue
                 number += 1
                 try:
-                    local_id = _xpath_text(self.config.id_xpath(element)).strip()
+                    local_id = _xpath_text(self.id_xpath(element)).strip()
                     if not local_id:
-                        raise ValidationError(f"record has no id at {self.config.id_xpath.path!r}", provider=self.provider)
+                        raise ValidationError(f"record has no id at {self.id_xpath.path!r}", provider=self.provider)
                     try:
                         document = standalone(element)
                     except UnresolvedEntity as exc:
@@ -177,7 +178,7 @@ class FileHarvester:
                     self.stats.record_error(ParseError(f"unreadable zip member: {exc}", provider=self.provider, file=name))
 
 
-def _unsafe_member(info: zipfile.ZipInfo, limits: ZipLimits) -> str | None:
+def _unsafe_member(info: zipfile.ZipInfo, limits: ArchiveBounds) -> str | None:
     name = info.filename
     if name.startswith("/") or "\\" in name or re.match(r"^[A-Za-z]:", name) or ".." in PurePosixPath(name).parts:
         return "path leaves the archive"

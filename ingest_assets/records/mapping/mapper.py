@@ -187,12 +187,12 @@ def _fail(kind: str, field_name: str, local_id: str, value: str, reason: str) ->
 def mapper_for(provider: Any) -> Mapper:
     """Build the mapper a registry ``ProviderEntry`` asks for (``mapping:`` + ``mapping_overrides:``)."""
     name = provider.name
-    mapping = provider.get("mapping")
+    mapping = provider.settings.mapping
     if mapping is None:
         raise ConfigError(f"registry entry has no 'mapping' (one of {sorted(PROFILES)})", provider=name)
     if mapping not in PROFILES:
         raise ConfigError(f"unknown mapping {mapping!r} (known: {sorted(PROFILES)})", provider=name)
-    return build_mapper(name, provider.label, PROFILES[mapping], provider.get("mapping_overrides") or {})
+    return build_mapper(name, provider.label, PROFILES[mapping], provider.settings.mapping_overrides)
 
 
 def build_mapper(provider: str, label: str, profile: Profile, overrides: Any) -> Mapper:
