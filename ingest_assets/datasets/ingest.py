@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 from sqlalchemy import Engine
 
 from ingest_assets import json_input
+from ingest_assets.archives import Limits
 from ingest_assets.datasets.archive import (
     ArchiveOrgUploader,
     item_file_names,
@@ -22,7 +23,7 @@ from ingest_assets.datasets.archive import (
     write_item_folder,
     write_warc,
 )
-from ingest_assets.datasets.bundle import BundleEntry, BundleLimits, list_bundle
+from ingest_assets.datasets.bundle import BundleEntry, list_bundle
 from ingest_assets.datasets.detect import doi_url, match_url, normalize_doi, parse_landing
 from ingest_assets.datasets.download import Capture, download
 from ingest_assets.datasets.fetch import Terminal, fetch_terminal
@@ -57,7 +58,7 @@ class IngestContext:
     hosts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     doi_resolver: str = "https://doi.org"
     landing_max_bytes: int = 16 * 1024 * 1024
-    bundle_limits: BundleLimits = field(default_factory=BundleLimits)
+    bundle_limits: Limits = field(default_factory=Limits)
     uploader: ArchiveOrgUploader | None = None
     workdir: Path | None = None
 
