@@ -139,8 +139,7 @@ class _Reader:
                 if sum(i.file_size for i in infos) > limits.max_total_bytes:
                     raise self.refuse(f"declares more than {limits.max_total_bytes} uncompressed bytes")
                 for info in infos:
-                    mode = info.external_attr >> 16
-                    kind = "symlink" if stat.S_ISLNK(mode) else "file" if stat.S_IFMT(mode) in (0, stat.S_IFREG, stat.S_IFDIR) else "special"
+                    kind = _zip_kind(info.external_attr >> 16)
                     name = self.check(info.filename, kind, info.file_size)
                     if isinstance(name, ArchiveError):
                         yield name
@@ -171,8 +170,7 @@ class _Reader:
                     count += 1
                     if count > limits.max_members:
                         raise self.refuse(f"tar has more than {limits.max_members} members")
-                    kind = "symlink" if info.issym() else "hardlink" if info.islnk() else "file" if info.isfile() or info.isdir() else "special"
-                    name = self.check(info.name, kind, info.size)
+                    name = self.check(info.name, _tar_kind(info), info.size)
                     if isinstance(name, ArchiveError):
                         yield name
                     elif info.isdir():
@@ -191,3 +189,17 @@ class _Reader:
                         yield Member(name, info.size, archive.extractfile(info))
         except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
             raise self.refuse(f"corrupt tar: {exc}") from exc
+
+
+def _zip_kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return "file" if stat.S_IFMT(mode) in (0, stat.S_IFREG, stat.S_IFDIR) else "special"  # 0: no Unix type recorded
+
+
+def _tar_kind(info: tarfile.TarInfo) -> str:
+    if info.issym():
+        return "symlink"
+    if info.islnk():
+        return "hardlink"
+    return "file" if info.isfile() or info.isdir() else "special"
