@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from ingest_assets.archives import Limits, Member, members, scan
+from ingest_assets.archives import Limits, members, scan
 from ingest_assets.errors import ArchiveError, ParseError
 
 MiB = 1024 * 1024
