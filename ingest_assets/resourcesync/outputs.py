@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Iterator
 from datetime import date
 
-from ingest_assets.resourcesync.feed import FeedReport, record_file_change
+from ingest_assets.resourcesync.feed import ChangeFeed, FeedReport
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet
 from ingest_assets.storage import layout
@@ -53,17 +53,13 @@ def output_key(storage: Storage, provider: str, path: str) -> str:
 def feed_outputs(index: ResourceIndex, storage: Storage, resource_set: ResourceSet, day: date) -> FeedReport:
     """Record a ``created`` event (at the activity's start) for each file of the set's provider's newest
     complete output of every activity on ``day``; files already recorded with the same md5 are unchanged."""
-    report = FeedReport()
+    feed = ChangeFeed(index, storage, resource_set)
     for activity in layout.ACTIVITIES:
         output = layout.latest_output(storage, resource_set.name, activity, day)
         for key in output_files(storage, output) if output else ():
             length, md5, sha256 = _digests(storage, key)
-            path = f"{OUTPUTS}/{key.split('/', 1)[1]}"
-            change = record_file_change(
-                index, resource_set, path, output.started, length, md5, sha256, output_mime(key)
-            )
-            report.counts[change] += 1
-    return report
+            feed.record(f"{OUTPUTS}/{key.split('/', 1)[1]}", output.started, length, md5, sha256, output_mime(key))
+    return feed.report
 
 
 def _digests(storage: Storage, key: str) -> tuple[int, str, str]:

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ingest_assets.events import record_event
+from ingest_assets.resourcesync.events import record_event
 from ingest_assets.resourcesync.model import ResourceSet
 from ingest_assets.resourcesync.publish import Publisher
 from ingest_assets.resourcesync.server import ResourceSyncApp
