@@ -13,6 +13,14 @@ REL = Namespace("info:fedora/fedora-system:def/relations-external#")
 OAI_DC = "http://www.openarchives.org/OAI/2.0/oai_dc/"
 
 
+FEED_MIME = "text/turtle"
+
+
+def feed_path(pid: str) -> str:
+    """Where an object's RDF (:meth:`RepositoryObject.to_turtle`) is published in the change feed's set."""
+    return f"objects/{pid}.ttl"
+
+
 def fedora_uri(pid: str) -> URIRef:
     return URIRef(f"info:fedora/{pid}")
 

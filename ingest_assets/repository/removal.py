@@ -3,7 +3,8 @@
 Each live collection's HarvestingURL is requested. Only 404 and 410 count as "gone"; a collection is
 removed (members and collection object, in one repository transaction) once it has been gone on at
 least ``min_misses`` checks spanning at least ``grace``. Timeouts, 5xx and any other answer never
-remove anything and do not reset the count; a 2xx answer resets it.
+remove anything and do not reset the count; a 2xx answer resets it. With a change feed, the removed
+objects are published as ``deleted``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from sqlalchemy import delete, insert, select, update
 from ingest_assets.errors import FetchError
 from ingest_assets.http import HttpClient
 from ingest_assets.repository.index import ObjectIndex, utc
+from ingest_assets.repository.ingest import publish_changes
 from ingest_assets.repository.store import Repository
+from ingest_assets.resourcesync.feed import ChangeFeed
 from ingest_assets.repository.tables import source_checks
 
 GONE = (404, 410)
@@ -32,12 +35,13 @@ class VerificationResult:
 
 class GarbageCollector:
     def __init__(self, index: ObjectIndex, repository: Repository, http: HttpClient, *,
-                 min_misses: int = 3, grace: timedelta = timedelta(days=7)):
+                 min_misses: int = 3, grace: timedelta = timedelta(days=7), feed: ChangeFeed | None = None):
         self.index = index
         self.repository = repository
         self.http = http
         self.min_misses = min_misses
         self.grace = grace
+        self.feed = feed
 
     def run(self, now: datetime | None = None) -> VerificationResult:
         now = now or datetime.now(timezone.utc)
@@ -94,4 +98,6 @@ class GarbageCollector:
                 tx.delete(member)
             tx.delete(pid)
         self.index.remove([*members, pid])
+        if self.feed is not None:
+            publish_changes(self.feed, [], [*members, pid], datetime.now(timezone.utc))
         self._clear(pid)
