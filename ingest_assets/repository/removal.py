@@ -56,7 +56,7 @@ class GarbageCollector:
             if status in GONE:
                 result.missing.append(pid)
                 if self._record_miss(pid, url, status, now):
-                    self._remove(pid)
+                    self._remove(pid, now)
                     result.removed.append(pid)
             else:
                 self._clear(pid)
@@ -91,7 +91,7 @@ class GarbageCollector:
         with self.index.engine.begin() as conn:
             conn.execute(delete(source_checks).where(source_checks.c.pid == pid))
 
-    def _remove(self, pid: str) -> None:
+    def _remove(self, pid: str, now: datetime) -> None:
         members = self.index.members(pid)
         with self.repository.transaction() as tx:
             for member in members:
@@ -99,5 +99,5 @@ class GarbageCollector:
             tx.delete(pid)
         self.index.remove([*members, pid])
         if self.feed is not None:
-            publish_changes(self.feed, [], [*members, pid], datetime.now(timezone.utc))
+            publish_changes(self.feed, [], [*members, pid], now)
         self._clear(pid)
