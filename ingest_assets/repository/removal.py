@@ -19,8 +19,8 @@ from ingest_assets.http import HttpClient
 from ingest_assets.repository.index import ObjectIndex, utc
 from ingest_assets.repository.ingest import publish_changes
 from ingest_assets.repository.store import Repository
-from ingest_assets.resourcesync.feed import ChangeFeed
 from ingest_assets.repository.tables import source_checks
+from ingest_assets.resourcesync.feed import ChangeFeed
 
 GONE = (404, 410)
 
