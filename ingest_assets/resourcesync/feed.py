@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import BinaryIO
 
 from ingest_assets.digests import MultiHasher
 from ingest_assets.errors import IngestError, ValidationError
@@ -74,13 +75,9 @@ class ChangeFeed:
         if isinstance(data, bytes):
             length, md5, sha256 = len(data), hashlib.md5(data).hexdigest(), hashlib.sha256(data).hexdigest()
             return self.record(path, at, length, md5, sha256, mime, write=partial(self.files.write, path, data))
-        hasher = MultiHasher(["md5", "sha256"])
         with open(data, "rb") as handle:
-            while chunk := handle.read(CHUNK):
-                hasher.update(chunk)
-        digests = hasher.hexdigests()
-        write = partial(self.files.write_file, path, data)
-        return self.record(path, at, hasher.size, digests["md5"], digests["sha256"], mime, write=write)
+            length, md5, sha256 = file_digests(handle)
+        return self.record(path, at, length, md5, sha256, mime, write=partial(self.files.write_file, path, data))
 
     def record(
         self,
@@ -121,6 +118,15 @@ class ChangeFeed:
     def _count(self, change: str) -> str:
         self.report.counts[change] += 1
         return change
+
+
+def file_digests(handle: BinaryIO) -> tuple[int, str, str]:
+    """Length, md5 and sha256 of what ``handle`` reads, in one pass."""
+    hasher = MultiHasher(["md5", "sha256"])
+    while chunk := handle.read(CHUNK):
+        hasher.update(chunk)
+    digests = hasher.hexdigests()
+    return hasher.size, digests["md5"], digests["sha256"]
 
 
 def record_path(record_id: str) -> str:
