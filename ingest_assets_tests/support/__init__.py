@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,15 @@ class Worker:
             self.kill()
             raise
         return self.process.returncode, out, err
+
+
+def next_second(after: datetime) -> str:
+    """A TemplateParameterIndex time (whole seconds) later than ``after`` and already past (waits for it)."""
+    moment = after.replace(microsecond=0) + timedelta(seconds=1)
+    wait = (moment - datetime.now(timezone.utc)).total_seconds()
+    if wait > 0:
+        time.sleep(wait + 0.01)
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def wait_for(what: str, condition: Callable[[], bool], timeout: float = 60) -> None:

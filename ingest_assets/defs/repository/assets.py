@@ -24,6 +24,7 @@ import dagster as dg
 from ingest_assets.defs.providers import repository_providers
 from ingest_assets.defs.repository.resources import RepositoryResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
+from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.errors import ConfigError
 from ingest_assets.http import HttpClient
 from ingest_assets.registry import ProviderEntry
@@ -86,18 +87,20 @@ def _report_poster(entry: ProviderEntry, repository: RepositoryResource):
 @dg.asset(group_name=GROUP, partitions_def=repository_providers,
           description="One HarvestingInterval of the Fedora ingest service for a provider's TemplateParameterIndex.")
 def repository_collections(context: dg.AssetExecutionContext, registry: RegistryResource, sql: SqlResource,
-                           storage: StorageResource, repository: RepositoryResource) -> dg.MaterializeResult:
+                           storage: StorageResource, repository: RepositoryResource,
+                           resourcesync: ResourceSyncResource) -> dg.MaterializeResult:
     from ingest_assets.repository.index import ObjectIndex
     from ingest_assets.repository.ingest import RepositoryIngest
     from ingest_assets.repository.validation import load_vocabularies
 
     entry = registry.load()[context.partition_key]
+    feed = resourcesync.capability_feed("repository", storage.get_client())
     service = RepositoryIngest(
         ingest_settings(entry), source=template_source(entry, repository.source_http()),
         repository=repository.get_client(),
         index=ObjectIndex(sql.get_client()), bookkeeping=bookkeeping(entry, sql),
         vocabularies=load_vocabularies(entry.require(BLOCK).vocabularies), storage=storage.get_client(),
-        post_report=_report_poster(entry, repository))
+        post_report=_report_poster(entry, repository), feed=feed)
     result = service.run()
     if result.refused:
         return dg.MaterializeResult(metadata={"refused": True})
@@ -119,20 +122,23 @@ def repository_collections(context: dg.AssetExecutionContext, registry: Registry
         "warnings": sum(i.severity == "warning" for o in done for i in o.issues),
         "reports": dg.MetadataValue.json([o.report_key for o in done if o.report_key]),
         "source_problems": len(result.problems),
+        "change_feed": dg.MetadataValue.json(feed.report.counts if feed else "off"),
     })
 
 
 @dg.asset(group_name=GROUP, deps=[repository_collections],
           description="Verification service: removes collections whose HarvestingURL answered 404/410 "
                       "repeatedly over the grace period (never on timeouts or server errors).")
-def repository_verification(context: dg.AssetExecutionContext, sql: SqlResource,
-                            repository: RepositoryResource) -> dg.MaterializeResult:
+def repository_verification(context: dg.AssetExecutionContext, sql: SqlResource, storage: StorageResource,
+                            repository: RepositoryResource,
+                            resourcesync: ResourceSyncResource) -> dg.MaterializeResult:
     from ingest_assets.repository.index import ObjectIndex
     from ingest_assets.repository.removal import GarbageCollector
 
     collector = GarbageCollector(ObjectIndex(sql.get_client()), repository.get_client(), repository.source_http(),
                                  min_misses=repository.removal_misses,
-                                 grace=timedelta(days=repository.removal_grace_days))
+                                 grace=timedelta(days=repository.removal_grace_days),
+                                 feed=resourcesync.capability_feed("repository", storage.get_client()))
     result = collector.run()
     for pid, reason in result.unreachable.items():
         context.log.info(f"{pid}: source unreachable, left alone ({reason})")
