@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import stat
 import tarfile
@@ -13,6 +12,7 @@ import pytest
 
 from ingest_assets.archives import Limits, members, scan
 from ingest_assets.errors import ArchiveError, ParseError
+from ingest_assets_tests.support import tar_bytes
 
 MiB = 1024 * 1024
 REG, LNK = stat.S_IFREG | 0o644, stat.S_IFLNK | 0o777
@@ -32,16 +32,7 @@ def zip_file(tmp_path, entries, name="a.zip"):
 
 def tar_file(tmp_path, entries, name="a.tar.gz", mode="w:gz"):
     path = tmp_path / name
-    with tarfile.open(path, mode) as archive:
-        for member, kind, payload in entries:
-            info = tarfile.TarInfo(member)
-            info.type = kind
-            if kind == tarfile.REGTYPE:
-                info.size = len(payload)
-                archive.addfile(info, io.BytesIO(payload))
-            else:
-                info.linkname = payload.decode()
-                archive.addfile(info)
+    path.write_bytes(tar_bytes(entries, mode))
     return path
 
 

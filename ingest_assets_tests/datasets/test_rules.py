@@ -20,6 +20,7 @@ from ingest_assets.datasets.platforms import parse_checksum
 from ingest_assets.datasets.status import DatasetIngestFailure
 from ingest_assets.datasets.strategy import Thresholds, choose_strategy
 from ingest_assets.digests import MultiHasher
+from ingest_assets_tests.support import tar_bytes
 
 MiB = 1024 * 1024
 
@@ -205,24 +206,9 @@ def test_entry_count_and_size_limits(tmp_path):
     assert "neither a zip nor a tar" in refused(tmp_path, b"just text", suffix=".bin")
 
 
-def tar_with(members) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        for name, kind, payload in members:
-            info = tarfile.TarInfo(name)
-            info.type = kind
-            if kind == tarfile.REGTYPE:
-                info.size = len(payload)
-                archive.addfile(info, io.BytesIO(payload))
-            else:
-                info.linkname = payload.decode() if kind in (tarfile.SYMTYPE, tarfile.LNKTYPE) else ""
-                archive.addfile(info)
-    return buffer.getvalue()
-
-
 def test_tar_bundles(tmp_path):
     path = tmp_path / "ok.tar.gz"
-    path.write_bytes(tar_with([("d/a.txt", tarfile.REGTYPE, b"hello"), ("d/b.txt", tarfile.SYMTYPE, b"a.txt")]))
+    path.write_bytes(tar_bytes([("d/a.txt", tarfile.REGTYPE, b"hello"), ("d/b.txt", tarfile.SYMTYPE, b"a.txt")]))
     entries = list_bundle(path, Limits())
     assert [(e.path, e.digests.md5 if e.digests else e.link_target) for e in entries] == [
         ("d/a.txt", hashlib.md5(b"hello").hexdigest()),
@@ -234,7 +220,7 @@ def test_tar_bundles(tmp_path):
         ([("h", tarfile.LNKTYPE, b"../../etc/shadow")], "points outside"),
         ([("dev", tarfile.CHRTYPE, b"")], "special file"),
     ]:
-        assert message in refused(tmp_path, tar_with(members), suffix=".tgz")
+        assert message in refused(tmp_path, tar_bytes(members), suffix=".tgz")
 
 
 def test_safe_member_path():
@@ -257,10 +243,10 @@ def test_urls_registered_for_datacite_dois_are_recognised(shared_fixtures):
 
 def test_a_tar_gz_bomb_is_refused_by_its_compression_ratio(tmp_path):
     """zip entries had a ratio limit and tar bundles none: 50 MiB of zeros in a ~50 KiB .tar.gz."""
-    zeros = tar_with([("data/zeros.bin", tarfile.REGTYPE, bytes(50 * 1024 * 1024))])
+    zeros = tar_bytes([("data/zeros.bin", tarfile.REGTYPE, bytes(50 * 1024 * 1024))])
     assert len(zeros) < 100_000
     assert "compression ratio" in refused(tmp_path, zeros, Limits(max_ratio=200), suffix=".tar.gz")
-    fine = tar_with([("data/random.bin", tarfile.REGTYPE, os.urandom(2 * 1024 * 1024))])  # ~1:1
+    fine = tar_bytes([("data/random.bin", tarfile.REGTYPE, os.urandom(2 * 1024 * 1024))])  # ~1:1
     path = tmp_path / "fine.tar.gz"
     path.write_bytes(fine)
     assert [e.path for e in list_bundle(path, Limits())] == ["data/random.bin"]

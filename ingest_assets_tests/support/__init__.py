@@ -3,12 +3,14 @@ one): paths, ports, skips, server processes and workers; the fake Elasticsearch 
 
 from __future__ import annotations
 
+import io
 import os
 import resource
 import signal
 import socket
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -85,3 +87,20 @@ def wait_for(what: str, condition: Callable[[], bool], timeout: float = 60) -> N
         if time.monotonic() > deadline:
             pytest.fail(f"{what} did not happen within {timeout:.0f} s")
         time.sleep(0.05)
+
+
+def tar_bytes(members, mode: str = "w:gz") -> bytes:
+    """A tar archive of ``(name, tarfile type, payload)`` members: a regular file's payload is its content,
+    a link's is its target."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode=mode) as archive:
+        for name, kind, payload in members:
+            info = tarfile.TarInfo(name)
+            info.type = kind
+            if kind == tarfile.REGTYPE:
+                info.size = len(payload)
+                archive.addfile(info, io.BytesIO(payload))
+            else:
+                info.linkname = payload.decode() if kind in (tarfile.SYMTYPE, tarfile.LNKTYPE) else ""
+                archive.addfile(info)
+    return buffer.getvalue()
