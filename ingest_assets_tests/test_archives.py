@@ -6,13 +6,12 @@ import hashlib
 import os
 import stat
 import tarfile
-import zipfile
 
 import pytest
 
 from ingest_assets.archives import Limits, members, scan
 from ingest_assets.errors import ArchiveError, ParseError
-from ingest_assets_tests.support import tar_bytes
+from ingest_assets_tests.support import tar_bytes, zip_bytes
 
 MiB = 1024 * 1024
 REG, LNK = stat.S_IFREG | 0o644, stat.S_IFLNK | 0o777
@@ -21,12 +20,7 @@ GOOD = b"<record id='1'/>\n"
 
 def zip_file(tmp_path, entries, name="a.zip"):
     path = tmp_path / name
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for member, data, mode in entries:
-            info = zipfile.ZipInfo(member)
-            info.external_attr = mode << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, data)
+    path.write_bytes(zip_bytes(entries))
     return path
 
 

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import stat
 import tarfile
-import zipfile
 
 import pytest
 
@@ -20,7 +18,7 @@ from ingest_assets.datasets.platforms import parse_checksum
 from ingest_assets.datasets.status import DatasetIngestFailure
 from ingest_assets.datasets.strategy import Thresholds, choose_strategy
 from ingest_assets.digests import MultiHasher
-from ingest_assets_tests.support import tar_bytes
+from ingest_assets_tests.support import tar_bytes, zip_bytes
 
 MiB = 1024 * 1024
 
@@ -146,17 +144,6 @@ def test_strategy_choice(sizes, bundle, thresholds, expected):
     assert chosen == expected
 
 
-def zip_with(entries) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data, mode in entries:
-            info = zipfile.ZipInfo(name)
-            info.external_attr = mode << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, data)
-    return buffer.getvalue()
-
-
 REG = stat.S_IFREG | 0o644
 LNK = stat.S_IFLNK | 0o777
 
@@ -171,7 +158,7 @@ def refused(tmp_path, data: bytes, limits=Limits(), suffix=".zip") -> str:
 
 
 def test_zip_listing_hashes_entries_and_keeps_inner_links(tmp_path):
-    data = zip_with([("data/a.csv", b"a,b\n", REG), ("data/latest.csv", "a.csv", LNK), ("data/", b"", stat.S_IFDIR)])
+    data = zip_bytes([("data/a.csv", b"a,b\n", REG), ("data/latest.csv", "a.csv", LNK), ("data/", b"", stat.S_IFDIR)])
     path = tmp_path / "ok.zip"
     path.write_bytes(data)
     entries = list_bundle(path, Limits())
@@ -195,13 +182,13 @@ def test_zip_listing_hashes_entries_and_keeps_inner_links(tmp_path):
 )
 @pytest.mark.filterwarnings("ignore:Duplicate name")
 def test_hostile_zips_are_refused(tmp_path, entries, message):
-    assert message in refused(tmp_path, zip_with(entries))
+    assert message in refused(tmp_path, zip_bytes(entries))
 
 
 def test_entry_count_and_size_limits(tmp_path):
-    many = zip_with([(f"f{i}", b"x", REG) for i in range(6)])
+    many = zip_bytes([(f"f{i}", b"x", REG) for i in range(6)])
     assert "zip has 6 members (limit 5)" in refused(tmp_path, many, Limits(max_members=5))
-    big = zip_with([("a", os.urandom(5000), REG)])
+    big = zip_bytes([("a", os.urandom(5000), REG)])
     assert "uncompressed bytes" in refused(tmp_path, big, Limits(max_total_bytes=4000))
     assert "neither a zip nor a tar" in refused(tmp_path, b"just text", suffix=".bin")
 

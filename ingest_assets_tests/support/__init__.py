@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tarfile
 import time
+import zipfile
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -103,4 +104,16 @@ def tar_bytes(members, mode: str = "w:gz") -> bytes:
             else:
                 info.linkname = payload.decode() if kind in (tarfile.SYMTYPE, tarfile.LNKTYPE) else ""
                 archive.addfile(info)
+    return buffer.getvalue()
+
+
+def zip_bytes(members) -> bytes:
+    """A deflated zip of ``(name, data, st_mode)`` members (the mode says file, directory or symlink)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data, mode in members:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
     return buffer.getvalue()
