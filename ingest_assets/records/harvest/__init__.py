@@ -39,6 +39,7 @@ from ingest_assets.records.harvest.original import (
     mimetype_from_symbol,
     mimetype_symbol,
 )
+from ingest_assets.records.harvest.requests import REQUEST_LOG, RequestLog
 from ingest_assets.registry import ProviderEntry
 
 __all__ = [
@@ -47,6 +48,8 @@ __all__ = [
     "HarvestConfig",
     "HarvestRun",
     "HarvestStats",
+    "REQUEST_LOG",
+    "RequestLog",
     "StorageCheckpoint",
     "harvest_records",
     "mimetype_from_symbol",
@@ -56,13 +59,17 @@ __all__ = [
 
 
 class HarvestRun(Iterator[dict]):
-    """The records of one harvest (an iterator) plus its :class:`HarvestStats`."""
+    """The records of one harvest (an iterator) plus its :class:`HarvestStats` and :class:`RequestLog`."""
 
-    def __init__(self, records: Iterator[dict], stats: HarvestStats, config: HarvestConfig):
-        self._records, self.stats, self.config = records, stats, config
+    def __init__(self, records: Iterator[dict], stats: HarvestStats, config: HarvestConfig, requests: RequestLog):
+        self._records, self.stats, self.config, self.requests = records, stats, config, requests
 
     def __next__(self) -> dict:
         return next(self._records)
+
+    def logs(self) -> dict[str, bytes | Iterator[bytes]]:
+        """The ``_LOGS`` files of the harvest output (complete once the run is exhausted)."""
+        return {"harvest-errors.csv": self.stats.errors_csv().encode("utf-8"), REQUEST_LOG: self.requests.chunks()}
 
     def metadata(self) -> dict[str, int | bool]:
         """The counts, for asset metadata (complete once the run is exhausted)."""
@@ -93,15 +100,17 @@ def harvest_records(
     if http.allow_private != config.allow_private:
         http = copy.copy(http)
         http.allow_private = config.allow_private
-    stats = HarvestStats(provider.name)
+    stats, requests = HarvestStats(provider.name), RequestLog()
     ts = ingest_date(started)
     if isinstance(config, OaiConfig):
         harvester = OaiHarvester(
-            provider.name, config, ingest_ts=ts, window=window, http=http, checkpoint=checkpoint, stats=stats
+            provider.name, config, ingest_ts=ts, window=window, http=http, checkpoint=checkpoint, stats=stats,
+            requests=requests,
         )
     elif isinstance(config, ApiConfig):
-        harvester = ApiHarvester(provider.name, config, ingest_ts=ts, http=http, checkpoint=checkpoint, stats=stats)
+        harvester = ApiHarvester(provider.name, config, ingest_ts=ts, http=http, checkpoint=checkpoint, stats=stats,
+                                 requests=requests)
     else:
         assert isinstance(config, FileConfig)
-        harvester = FileHarvester(provider.name, config, ingest_ts=ts, http=http, stats=stats)
-    return HarvestRun(harvester.records(), stats, config)
+        harvester = FileHarvester(provider.name, config, ingest_ts=ts, http=http, stats=stats, requests=requests)
+    return HarvestRun(harvester.records(), stats, config, requests)
