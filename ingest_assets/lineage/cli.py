@@ -14,8 +14,9 @@ import argparse
 import sys
 from datetime import date
 
-from ingest_assets.errors import IngestError
+from ingest_assets.errors import ConfigError, IngestError
 from ingest_assets.lineage import Lineage
+from ingest_assets.registry import NAME_RE
 from ingest_assets.settings import Settings
 
 
@@ -46,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
 def _lineage(args: argparse.Namespace, settings: Settings) -> Lineage:
     from ingest_assets.storage import open_storage
 
+    provider = args.graph or args.provider
+    if provider and not NAME_RE.fullmatch(provider):
+        raise ConfigError("not a provider name ([a-z0-9]+)", provider=provider)
     storage = open_storage(settings.storage_url)
     if args.graph:
         from ingest_assets.lineage.graphs import graph_lineage

@@ -22,6 +22,7 @@ from ingest_assets.storage.avro import part_keys, read_part
 from ingest_assets.storage.backends import Storage
 from ingest_assets.storage.manifest import Manifest
 
+Matcher = Callable[[str], Callable[[dict], bool]]  # activity -> does this record of its output match?
 STEP_NAMES = {"indexing": "index document", "enrichment": "enriched record", "mapping": "mapped record",
               "harvest": "original record"}
 
@@ -62,7 +63,7 @@ def record_lineage(storage: Storage, provider: str, record_id: str, day: date | 
     return Lineage(f"record {local_id} of {provider} (DPLA id {mint_id(provider, local_id)})", steps)
 
 
-def _newest_hit(storage: Storage, provider: str, day: date | None, matches) -> Hit | None:
+def _newest_hit(storage: Storage, provider: str, day: date | None, matches: Matcher) -> Hit | None:
     for activity in reversed(layout.ACTIVITIES):
         for output in reversed(layout.complete_outputs(storage, provider, activity, day)):
             hit = _find(storage, output, matches)
@@ -71,7 +72,7 @@ def _newest_hit(storage: Storage, provider: str, day: date | None, matches) -> H
     return None
 
 
-def _find(storage: Storage, output: layout.ActivityOutput, matches) -> Hit | None:
+def _find(storage: Storage, output: layout.ActivityOutput, matches: Matcher) -> Hit | None:
     """The first record of ``output`` that ``matches(activity)`` accepts (parts streamed, stopping there)."""
     accept, position = matches(output.activity), 0
     for key in part_keys(storage, output.folder):
