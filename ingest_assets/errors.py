@@ -83,6 +83,10 @@ class ParseError(IngestError):
     """Input could not be parsed (bad XML, JSON, RDF, Avro...)."""
 
 
+class ArchiveError(ParseError):
+    """A zip or tar is unreadable, or it or one of its members breaks a safety rule (:mod:`ingest_assets.archives`)."""
+
+
 class LimitError(IngestError):
     """A bound on remote data was reached (pages, time, pages without new records): a retry meets it again."""
 

@@ -1,115 +1,390 @@
-"""The provider registry: one YAML file, provider name -> settings; each capability reads its own block.
+"""The provider registry: one YAML file, provider name -> settings, every key typed.
 
-Every key has a type, checked when the registry is loaded (:class:`EntrySettings`): a quoted ``"false"`` is
-not a boolean, ``max_dump_bytes: lots`` is not a number, and an unknown key is refused, each as a ConfigError
-naming entry, key and file. The ``harvest:`` and ``resourcesync:`` blocks are checked in depth by their
-capabilities' own validators when they are used.
+What keys an entry can have is :class:`EntrySettings`: the record pipeline's (:class:`RecordSettings`, its
+``harvest:`` one of :data:`HarvestBlock`), linked data's (:class:`LinkedDataSettings`), ``repository:``
+(:class:`RepositoryBlock`) and ``resourcesync:`` (:class:`ResourceSyncBlock`). Every model is a
+:class:`Block`: strict types (a quoted ``"false"`` is not a boolean, ``lots`` is not a number) and unknown
+keys refused. An entry is checked whole when it is made (:class:`ProviderEntry`); the first problem is a
+ConfigError naming entry, key (``maryland.harvest.metadata_prefix``) and file. Capabilities read
+``entry.settings`` (typed) and ``entry.require(key)`` for a key they cannot do without.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from lxml import etree
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from ingest_assets.errors import ConfigError
+from ingest_assets.linked_data.modified import parse_modified
 
 NAME_RE = re.compile(r"[a-z0-9]+")
 MAX_NAME_LENGTH = 64  # it is a folder, a graph IRI and a file-name part
 # the key whose presence makes an entry a provider of each partitioned capability
 CAPABILITY_KEYS = {"records": "harvest", "linked_data": "void", "repository": "repository"}
+MiB = 1024 * 1024
+# A restricted, streamable XPath for file records: '/'- or '//'-separated QNames, no predicates.
+RECORD_XPATH_RE = re.compile(r"^(//?[A-Za-z_][\w.\-]*(:[A-Za-z_][\w.\-]*)?)+$")
+STEP_RE = re.compile(r"(//?)([^/]+)")
 
 
-class _Block(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+def problem(reason: str) -> PydanticCustomError:
+    """A validator's refusal, worded as given (reported like pydantic's own errors)."""
+    return PydanticCustomError("config", "{reason}", {"reason": reason})
 
 
-class QualityBlock(_Block):
+def _http_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise problem(f"must be an http(s) URL, got {value!r}")
+    return value
+
+
+def _moment(value: Any) -> Any:
+    """``2009-01-01`` (YAML's date) or ISO text -> datetime, as ``datetime.fromisoformat`` reads it."""
+    if isinstance(value, datetime) or not isinstance(value, (date, str)):
+        return value
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError as exc:
+        raise problem(f"{value!r} is not a date or datetime") from exc
+
+
+def _modified(value: Any) -> Any:
+    """A registry ``modified`` as an aware UTC datetime (``""``: none)."""
+    if value == "":
+        return None
+    try:
+        return parse_modified(value) if isinstance(value, (date, str)) else value
+    except ValueError as exc:
+        raise problem(f"{value!r} is not a date or datetime") from exc
+
+
+Text = Annotated[str, Field(min_length=1)]
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+Positive = Annotated[int, Field(gt=0)]
+Param = Annotated[str | int | float, AfterValidator(str)]  # a query parameter, sent as text
+
+
+class Block(BaseModel):
+    """The base of every registry model: strict types, unknown keys refused, read-only."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+# ---- record harvest (``harvest:``) -------------------------------------------------------------------------
+
+class PageBounds(Block):
+    """Where a paged harvest stops even if the source never ends its list (``harvest.bounds``)."""
+
+    max_pages: Positive = 100_000
+    max_minutes: Positive = 24 * 60
+    max_stale_pages: Positive = 20  # consecutive pages that bring no record not yet seen in this run
+
+
+class _Harvest(Block):
+    allow_private: bool = False  # may reach loopback/private addresses
+    full: bool = False  # always a full harvest: no date window
+
+
+class OaiHarvest(_Harvest):
+    """``harvest: {type: oai, endpoint: https://host/oai, metadata_prefix: mods, set: botanicals}``"""
+
+    type: Literal["oai"]
+    endpoint: HttpUrl
+    metadata_prefix: Text = "oai_dc"
+    set: Text | None = None
+    max_page_bytes: Positive = 64 * MiB
+    bounds: PageBounds = Field(default_factory=PageBounds)
+
+
+class Paging(Block):
+    """How a JSON API pages: ``cursor`` (token from the response), ``offset`` or ``next`` (a link)."""
+
+    style: Literal["cursor", "offset", "next"]
+    cursor_param: Text = "cursor"
+    cursor_path: Text | None = Field(default=None, validate_default=True)
+    initial_cursor: Text | None = None
+    offset_param: Text = "offset"
+    limit_param: Text = "limit"
+    page_size: Positive = 100
+    total_path: Text | None = None
+    next_path: Text | None = None  # None: the HTTP ``Link: <...>; rel="next"`` header
+
+    @field_validator("cursor_path")
+    @classmethod
+    def _cursor_needs_a_path(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None and info.data.get("style") == "cursor":
+            raise problem("is required with style: cursor")
+        return value
+
+
+class ApiHarvest(_Harvest):
+    """``harvest: {type: api, endpoint: https://host/api/items, records_path: data, id_path: id,
+    params: {q: "*"}, paging: {style: cursor, cursor_param: cursor, cursor_path: meta.next}}``"""
+
+    type: Literal["api"]
+    endpoint: HttpUrl
+    records_path: Text
+    id_path: Text
+    paging: Paging
+    params: dict[str, Param] = Field(default_factory=dict)
+    max_page_bytes: Positive = 64 * MiB
+    bounds: PageBounds = Field(default_factory=PageBounds)
+
+
+class ArchiveBounds(Block):
+    """Bounds on a zip of records (``harvest.limits``), as :class:`ingest_assets.archives.Limits` reads them."""
+
+    max_members: Positive = 100_000
+    max_member_bytes: Positive = 1024 * MiB
+    max_total_bytes: Positive = 8 * 1024 * MiB
+    max_ratio: Positive = 200  # uncompressed / compressed size of one member (zip bombs)
+
+
+class FileHarvest(_Harvest):
+    """``harvest: {type: file, path: /data/dump.zip, format: zip, member_format: xml, record_xpath: //oai:record,
+    id_xpath: string(oai:header/oai:identifier), namespaces: {oai: "http://www.openarchives.org/OAI/2.0/"}}``"""
+
+    type: Literal["file"]
+    format: Literal["xml", "jsonl", "zip"]
+    url: HttpUrl | None = None
+    path: Text | None = Field(default=None, validate_default=True)
+    member_format: Literal["xml", "jsonl"] | None = Field(default=None, validate_default=True)
+    members: Text = "*"
+    namespaces: dict[str, Text] = Field(default_factory=dict)
+    record_xpath: Text | None = Field(default=None, validate_default=True)
+    id_xpath: Text | None = Field(default=None, validate_default=True)
+    id_path: Text | None = Field(default=None, validate_default=True)
+    limits: ArchiveBounds = Field(default_factory=ArchiveBounds)
+
+    @field_validator("path")
+    @classmethod
+    def _one_source(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if "url" in info.data and (value is None) == (info.data["url"] is None):
+            raise problem("give exactly one of path or url")
+        return value
+
+    @field_validator("member_format")
+    @classmethod
+    def _member_format_with_zip(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("format") == "zip" and value is None:
+            raise problem("is required with format: zip")
+        if info.data.get("format") != "zip" and value is not None:
+            raise problem("only applies to format: zip")
+        return value
+
+    @field_validator("record_xpath")
+    @classmethod
+    def _streamable(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if _records_format(info) != "xml":
+            return value
+        if value is None:
+            raise problem("is required for XML records")
+        if not RECORD_XPATH_RE.match(value):
+            raise problem(f"{value!r}: only '/'- or '//'-separated names are supported (streamed)")
+        for _axis, qname in STEP_RE.findall(value):
+            prefix = qname.rpartition(":")[0]
+            if prefix and prefix not in info.data.get("namespaces", {}):
+                raise problem(f"prefix {prefix!r} is not declared in harvest.namespaces")
+        return value
+
+    @field_validator("id_xpath")
+    @classmethod
+    def _compiles(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if _records_format(info) != "xml":
+            return value
+        if value is None:
+            raise problem("is required for XML records")
+        try:
+            etree.XPath(value, namespaces=info.data.get("namespaces", {}))
+        except etree.XPathError as exc:
+            raise problem(f"invalid XPath {value!r}: {exc}") from exc
+        return value
+
+    @field_validator("id_path")
+    @classmethod
+    def _json_id(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if _records_format(info) == "jsonl" and value is None:
+            raise problem("is required for JSON lines records")
+        return value
+
+    @property
+    def source(self) -> str:
+        return self.path or self.url or ""
+
+    @property
+    def records_format(self) -> str:
+        """``xml`` or ``jsonl``: the format of the file itself or of the zip's members."""
+        return self.member_format if self.format == "zip" else self.format
+
+    @property
+    def record_steps(self) -> tuple[tuple[str, str], ...]:
+        """``record_xpath`` as ``(axis, Clark name)`` steps, axis ``child`` or ``descendant``."""
+        steps = []
+        for axis, qname in STEP_RE.findall(self.record_xpath or ""):
+            prefix, _, local = qname.rpartition(":")
+            clark = f"{{{self.namespaces[prefix]}}}{local}" if prefix else local
+            steps.append(("descendant" if axis == "//" else "child", clark))
+        return tuple(steps)
+
+
+def _records_format(info: ValidationInfo) -> str | None:
+    return info.data.get("member_format") if info.data.get("format") == "zip" else info.data.get("format")
+
+
+HarvestBlock = Annotated[OaiHarvest | ApiHarvest | FileHarvest, Field(discriminator="type")]
+
+
+# ---- the record pipeline's other keys -----------------------------------------------------------------------
+
+class QualityBlock(Block):
     max_count_drop: float = Field(default=0.15, ge=0, le=1)
     max_failure_rate: float = Field(default=0.20, ge=0, le=1)
 
 
-class ScheduleBlock(_Block):
+class ScheduleBlock(Block):
     cron: str = "0 2 * * *"
     timezone: str = "UTC"
 
 
-class RepositoryBlock(_Block):
-    template_index: str | None = None
-    wiki_api: str | None = None
-    wiki_export: str | None = None
-    base_url: str | None = None
-    default_language: str = "en"
+class RecordSettings(Block):
+    """The record pipeline's keys (harvest, mapping, quality checks, refresh schedule, engine)."""
+
+    harvest: HarvestBlock | None = None
+    mapping: str | None = None
+    # field -> rule, or a list of rules, or null (off); the rules are checked when the mapper is built
+    mapping_overrides: dict[str, dict[str, Any] | list[dict[str, Any]] | None] = Field(default_factory=dict)
+    quality: QualityBlock = Field(default_factory=QualityBlock)
+    schedule: ScheduleBlock | Literal[False] = Field(default_factory=ScheduleBlock)  # false: no automatic refresh
+    engine: Literal["in-process", "spark", "auto"] | None = None
+    engine_threshold: Positive | None = None
+
+
+# ---- linked data -------------------------------------------------------------------------------------------
+
+class LinkedDataSettings(Block):
+    """Linked data's keys: the VoID to follow, the registry's ``modified`` baseline and the dump limits."""
+
+    void: Text | None = None
+    modified: Annotated[datetime | None, BeforeValidator(_modified)] = None  # aware UTC
+    allow_private: bool = False
+    max_dump_bytes: Positive = 16 << 30
+
+
+# ---- ResourceSync (``resourcesync:``) -----------------------------------------------------------------------
+
+class ResourceSyncBlock(Block):
+    """``resourcesync: {url_prefix: https://..., root: /srv/files/x, publish_outputs: true}`` (all optional)."""
+
+    url_prefix: Text | None = None
+    root: Text | None = None
+    publish_outputs: bool = False
+
+
+# ---- repository (``repository:``) --------------------------------------------------------------------------
+
+class RepositoryBlock(Block):
+    """The source is ``template_index``, or ``wiki_api`` / ``wiki_export`` with ``base_url``."""
+
+    template_index: Text | None = None
+    wiki_api: Text | None = None
+    wiki_export: Text | None = None
+    base_url: Text | None = None
+    default_language: Text = "en"
     wiki_languages: dict[str, str] = Field(default_factory=dict)
     max_ingest_hours: float = Field(default=24, gt=0)
-    vocabularies: str | None = None
-    start: datetime | date | str | None = None
-    wiki_user_env: str | None = None
-    wiki_password_env: str | None = None
+    vocabularies: Text | None = None
+    start: Annotated[datetime | None, BeforeValidator(_moment)] = None
+    wiki_user_env: Text | None = None
+    wiki_password_env: Text | None = None
+
+    @model_validator(mode="after")
+    def _has_a_source(self) -> RepositoryBlock:
+        if not self.source:
+            raise problem("needs template_index, or wiki_api or wiki_export with base_url")
+        return self
+
+    @property
+    def source(self) -> str | None:
+        wiki = self.wiki_api or self.wiki_export
+        return self.template_index or (wiki if self.base_url else None)
 
 
-class EntrySettings(_Block):
-    """The keys a registry entry may hold, with their types (YAML's own: ``true``, ``2015-06-01``, ``0.2``)."""
+class EntrySettings(RecordSettings, LinkedDataSettings):
+    """Every key a registry entry may hold, with its type (YAML's own: ``true``, ``2015-06-01``, ``0.2``)."""
 
     label: str | None = None
-    # record pipeline
-    harvest: dict[str, Any] | None = None
-    mapping: str | None = None
-    mapping_overrides: dict[str, Any] | None = None
-    quality: QualityBlock | None = None
-    schedule: ScheduleBlock | Literal[False] | None = None
-    engine: Literal["in-process", "spark", "auto"] | None = None
-    engine_threshold: int | None = Field(default=None, gt=0)
-    resourcesync: dict[str, Any] | None = None
-    # linked data
-    void: str | None = None
-    modified: datetime | date | str | None = None
-    allow_private: bool = False
-    max_dump_bytes: int | None = Field(default=None, gt=0)
-    # repository
     repository: RepositoryBlock | None = None
+    resourcesync: ResourceSyncBlock | None = None
 
 
-def check_entry(name: str, settings: Mapping[str, Any], source: str) -> None:
-    """ConfigError naming entry, key and file for the first key of a wrong type, value or name."""
-    try:
-        EntrySettings.model_validate(dict(settings))
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        # union members show up in the location as their type names (ScheduleBlock, literal[...]): not keys
-        key = ".".join(str(part) for part in error["loc"] if not str(part)[:1].isupper() and "[" not in str(part))
-        given = error.get("input")
-        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
-        raise ConfigError(f"registry entry {name!r}, key {key!r}: {message} (given {given!r})",
-                          provider=name, file=source) from None
+def _key(error: Mapping[str, Any], data: Any) -> list[str]:
+    """The YAML path of ``error``: its location without pydantic's union branches (tags, type names)."""
+    path, node, loc = [], data, error["loc"]
+    for number, part in enumerate(loc):
+        if isinstance(node, Mapping) and part in node:
+            path.append(str(part))
+            node = node[part]
+        elif isinstance(node, Mapping) and number == len(loc) - 1 and error["type"] in ("missing", "config"):
+            path.append(str(part))  # a key that is absent
+    return path
 
 
-@dataclass(frozen=True)
 class ProviderEntry:
-    name: str
-    settings: Mapping[str, Any] = field(default_factory=dict)
+    """One registry entry: its name, its file and its settings, checked here (:class:`EntrySettings`)."""
+
+    def __init__(self, name: str, settings: Mapping[str, Any] | None = None, source: str = "<memory>"):
+        self.name, self.source = name, source
+        try:
+            self.settings = EntrySettings.model_validate(dict(settings or {}))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            key = ".".join([name, *_key(error, settings)])
+            if error["type"] == "extra_forbidden":
+                message = "unknown key"
+            elif error["type"] in ("missing", "config") or isinstance(error["input"], Mapping):
+                message = error["msg"]
+            else:
+                message = f"{error['msg']} (given {error['input']!r})"
+            raise self.error(key, message) from None
 
     @property
     def label(self) -> str:
-        return str(self.settings.get("label") or self.name)
+        return self.settings.label or self.name
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.settings.get(key, default)
+    def error(self, key: str, message: str) -> ConfigError:
+        """The one wording of a registry problem: entry, dotted key, reason (and the file)."""
+        return ConfigError(f"registry key {key!r}: {message}", provider=self.name, file=self.source)
 
-    def block(self, key: str) -> dict[str, Any]:
-        """A nested settings block (``harvest:``, ``resourcesync:``...), ``{}`` when absent."""
-        value = self.settings.get(key)
+    def require(self, key: str) -> Any:
+        """The typed value of ``key``, which this use of the entry cannot do without."""
+        value = getattr(self.settings, key)
         if value is None:
-            return {}
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"registry key {key!r} must be a mapping", provider=self.name)
-        return dict(value)
+            raise self.error(f"{self.name}.{key}", "is missing")
+        return value
+
+    def has(self, key: str) -> bool:
+        """Whether the entry's YAML gives ``key``."""
+        return key in self.settings.model_fields_set
 
 
 class Registry(Mapping[str, ProviderEntry]):
@@ -130,11 +405,11 @@ class Registry(Mapping[str, ProviderEntry]):
         return len(self._entries)
 
     def providers_with(self, key: str) -> list[ProviderEntry]:
-        return [entry for entry in self._entries.values() if key in entry.settings]
+        return [entry for entry in self._entries.values() if entry.has(key)]
 
     def providers_of(self, capability: str) -> list[str]:
         """Names of the entries that carry ``capability``'s block (see :data:`CAPABILITY_KEYS`)."""
-        return sorted(e.name for e in self._entries.values() if CAPABILITY_KEYS[capability] in e.settings)
+        return sorted(entry.name for entry in self.providers_with(CAPABILITY_KEYS[capability]))
 
 
 def parse_registry(data: Any, source: str = "<memory>") -> Registry:
@@ -156,8 +431,7 @@ def parse_registry(data: Any, source: str = "<memory>") -> Registry:
             settings = {}
         if not isinstance(settings, Mapping):
             raise ConfigError(f"registry entry {name!r} must be a mapping of settings", provider=name, file=source)
-        check_entry(name, settings, source)
-        entries[name] = ProviderEntry(name, dict(settings))
+        entries[name] = ProviderEntry(name, settings, source)
     return Registry(entries, source)
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 from ingest_assets.errors import ConfigError
 
 AVRO_CODECS = ("null", "deflate", "snappy", "bzip2", "xz", "zstandard", "lz4")
+ENGINES = ("in-process", "spark", "auto")
+CHANGE_FEED_CAPABILITIES = ("repository", "datasets", "linked_data")  # publish their changes as resource sets
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class Settings:
     repository_removal_misses: int = 3
     repository_removal_grace_days: float = 7.0
     fedora_user: str | None = None
+    resourcesync_capabilities: tuple[str, ...] = CHANGE_FEED_CAPABILITIES
     # secrets (FEDORA_PASSWORD, IA_*, the wiki credentials a registry entry names) are looked up, never shown
     _environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -55,7 +58,7 @@ class Settings:
             repository=env.get("INGEST_REPOSITORY") or str(home / "ocfl"),
             resourcesync_url=(env.get("INGEST_RESOURCESYNC_URL") or "").rstrip("/") or None,
             partition_start=_day("INGEST_PARTITION_START", env.get("INGEST_PARTITION_START") or "2026-01-01"),
-            engine=env.get("INGEST_ENGINE") or "in-process",
+            engine=_engine(env.get("INGEST_ENGINE") or "in-process"),
             spark_master=env.get("INGEST_SPARK_MASTER") or "local[*]",
             spark_threshold=int(_number("INGEST_SPARK_THRESHOLD", env.get("INGEST_SPARK_THRESHOLD") or "100000", int)),
             avro_codec=_codec(env.get("INGEST_AVRO_CODEC") or "snappy"),
@@ -70,6 +73,7 @@ class Settings:
                 "INGEST_REPOSITORY_REMOVAL_GRACE_DAYS", env.get("INGEST_REPOSITORY_REMOVAL_GRACE_DAYS") or "7", float
             ),
             fedora_user=env.get("FEDORA_USER") or None,
+            resourcesync_capabilities=_capabilities(env.get("INGEST_RESOURCESYNC_CAPABILITIES")),
             _environ=env,
         )
 
@@ -103,6 +107,26 @@ def _number(name: str, value: str, kind: type[int] | type[float]) -> float:
     if number < 0:
         raise ConfigError(f"{name} must not be negative, got {value!r}")
     return number
+
+
+def _engine(value: str) -> str:
+    if value not in ENGINES:
+        raise ConfigError(f"INGEST_ENGINE must be one of {', '.join(ENGINES)}, got {value!r}")
+    return value
+
+
+def _capabilities(value: str | None) -> tuple[str, ...]:
+    """``INGEST_RESOURCESYNC_CAPABILITIES``: comma-separated capabilities whose change feeds are published
+    (unset: all of :data:`CHANGE_FEED_CAPABILITIES`; empty: none)."""
+    if value is None:
+        return CHANGE_FEED_CAPABILITIES
+    names = tuple(name.strip() for name in value.split(",") if name.strip())
+    unknown = sorted(set(names) - set(CHANGE_FEED_CAPABILITIES))
+    if unknown:
+        raise ConfigError(
+            f"INGEST_RESOURCESYNC_CAPABILITIES: unknown {unknown}; known: {', '.join(CHANGE_FEED_CAPABILITIES)}"
+        )
+    return names
 
 
 def _codec(value: str) -> tuple[str, int | None]:

@@ -10,7 +10,7 @@ from sqlalchemy import text
 from ingest_assets.definitions import build_definitions, shared_resources
 from ingest_assets.defs.resources import SqlResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
-from ingest_assets.events import record_event
+from ingest_assets.resourcesync.events import record_event
 from ingest_assets.resourcesync.model import ResourceSet
 from ingest_assets.settings import Settings
 

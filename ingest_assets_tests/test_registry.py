@@ -1,10 +1,12 @@
-from datetime import date
+import re
+from datetime import date, datetime, timezone
+from pathlib import Path
 
 import pytest
 import yaml
 
 from ingest_assets.errors import ConfigError
-from ingest_assets.registry import load_registry, parse_registry
+from ingest_assets.registry import OaiHarvest, ProviderEntry, load_registry, parse_registry
 from ingest_assets.settings import Settings
 
 GEOLINK = """
@@ -20,15 +22,26 @@ def test_geolink_form_is_valid_as_is(tmp_path):
     path.write_text(GEOLINK)
     registry = load_registry(path)
     assert sorted(registry) == ["bcodmo", "rvdata"]
-    assert registry["bcodmo"].get("modified") == date(2015, 6, 1)
-    assert registry["rvdata"].get("void") == "http://data.rvdata.us/void.ttl"
+    assert registry["bcodmo"].settings.modified == datetime(2015, 6, 1, tzinfo=timezone.utc)
+    assert registry["rvdata"].settings.modified == datetime(2015, 6, 1, 14, tzinfo=timezone.utc)
+    assert registry["rvdata"].settings.void == "http://data.rvdata.us/void.ttl"
     assert [p.name for p in registry.providers_with("void")] == ["bcodmo", "rvdata"]
-    assert registry["bcodmo"].block("harvest") == {} and registry["bcodmo"].label == "bcodmo"
+    assert registry.providers_of("records") == [] and registry["bcodmo"].label == "bcodmo"
+    with pytest.raises(ConfigError, match="registry key 'bcodmo.harvest': is missing"):
+        registry["bcodmo"].require("harvest")
 
 
-def test_shipped_registry_loads():
+def test_shipped_registry_and_its_commented_examples_load():
     registry = load_registry("registry.yaml")
-    assert registry["demo"].block("harvest")["type"] == "oai"
+    assert isinstance(registry["demo"].settings.harvest, OaiHarvest) and registry["demo"].settings.harvest.allow_private
+    text = Path("registry.yaml").read_text()
+    examples = parse_registry(yaml.safe_load("\n".join(
+        line[2:] for line in text.splitlines() if re.match(r"# *\w+:", line)
+    )), "registry.yaml comments")
+    assert list(examples) == re.findall(r"^# (\w+):", text, re.MULTILINE) and "maryland" in examples
+    assert examples["maryland"].settings.harvest.set == "mdlc"
+    assert examples["maryland"].settings.mapping_overrides == {"dataProvider": {"value": "Maryland State Archives"}}
+    assert examples["k2n"].require("repository").default_language == "de"
 
 
 @pytest.mark.parametrize(
@@ -52,23 +65,55 @@ def test_bad_entries_name_the_entry_and_file(tmp_path, text, message):
 
 
 def test_bad_block_and_unknown_provider():
-    with pytest.raises(ConfigError, match="registry entry 'cdl', key 'harvest': Input should be a valid dictionary"):
+    with pytest.raises(ConfigError, match="registry key 'cdl.harvest': Input should be a valid dictionary"):
         parse_registry(yaml.safe_load("cdl: {harvest: oai}"), "r.yaml")
-    registry = parse_registry(yaml.safe_load("cdl: {harvest: {type: oai}}"), "r.yaml")
+    registry = parse_registry(yaml.safe_load(f"cdl: {{harvest: {OAI}}}"), "r.yaml")
     with pytest.raises(ConfigError, match="provider 'nope' is not in the registry"):
         registry["nope"]
 
 
+OAI = "{type: oai, endpoint: 'https://h.org/oai'}"
+
+
 @pytest.mark.parametrize(("text", "message"), [
+    # linked data
     ("lod: {void: 'https://x.org/void.ttl', allow_private: 'false'}",
-     "key 'allow_private': Input should be a valid boolean (given 'false')"),
-    ("lod: {void: 'https://x.org/void.ttl', max_dump_bytes: lots}", "key 'max_dump_bytes': Input should be a valid integer (given 'lots')"),
-    ("lod: {void: 'https://x.org/void.ttl', max_dump_bytes: -5}", "key 'max_dump_bytes': Input should be greater than 0"),
-    ("lod: {vodi: 'https://x.org/void.ttl'}", "key 'vodi': unknown key"),
-    ("rec: {harvest: {type: oai}, schedule: {cron: '0 3 * * *', tz: UTC}}", "key 'schedule.tz': unknown key"),
-    ("rec: {harvest: {type: oai}, quality: {max_failure_rate: '20%'}}", "key 'quality.max_failure_rate': Input should be a valid number"),
-    ("rec: {harvest: {type: oai}, engine: spork}", "key 'engine': Input should be 'in-process', 'spark' or 'auto'"),
-    ("k2n: {repository: {template_index: 'https://x', max_ingest_hours: soon}}", "key 'repository.max_ingest_hours'"),
+     "key 'lod.allow_private': Input should be a valid boolean (given 'false')"),
+    ("lod: {void: 'https://x.org/void.ttl', max_dump_bytes: lots}",
+     "key 'lod.max_dump_bytes': Input should be a valid integer (given 'lots')"),
+    ("lod: {void: 'https://x.org/void.ttl', max_dump_bytes: -5}", "key 'lod.max_dump_bytes': Input should be greater than 0"),
+    ("lod: {vodi: 'https://x.org/void.ttl'}", "key 'lod.vodi': unknown key"),
+    ("lod: {void: 'https://x.org/void.ttl', modified: last tuesday}", "key 'lod.modified': 'last tuesday' is not a date"),
+    # record harvest, one variant per type
+    ("maryland: {harvest: {type: oai, endpoint: 'https://h.org/oai', metadataPrefix: mods}}",
+     "key 'maryland.harvest.metadataPrefix': unknown key"),
+    ("maryland: {harvest: {type: oai, endpoint: 'https://h.org/oai', metadata_prefix: 5}}",
+     "key 'maryland.harvest.metadata_prefix': Input should be a valid string (given 5)"),
+    ("dpla: {harvest: {type: api, endpoint: 'https://h.org/api', records_path: d, id_path: id, paging: {style: offset, size: 5}}}",
+     "key 'dpla.harvest.paging.size': unknown key"),
+    ("dpla: {harvest: {type: api, endpoint: 'https://h.org/api', records_path: d, id_path: id, paging: {style: page}}}",
+     "key 'dpla.harvest.paging.style': Input should be 'cursor', 'offset' or 'next' (given 'page')"),
+    ("dump: {harvest: {type: file, path: /d.zip, format: zip, member_format: xml, record_xpath: //r, id_xpath: '@id',"
+     " limits: {max_ratio: high}}}", "key 'dump.harvest.limits.max_ratio': Input should be a valid integer (given 'high')"),
+    ("dump: {harvest: {type: file, path: /d.jsonl, format: jsonl, id_path: id, recursive: true}}",
+     "key 'dump.harvest.recursive': unknown key"),
+    ("dump: {harvest: {type: ftp}}", "key 'dump.harvest': Input tag 'ftp' found using 'type' does not match"),
+    # the record pipeline's other keys
+    (f"rec: {{harvest: {OAI}, schedule: {{cron: '0 3 * * *', tz: UTC}}}}", "key 'rec.schedule.tz': unknown key"),
+    (f"rec: {{harvest: {OAI}, quality: {{max_failure_rate: '20%'}}}}",
+     "key 'rec.quality.max_failure_rate': Input should be a valid number"),
+    (f"rec: {{harvest: {OAI}, engine: spork}}", "key 'rec.engine': Input should be 'in-process', 'spark' or 'auto'"),
+    (f"rec: {{harvest: {OAI}, mapping: [qdc]}}", "key 'rec.mapping': Input should be a valid string"),
+    (f"rec: {{harvest: {OAI}, mapping_overrides: {{title: 'dc:title'}}}}",
+     "key 'rec.mapping_overrides.title': Input should be a valid dictionary (given 'dc:title')"),
+    # repository
+    ("k2n: {repository: {template_index: 'https://x', max_ingest_hours: soon}}",
+     "key 'k2n.repository.max_ingest_hours': Input should be a valid number (given 'soon')"),
+    ("k2n: {repository: {template_index: 'https://x', template: Metadata}}", "key 'k2n.repository.template': unknown key"),
+    # resourcesync
+    (f"rec: {{harvest: {OAI}, resourcesync: {{publish_outputs: 'yes'}}}}",
+     "key 'rec.resourcesync.publish_outputs': Input should be a valid boolean (given 'yes')"),
+    (f"rec: {{harvest: {OAI}, resourcesync: {{url: 'https://x'}}}}", "key 'rec.resourcesync.url': unknown key"),
 ])
 def test_every_key_has_a_type_and_errors_name_entry_key_and_file(tmp_path, text, message):
     """A quoted "false" was read as true (allow_private on!), 'lots' raised a bare ValueError at first use."""
@@ -77,17 +122,26 @@ def test_every_key_has_a_type_and_errors_name_entry_key_and_file(tmp_path, text,
     with pytest.raises(ConfigError) as caught:
         load_registry(path)
     assert message in str(caught.value) and str(path) in str(caught.value)
-    assert caught.value.provider == text.split(":")[0]
+    assert caught.value.provider == text.split(":")[0] and caught.value.file == str(path)
 
 
 def test_the_documented_keys_load_with_yaml_types():
     registry = parse_registry(yaml.safe_load(
         "bcodmo: {modified: 2015-06-01, void: 'https://lod.bco-dmo.org/void.ttl', allow_private: false, max_dump_bytes: 1000}\n"
-        "md: {harvest: {type: oai}, mapping: qdc, mapping_overrides: {dataProvider: {value: X}}, engine: auto,\n"
+        f"md: {{harvest: {OAI}, mapping: qdc, mapping_overrides: {{dataProvider: {{value: X}}}}, engine: auto,\n"
         "     engine_threshold: 5000, quality: {max_count_drop: 0.15, max_failure_rate: 1}, schedule: false, resourcesync: {}}\n"
-        "k2n: {repository: {template_index: 'https://x', default_language: de, start: 2009-01-01T00:00:00+00:00}}\n"
+        "k2n: {repository: {template_index: 'https://x', default_language: de, start: 2009-01-01}}\n"
     ), "r.yaml")
-    assert registry["md"].get("engine_threshold") == 5000 and registry["bcodmo"].get("allow_private") is False
+    md, bcodmo, k2n = registry["md"].settings, registry["bcodmo"].settings, registry["k2n"].settings
+    assert md.engine_threshold == 5000 and md.schedule is False and md.quality.max_failure_rate == 1.0
+    assert md.resourcesync.publish_outputs is False and registry.providers_of("records") == ["md"]
+    assert bcodmo.allow_private is False and bcodmo.max_dump_bytes == 1000
+    assert k2n.repository.start == datetime(2009, 1, 1) and k2n.repository.source == "https://x"
+
+
+def test_an_entry_made_in_code_is_checked_the_same_way():
+    with pytest.raises(ConfigError, match=r"registry key 'x.harvest.full': Input should be a valid boolean \(given 'yes'\)"):
+        ProviderEntry("x", {"harvest": {"type": "oai", "endpoint": "https://h.org/oai", "full": "yes"}})
 
 
 def test_missing_or_invalid_files(tmp_path):

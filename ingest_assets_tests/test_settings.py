@@ -8,8 +8,12 @@ import fastavro
 import pytest
 
 import ingest_assets
+from ingest_assets.defs.resources import SqlResource
+from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.errors import ConfigError
+from ingest_assets.registry import Registry
 from ingest_assets.settings import Settings
+from ingest_assets.storage import LocalStorage
 from ingest_assets.storage.avro import ORIGINAL_RECORD, schema_with_doc, write_parts
 
 PACKAGE = Path(ingest_assets.__file__).parent
@@ -65,10 +69,25 @@ def test_the_avro_codec_comes_from_the_settings(current_settings):
     ({"INGEST_REPOSITORY_HARVESTING_INTERVAL": "2m"}, "INGEST_REPOSITORY_HARVESTING_INTERVAL"),
     ({"INGEST_REPOSITORY_REMOVAL_GRACE_DAYS": "-1"}, "must not be negative"),
     ({"INGEST_PARTITION_START": "May 2024"}, "YYYY-MM-DD"),
+    ({"INGEST_RESOURCESYNC_CAPABILITIES": "repository,records"}, r"INGEST_RESOURCESYNC_CAPABILITIES: unknown \['records'\]"),
 ])
 def test_a_bad_setting_is_a_config_error_naming_it(env, message):
     with pytest.raises(ConfigError, match=message):
         Settings.from_env(env)
+
+
+def test_the_published_change_feeds_come_from_the_settings(tmp_path):
+    def resource(env: dict) -> ResourceSyncResource:
+        sql = SqlResource(url=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+        return ResourceSyncResource.from_settings(Settings.from_env(env), sql)
+
+    everything = resource({})
+    assert [s.name for s in everything.sets(Registry({}))] == ["repository-objects", "dataset-files", "linked-data"]
+    assert everything.capability_feed("datasets", LocalStorage(tmp_path)).resource_set.name == "dataset-files"
+    only = resource({"INGEST_RESOURCESYNC_CAPABILITIES": " linked_data "})
+    assert [s.name for s in only.sets(Registry({}))] == ["linked-data"]
+    assert only.capability_feed("datasets", LocalStorage(tmp_path)) is None  # not published: no feed
+    assert resource({"INGEST_RESOURCESYNC_CAPABILITIES": ""}).sets(Registry({})) == []
 
 
 def test_secrets_are_looked_up_but_never_shown():

@@ -1,8 +1,15 @@
-"""One dataset ingest request end to end: fetch -> platform -> manifest -> strategy -> archive -> result."""
+"""One dataset ingest request end to end: fetch -> platform -> manifest -> strategy -> archive -> result.
+
+With a change feed, what a request stores is published at paths stable across captures of the item:
+``web/<item>.warc.gz`` (the WARC) or ``items/<item>/<file>`` (the item folder's files), so a re-stored
+dataset arrives as ``updated``.
+"""
 
 from __future__ import annotations
 
 import json
+import mimetypes
+import shutil
 import tempfile
 import uuid
 from collections.abc import Iterable
@@ -15,6 +22,7 @@ from urllib.parse import unquote, urlsplit
 from sqlalchemy import Engine
 
 from ingest_assets import json_input
+from ingest_assets.archives import Limits
 from ingest_assets.datasets.archive import (
     ArchiveOrgUploader,
     item_file_names,
@@ -23,7 +31,7 @@ from ingest_assets.datasets.archive import (
     write_item_folder,
     write_warc,
 )
-from ingest_assets.datasets.bundle import BundleEntry, BundleLimits, list_bundle
+from ingest_assets.datasets.bundle import BundleEntry, list_bundle
 from ingest_assets.datasets.detect import doi_url, match_url, normalize_doi, parse_landing
 from ingest_assets.datasets.download import Capture, download
 from ingest_assets.datasets.fetch import RecordingClient, Terminal, fetch_terminal
@@ -42,6 +50,7 @@ from ingest_assets.datasets.status import (
 from ingest_assets.datasets.strategy import Thresholds, choose_strategy
 from ingest_assets.errors import IngestError, ValidationError
 from ingest_assets.http import HttpClient
+from ingest_assets.resourcesync.feed import ChangeFeed
 from ingest_assets.storage import Storage
 from ingest_assets.storage.layout import dataset_key, dataset_lineage_key
 from ingest_assets.version import SOFTWARE_VERSION
@@ -59,9 +68,10 @@ class IngestContext:
     hosts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     doi_resolver: str = "https://doi.org"
     landing_max_bytes: int = 16 * 1024 * 1024
-    bundle_limits: BundleLimits = field(default_factory=BundleLimits)
+    bundle_limits: Limits = field(default_factory=Limits)
     uploader: ArchiveOrgUploader | None = None
     workdir: Path | None = None
+    feed: ChangeFeed | None = None  # publishes the stored files
 
 
 def make_context(
@@ -280,6 +290,11 @@ def _archive(ctx: IngestContext, manifest: PlatformManifest, strategy: str, resu
                 for entry in manifest.files:
                     if entry.path == path or strategy.endswith("-bundled"):
                         entry.extra.update(location)
+            if ctx.feed is not None:
+                local = Path(tmp) / "published.warc.gz"
+                with ctx.storage.open_read(key) as source, open(local, "wb") as target:
+                    shutil.copyfileobj(source, target, 1024 * 1024)
+                ctx.feed.put(f"web/{name}.warc.gz", local, started, "application/warc")
         else:
             if not strategy.endswith("-bundled"):  # files sharing a name (or one of the item's own) get a suffix
                 names = item_file_names(name, [path for path, _ in stored])
@@ -290,6 +305,9 @@ def _archive(ctx: IngestContext, manifest: PlatformManifest, strategy: str, resu
             metadata = item_metadata(manifest.archiveorg_metadata, ctx.platforms.archiveorg_collection)
             write_item_folder(ctx.storage, dataset_key("items", unique, started), name, metadata, stored)
             result.item_name = name
+            for stored_name, capture in stored if ctx.feed is not None else ():
+                mime = mimetypes.guess_type(stored_name)[0] or "application/octet-stream"  # as the server serves it
+                ctx.feed.put(f"items/{name}/{stored_name}", capture.path, started, mime)
             if ctx.uploader is not None:
                 ctx.uploader.upload(name, metadata, stored)
 

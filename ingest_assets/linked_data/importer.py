@@ -16,24 +16,22 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
-from ingest_assets.errors import ConfigError, IngestError, context
+from ingest_assets.errors import IngestError, context
 from ingest_assets.http import HttpClient, check_url
 from ingest_assets.linked_data import dumps
 from ingest_assets.linked_data.graphs import GraphState, ProviderGraphs
-from ingest_assets.linked_data.modified import parse_modified
 from ingest_assets.linked_data.store import Term, TripleStore, batches, delete_subjects_sparql
 from ingest_assets.linked_data.void import VoidDescription, parse_void
+from ingest_assets.registry import LinkedDataSettings, ProviderEntry
 
 log = logging.getLogger(__name__)
 VOID_MAX_BYTES = 8 << 20
-DUMP_MAX_BYTES = 16 << 30
 MERGE_FRACTION = 0.25  # a partial dump below this share of the graph is merged in one transaction
 
 
@@ -45,25 +43,13 @@ class ProviderSource:
     void_url: str
     modified: datetime | None = None
     allow_private: bool = False
-    max_dump_bytes: int = DUMP_MAX_BYTES
+    max_dump_bytes: int = LinkedDataSettings().max_dump_bytes
 
     @classmethod
-    def from_settings(cls, provider: str, settings: Mapping[str, Any]) -> "ProviderSource":
-        void_url = settings.get("void")
-        if not isinstance(void_url, str) or not void_url:
-            raise ConfigError("registry entry has no 'void' URL", provider=provider)
-        raw = settings.get("modified")
-        try:
-            modified = parse_modified(raw) if raw not in (None, "") else None
-        except ValueError as exc:
-            raise ConfigError(f"registry 'modified' {raw!r} is not a date or datetime", provider=provider) from exc
-        return cls(
-            provider,
-            void_url,
-            modified,
-            bool(settings.get("allow_private", False)),
-            int(settings.get("max_dump_bytes", DUMP_MAX_BYTES)),
-        )
+    def of(cls, entry: ProviderEntry) -> "ProviderSource":
+        """The entry's typed linked-data keys (:class:`ConfigError` when it has no ``void``)."""
+        settings = entry.settings
+        return cls(entry.name, entry.require("void"), settings.modified, settings.allow_private, settings.max_dump_bytes)
 
     def client(self, **kwargs) -> HttpClient:
         return HttpClient(allow_private=self.allow_private, **kwargs)

@@ -9,21 +9,16 @@ Registry (per provider, overriding ``INGEST_ENGINE``)::
 
 from __future__ import annotations
 
-from ingest_assets.errors import ConfigError
 from ingest_assets.registry import ProviderEntry
+from ingest_assets.settings import ENGINES
 
-IN_PROCESS, SPARK, AUTO = "in-process", "spark", "auto"
-ENGINES = (IN_PROCESS, SPARK, AUTO)
+IN_PROCESS, SPARK, AUTO = ENGINES
 
 
 def choose_engine(entry: ProviderEntry, default: str, threshold: int, records: int) -> str:
     """``in-process`` or ``spark`` for an activity whose (first) input holds ``records`` records."""
-    name = entry.get("engine", default)
-    if name not in ENGINES:
-        raise ConfigError(f"engine must be one of {', '.join(ENGINES)}, got {name!r}", provider=entry.name)
-    limit = entry.get("engine_threshold", threshold)
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-        raise ConfigError(f"engine_threshold must be a whole number of records, got {limit!r}", provider=entry.name)
+    name = entry.settings.engine or default
+    limit = entry.settings.engine_threshold or threshold
     if name == AUTO:
         return SPARK if records >= limit else IN_PROCESS
     return name

@@ -57,6 +57,15 @@ def _summary(source: RecordSource | None, key: str) -> int:
     return int(source.manifest().extra.get(f"Summary {key}", 0)) if source else 0
 
 
+def _deletions(harvest: RecordSource) -> int:
+    """Records the harvest marked deleted: its summary's count, or counted in its output when it has none (a
+    harvest output written by other software)."""
+    summary = harvest.manifest().extra
+    if "Summary deleted" in summary:
+        return int(summary["Summary deleted"])
+    return sum(1 for record in harvest if record["deleted"])
+
+
 def _count(source: RecordSource | None) -> int:
     return source.manifest().record_count if source else 0
 
@@ -106,7 +115,7 @@ def indexing_balance(storage: Storage, provider: str, day: date) -> Balance | No
         return None
     enrichment, harvest = inputs
     balance = Balance(
-        "indexing", provider, day, (("enriched", _count(enrichment)), ("harvest deletions", _summary(harvest, "deleted"))),
+        "indexing", provider, day, (("enriched", _count(enrichment)), ("harvest deletions", _deletions(harvest))),
         (("index documents and deletions", _count(indexing)),),
     )
     if balance.balanced:

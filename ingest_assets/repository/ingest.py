@@ -11,6 +11,10 @@
 4. delete the watchdog entry and store the general success time (only if every unit succeeded and the
    source reported no unreadable record).
 
+With a change feed, each written unit's objects are published (their RDF, ``objects/<pid>.ttl``:
+``created``, ``updated`` when it changed, nothing when it did not) and its deleted members as ``deleted``,
+at the time the unit's transaction committed.
+
 A record that fails validation keeps the existing members harvested from its page (the report tells its
 author; the fixing edit brings it back). A unit with a record the source could not read deletes none of its
 existing members and keeps its earlier ``last_success``, so the next cycle, asking again from the earlier
@@ -36,11 +40,12 @@ from ingest_assets.repository.mapping import (
     page_collection,
     wiki_provider,
 )
-from ingest_assets.repository.model import RepositoryObject
+from ingest_assets.repository.model import FEED_MIME, RepositoryObject, feed_path
 from ingest_assets.repository.records import TemplateRecord, page_url
 from ingest_assets.repository.report import render_report
 from ingest_assets.repository.store import Repository
 from ingest_assets.repository.validation import Issue, Vocabulary, validate
+from ingest_assets.resourcesync.feed import ChangeFeed
 from ingest_assets.storage import Storage
 from ingest_assets.storage.layout import repository_report_key
 
@@ -114,7 +119,8 @@ ReportPoster = Callable[[str, str], None]  # (wiki page title, wikitext)
 class RepositoryIngest:
     def __init__(self, settings: IngestSettings, *, source: TemplateSource, repository: Repository,
                  index: ObjectIndex, bookkeeping: Bookkeeping, vocabularies: list[Vocabulary],
-                 storage: Storage | None = None, post_report: ReportPoster | None = None):
+                 storage: Storage | None = None, post_report: ReportPoster | None = None,
+                 feed: ChangeFeed | None = None):
         self.settings = settings
         self.source = source
         self.repository = repository
@@ -123,6 +129,7 @@ class RepositoryIngest:
         self.vocabularies = vocabularies
         self.storage = storage
         self.post_report = post_report
+        self.feed = feed
 
     def run(self) -> CycleResult:
         source = self.settings.source
@@ -276,6 +283,8 @@ class RepositoryIngest:
                 if count % KEEP_ALIVE_EVERY == 0:
                     tx.keep_alive()
         self.index.confirm([*extra, collection, *members], uris, removed=old)
+        if self.feed is not None:
+            publish_changes(self.feed, [*extra, collection, *members], old, datetime.now(timezone.utc))
         outcome.pid, outcome.ingested, outcome.removed = collection.pid, len(members) + 1, len(old)
         outcome.kept = len(kept)
         self._report(unit, collection, outcome)
@@ -299,3 +308,11 @@ class RepositoryIngest:
                 self.post_report(f"{unit.page}/Metadata aggregation report", text)
             except IngestError as exc:
                 outcome.report_error = str(exc)
+
+
+def publish_changes(feed: ChangeFeed, written: list[RepositoryObject], deleted: list[str], at: datetime) -> None:
+    """Tell ``feed`` that ``written`` objects were stored and the ``deleted`` PIDs removed at ``at``."""
+    for pid in deleted:
+        feed.delete(feed_path(pid), at)
+    for obj in written:
+        feed.put(feed_path(obj.pid), obj.to_turtle(), at, FEED_MIME)

@@ -12,6 +12,12 @@ K2N = Namespace("http://www.keytonature.eu/k2n#")
 REL = Namespace("info:fedora/fedora-system:def/relations-external#")
 OAI_DC = "http://www.openarchives.org/OAI/2.0/oai_dc/"
 LINEAGE = Namespace("urn:x-ingest-assets:lineage#")
+FEED_MIME = "text/turtle"  # an object's RDF in the change feed
+
+
+def feed_path(pid: str) -> str:
+    """Where an object's RDF (:meth:`RepositoryObject.to_turtle`) is published in the change feed's set."""
+    return f"objects/{pid}.ttl"
 
 
 def fedora_uri(pid: str) -> URIRef:

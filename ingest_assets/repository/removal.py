@@ -3,7 +3,8 @@
 Each live collection's HarvestingURL is requested. Only 404 and 410 count as "gone"; a collection is
 removed (members and collection object, in one repository transaction) once it has been gone on at
 least ``min_misses`` checks spanning at least ``grace``. Timeouts, 5xx and any other answer never
-remove anything and do not reset the count; a 2xx answer resets it.
+remove anything and do not reset the count; a 2xx answer resets it. With a change feed, the removed
+objects are published as ``deleted``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from sqlalchemy import delete, insert, select, update
 from ingest_assets.errors import FetchError
 from ingest_assets.http import HttpClient
 from ingest_assets.repository.index import ObjectIndex, utc
+from ingest_assets.repository.ingest import publish_changes
 from ingest_assets.repository.store import Repository
 from ingest_assets.repository.tables import source_checks
+from ingest_assets.resourcesync.feed import ChangeFeed
 
 GONE = (404, 410)
 
@@ -32,12 +35,13 @@ class VerificationResult:
 
 class GarbageCollector:
     def __init__(self, index: ObjectIndex, repository: Repository, http: HttpClient, *,
-                 min_misses: int = 3, grace: timedelta = timedelta(days=7)):
+                 min_misses: int = 3, grace: timedelta = timedelta(days=7), feed: ChangeFeed | None = None):
         self.index = index
         self.repository = repository
         self.http = http
         self.min_misses = min_misses
         self.grace = grace
+        self.feed = feed
 
     def run(self, now: datetime | None = None) -> VerificationResult:
         now = now or datetime.now(timezone.utc)
@@ -52,7 +56,7 @@ class GarbageCollector:
             if status in GONE:
                 result.missing.append(pid)
                 if self._record_miss(pid, url, status, now):
-                    self._remove(pid)
+                    self._remove(pid, now)
                     result.removed.append(pid)
             else:
                 self._clear(pid)
@@ -87,11 +91,13 @@ class GarbageCollector:
         with self.index.engine.begin() as conn:
             conn.execute(delete(source_checks).where(source_checks.c.pid == pid))
 
-    def _remove(self, pid: str) -> None:
+    def _remove(self, pid: str, now: datetime) -> None:
         members = self.index.members(pid)
         with self.repository.transaction() as tx:
             for member in members:
                 tx.delete(member)
             tx.delete(pid)
         self.index.remove([*members, pid])
+        if self.feed is not None:
+            publish_changes(self.feed, [], [*members, pid], now)
         self._clear(pid)

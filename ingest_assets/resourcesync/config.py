@@ -9,16 +9,18 @@
 A set without ``root`` keeps its files in the storage under ``_resourcesync/<name>/resources/``: a record
 provider's set needs nothing more (``resourcesync: {}``), its item documents are written there (:mod:`.feed`).
 
+Each capability publishing through a change feed (``INGEST_RESOURCESYNC_CAPABILITIES``, all by default)
+adds one set, named so that no provider can be (provider names have no ``-``): :data:`CAPABILITY_SETS`.
+
 The base URL the documents are published under comes from ``INGEST_RESOURCESYNC_URL``
 (default ``http://127.0.0.1:8080``, the server's default address).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from ingest_assets.errors import ConfigError
 from ingest_assets.registry import Registry
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
+CAPABILITY_SETS = {"repository": "repository-objects", "datasets": "dataset-files", "linked_data": "linked-data"}
 
 
 def open_resource_index(search: str, engine: Callable[[], Engine], prefix: str = "resourcesync") -> ResourceIndex:
@@ -41,19 +44,18 @@ def open_resource_index(search: str, engine: Callable[[], Engine], prefix: str =
     return SqlResourceIndex(engine())
 
 
-def resource_sets(registry: Registry, base: str | None = None) -> list[ResourceSet]:
+def resource_sets(registry: Registry, base: str | None = None, capabilities: Iterable[str] = ()) -> list[ResourceSet]:
+    """The record providers' sets, then the sets of ``capabilities`` (keys of :data:`CAPABILITY_SETS`)."""
     base = (base or DEFAULT_BASE_URL).rstrip("/")
     sets = []
     for entry in registry.providers_with("resourcesync"):
-        block = entry.block("resourcesync")
-        unknown = set(block) - {"url_prefix", "root", "publish_outputs"}
-        if unknown:
-            raise ConfigError(f"unknown resourcesync keys {sorted(unknown)}", provider=entry.name, file=registry.source)
-        outputs = block.get("publish_outputs", False)
-        if not isinstance(outputs, bool):
-            raise ConfigError(
-                "resourcesync publish_outputs must be true or false", provider=entry.name, file=registry.source
-            )
-        url_prefix = block.get("url_prefix") or f"{base}/{entry.name}/resources/"
-        sets.append(ResourceSet(entry.name, url_prefix, block.get("root"), outputs))
-    return sets
+        block = entry.require("resourcesync")
+        url_prefix = block.url_prefix or f"{base}/{entry.name}/resources/"
+        sets.append(ResourceSet(entry.name, url_prefix, block.root, block.publish_outputs))
+    return sets + [capability_set(capability, base) for capability in capabilities]
+
+
+def capability_set(capability: str, base: str | None = None) -> ResourceSet:
+    """The set a capability publishes its files in: ``<base>/<set>/resources/``, kept in the storage."""
+    name = CAPABILITY_SETS[capability]
+    return ResourceSet(name, f"{(base or DEFAULT_BASE_URL).rstrip('/')}/{name}/resources/")

@@ -79,7 +79,7 @@ def resource_entry(resource_set: ResourceSet, doc: dict) -> str:
 def resource_entries(resource_set: ResourceSet, docs: Iterable[dict]) -> Iterator[str]:
     """:func:`resource_entry` of each document; the common shape (plain relative path, md5, length, mime,
     lastmod, no links) is rendered inline: this loop is list generation's hot path. It relies on what
-    :func:`ingest_assets.events.record_event` guarantees for stored documents: relative paths without
+    :func:`ingest_assets.resourcesync.events.record_event` guarantees for stored documents: relative paths without
     empty, '.' or '..' segments, hex digests and plain media types (nothing to escape)."""
     prefix, plain = resource_set.url_prefix, PLAIN_PATH.fullmatch
     for doc in docs:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import BinaryIO
 
 from ingest_assets.resourcesync.model import ResourceSet
@@ -39,6 +40,10 @@ class ResourceFiles:
     def write(self, path: str, data: bytes) -> None:
         """Write (or replace) the file atomically."""
         self.storage.write_bytes(self.key(path), data, overwrite=True)
+
+    def write_file(self, path: str, local_path: Path) -> None:
+        """Write (or replace) the file atomically with a local file's content."""
+        self.storage.write_file(self.key(path), local_path, overwrite=True)
 
     def delete(self, path: str) -> None:
         """Remove the file (nothing to do when it is already gone)."""

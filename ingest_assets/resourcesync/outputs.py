@@ -7,11 +7,10 @@ Every file of a complete output folder (part files, ``_MANIFEST``, ``_LOGS/*``) 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from datetime import date
 
-from ingest_assets.resourcesync.feed import FeedReport, record_file_change
+from ingest_assets.resourcesync.feed import ChangeFeed, FeedReport, file_digests
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet
 from ingest_assets.storage import layout
@@ -19,7 +18,6 @@ from ingest_assets.storage.backends import Storage, check_key
 
 OUTPUTS = "outputs"
 PROV_SUFFIX = "-prov.json"
-CHUNK = 1024 * 1024
 
 
 def output_mime(key: str) -> str:
@@ -53,24 +51,11 @@ def output_key(storage: Storage, provider: str, path: str) -> str:
 def feed_outputs(index: ResourceIndex, storage: Storage, resource_set: ResourceSet, day: date) -> FeedReport:
     """Record a ``created`` event (at the activity's start) for each file of the set's provider's newest
     complete output of every activity on ``day``; files already recorded with the same md5 are unchanged."""
-    report = FeedReport()
+    feed = ChangeFeed(index, storage, resource_set)
     for activity in layout.ACTIVITIES:
         output = layout.latest_output(storage, resource_set.name, activity, day)
         for key in output_files(storage, output) if output else ():
-            length, md5, sha256 = _digests(storage, key)
-            path = f"{OUTPUTS}/{key.split('/', 1)[1]}"
-            change = record_file_change(
-                index, resource_set, path, output.started, length, md5, sha256, output_mime(key)
-            )
-            report.counts[change] += 1
-    return report
-
-
-def _digests(storage: Storage, key: str) -> tuple[int, str, str]:
-    md5, sha256, length = hashlib.md5(), hashlib.sha256(), 0
-    with storage.open_read(key) as handle:
-        while data := handle.read(CHUNK):
-            md5.update(data)
-            sha256.update(data)
-            length += len(data)
-    return length, md5.hexdigest(), sha256.hexdigest()
+            with storage.open_read(key) as handle:
+                length, md5, sha256 = file_digests(handle)
+            feed.record(f"{OUTPUTS}/{key.split('/', 1)[1]}", output.started, length, md5, sha256, output_mime(key))
+    return feed.report

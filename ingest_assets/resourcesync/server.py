@@ -124,8 +124,8 @@ def make_app_server(app, host: str = "127.0.0.1", port: int = 8080, quiet: bool 
 class RegistrySets:
     """The registry's resource sets, read again whenever the registry file changes."""
 
-    def __init__(self, path: Path, base: str):
-        self.path, self.base = path, base
+    def __init__(self, path: Path, base: str, capabilities: tuple[str, ...] = ()):
+        self.path, self.base, self.capabilities = path, base, capabilities
         self._stamp: tuple[float, int] | None = None
         self._sets: list[ResourceSet] = []
 
@@ -135,7 +135,7 @@ class RegistrySets:
 
         stat = self.path.stat()
         if (stat.st_mtime, stat.st_size) != self._stamp:
-            self._sets = resource_sets(load_registry(self.path), self.base)
+            self._sets = resource_sets(load_registry(self.path), self.base, self.capabilities)
             self._stamp = (stat.st_mtime, stat.st_size)
         return self._sets
 
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
     storage = open_storage(settings.storage_url)
     server = make_app_server(None, args.host, args.port)
     base = settings.resourcesync_url or f"http://{args.host}:{server.server_port}"
-    sets = RegistrySets(settings.registry_path, base)
+    sets = RegistrySets(settings.registry_path, base, settings.resourcesync_capabilities)
     if args.publish:
         index = open_resource_index(settings.search, partial(make_engine, settings.database_url))
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from datetime import datetime, timedelta, timezone
 
@@ -13,8 +14,11 @@ from ingest_assets.defs.datasets.assets import dataset_ingest_results
 from ingest_assets.defs.datasets.resources import DatasetIngestResource
 from ingest_assets.defs.datasets.sensors import dataset_requests_sensor
 from ingest_assets.defs.resources import SqlResource, StorageResource
+from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.errors import ValidationError
+from ingest_assets.registry import Registry
 from ingest_assets.storage.layout import dataset_key
+from ingest_assets_tests.support.resync import Mirror, tree
 
 
 def write_requests(path, rows) -> None:
@@ -66,10 +70,12 @@ def test_asset_materializes_results_and_metadata(tmp_path, tmp_storage, platform
         "not json",
     ])  # fmt: skip
     key = submit(requests_file, storage=tmp_storage)["key"]
+    sql = SqlResource(url=f"sqlite:///{tmp_path / 'r.sqlite3'}")
     resources = {
         "storage": StorageResource(url=str(tmp_storage.root)),
-        "sql": SqlResource(url=f"sqlite:///{tmp_path / 'r.sqlite3'}"),
+        "sql": sql,
         "dataset_ingest": DatasetIngestResource(allow_private=True),
+        "resourcesync": ResourceSyncResource(search=str(tmp_path / "search"), sql=sql, base_url="http://127.0.0.1:8080"),
     }
     result = dg.materialize(
         [dataset_ingest_results],
@@ -96,3 +102,54 @@ def test_process_refuses_non_http_and_private_urls(tmp_path, monkeypatch):
     summary = process(requests_file, settings=Settings.from_env())
     assert summary["status"] == {"fetch-refused": 1, "invalid-request": 1}
     assert summary["results"].startswith("_datasets-results/")
+
+
+def test_stored_dataset_files_reach_a_resync_destination(tmp_path, tmp_storage, platform, http_server):
+    """A WARC (web-file) and an item folder's file (archiveorg-file) are published through the change feed;
+    re-storing them (force_recrawl) arrives as updates, an item file re-stored with the same bytes as nothing."""
+    platform.route("/files/small.csv", b"x,y\n1,2\n", content_type="text/csv")
+    platform.route("/files/large.csv", b"a,b\n" + b"3,4\n" * 64, content_type="text/csv")
+    mirror = Mirror(http_server, tmp_path / "client", "dataset-files")
+    sql = SqlResource(url=f"sqlite:///{tmp_path / 'r.sqlite3'}")
+    resourcesync = ResourceSyncResource(search=str(tmp_path / "search"), sql=sql, base_url=mirror.base)
+    resources = {
+        "storage": StorageResource(url=str(tmp_storage.root)),
+        "sql": sql,
+        "dataset_ingest": DatasetIngestResource(allow_private=True, web_max_file_size=100),  # large.csv -> item
+        "resourcesync": resourcesync,
+    }
+    sets = resourcesync.sets(Registry({}))
+    area = tmp_storage.root / "_resourcesync" / "dataset-files" / "resources"
+
+    def ingest(name: str, **request) -> dict:
+        requests_file = tmp_path / name
+        write_requests(requests_file, [
+            {"ingest_type": "dataset", "base_url": f"{platform.base}/files/small.csv", **request},
+            {"ingest_type": "dataset", "base_url": f"{platform.base}/files/large.csv", **request},
+        ])  # fmt: skip
+        key = submit(requests_file, storage=tmp_storage)["key"]
+        config = {"ops": {"dataset_ingest_results": {"config": {"requests_key": key}}}}
+        result = dg.materialize([dataset_ingest_results], resources=resources, run_config=config)
+        metadata = result.asset_materializations_for_node("dataset_ingest_results")[0].metadata
+        assert metadata["status/success-file"].value == 2
+        return metadata["change_feed"].value
+
+    assert ingest("first.jsonl") == {"created": 2, "updated": 0, "deleted": 0, "unchanged": 0}
+    [warc] = (area / "web").iterdir()
+    [item] = (area / "items").iterdir()
+    assert warc.name.endswith(".warc.gz") and b"x,y\n1,2\n" in gzip.decompress(warc.read_bytes())
+    assert (item / "large.csv").read_bytes() == b"a,b\n" + b"3,4\n" * 64
+    [stored_warc] = tmp_storage.root.glob("_datasets-web/*/*.warc.gz")
+    assert stored_warc.read_bytes() == warc.read_bytes()  # the WARC stored, as published
+    [baseline] = mirror.sync(resourcesync.get_client(), tmp_storage, sets)
+    assert "created=2" in baseline and tree(mirror.folder) == tree(area)
+
+    platform.route("/files/small.csv", b"x,y\n1,2\n5,6\n", content_type="text/csv")
+    assert ingest("again.jsonl", force_recrawl=True) == {"created": 0, "updated": 1, "deleted": 0, "unchanged": 1}
+    platform.route("/files/large.csv", b"a,b\n" + b"7,8\n" * 64, content_type="text/csv")
+    assert ingest("third.jsonl", force_recrawl=True) == {"created": 0, "updated": 2, "deleted": 0, "unchanged": 0}
+    outputs = mirror.sync(resourcesync.get_client(), tmp_storage, sets)
+    assert any("updated=2" in output for output in outputs), outputs
+    assert tree(mirror.folder) == tree(area)
+    assert (mirror.folder / "items" / item.name / "large.csv").read_bytes() == b"a,b\n" + b"7,8\n" * 64
+    assert b"5,6" in gzip.decompress((mirror.folder / "web" / warc.name).read_bytes())

@@ -11,7 +11,8 @@ import zipfile
 
 import pytest
 
-from ingest_assets.datasets.bundle import BundleLimits, list_bundle, safe_member_path
+from ingest_assets.archives import Limits, safe_member_path
+from ingest_assets.datasets.bundle import list_bundle
 from ingest_assets.datasets.detect import match_url, normalize_doi, parse_landing
 from ingest_assets.datasets.hashing import ALGORITHMS, Digests, hash_file, mismatch, normalize_hex
 from ingest_assets.datasets.model import ManifestFile, PlatformManifest
@@ -19,6 +20,7 @@ from ingest_assets.datasets.platforms import parse_checksum
 from ingest_assets.datasets.status import DatasetIngestFailure
 from ingest_assets.datasets.strategy import Thresholds, choose_strategy
 from ingest_assets.digests import MultiHasher
+from ingest_assets_tests.support import tar_bytes
 
 MiB = 1024 * 1024
 
@@ -159,7 +161,7 @@ REG = stat.S_IFREG | 0o644
 LNK = stat.S_IFLNK | 0o777
 
 
-def refused(tmp_path, data: bytes, limits=BundleLimits(), suffix=".zip") -> str:
+def refused(tmp_path, data: bytes, limits=Limits(), suffix=".zip") -> str:
     path = tmp_path / f"b{suffix}"
     path.write_bytes(data)
     with pytest.raises(DatasetIngestFailure) as caught:
@@ -172,7 +174,7 @@ def test_zip_listing_hashes_entries_and_keeps_inner_links(tmp_path):
     data = zip_with([("data/a.csv", b"a,b\n", REG), ("data/latest.csv", "a.csv", LNK), ("data/", b"", stat.S_IFDIR)])
     path = tmp_path / "ok.zip"
     path.write_bytes(data)
-    entries = list_bundle(path, BundleLimits())
+    entries = list_bundle(path, Limits())
     assert [(e.path, e.link_target) for e in entries] == [("data/a.csv", None), ("data/latest.csv", "a.csv")]
     assert entries[0].digests.sha256 == hashlib.sha256(b"a,b\n").hexdigest()
 
@@ -184,8 +186,8 @@ def test_zip_listing_hashes_entries_and_keeps_inner_links(tmp_path):
         ([("/etc/passwd", b"evil", REG)], "unsafe entry name '/etc/passwd'"),
         ([("C:\\windows\\x", b"evil", REG)], "unsafe entry name"),
         ([("a/../../x", b"evil", REG)], "unsafe entry name"),
-        ([("link", "/etc/passwd", LNK)], "points outside the bundle"),
-        ([("dir/link", "../../secret", LNK)], "points outside the bundle"),
+        ([("link", "/etc/passwd", LNK)], "points outside the archive"),
+        ([("dir/link", "../../secret", LNK)], "points outside the archive"),
         ([("fifo", b"", stat.S_IFIFO | 0o644)], "is not a regular file"),
         ([("a", b"1", REG), ("a", b"2", REG)], "duplicate entry 'a'"),
         ([("zeros", bytes(8 * MiB), REG)], "compression ratio"),
@@ -198,31 +200,16 @@ def test_hostile_zips_are_refused(tmp_path, entries, message):
 
 def test_entry_count_and_size_limits(tmp_path):
     many = zip_with([(f"f{i}", b"x", REG) for i in range(6)])
-    assert "entries" in refused(tmp_path, many, BundleLimits(max_entries=5))
+    assert "zip has 6 members (limit 5)" in refused(tmp_path, many, Limits(max_members=5))
     big = zip_with([("a", os.urandom(5000), REG)])
-    assert "uncompressed bytes" in refused(tmp_path, big, BundleLimits(max_total_size=4000))
+    assert "uncompressed bytes" in refused(tmp_path, big, Limits(max_total_bytes=4000))
     assert "neither a zip nor a tar" in refused(tmp_path, b"just text", suffix=".bin")
-
-
-def tar_with(members) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        for name, kind, payload in members:
-            info = tarfile.TarInfo(name)
-            info.type = kind
-            if kind == tarfile.REGTYPE:
-                info.size = len(payload)
-                archive.addfile(info, io.BytesIO(payload))
-            else:
-                info.linkname = payload.decode() if kind in (tarfile.SYMTYPE, tarfile.LNKTYPE) else ""
-                archive.addfile(info)
-    return buffer.getvalue()
 
 
 def test_tar_bundles(tmp_path):
     path = tmp_path / "ok.tar.gz"
-    path.write_bytes(tar_with([("d/a.txt", tarfile.REGTYPE, b"hello"), ("d/b.txt", tarfile.SYMTYPE, b"a.txt")]))
-    entries = list_bundle(path, BundleLimits())
+    path.write_bytes(tar_bytes([("d/a.txt", tarfile.REGTYPE, b"hello"), ("d/b.txt", tarfile.SYMTYPE, b"a.txt")]))
+    entries = list_bundle(path, Limits())
     assert [(e.path, e.digests.md5 if e.digests else e.link_target) for e in entries] == [
         ("d/a.txt", hashlib.md5(b"hello").hexdigest()),
         ("d/b.txt", "a.txt"),
@@ -233,7 +220,7 @@ def test_tar_bundles(tmp_path):
         ([("h", tarfile.LNKTYPE, b"../../etc/shadow")], "points outside"),
         ([("dev", tarfile.CHRTYPE, b"")], "special file"),
     ]:
-        assert message in refused(tmp_path, tar_with(members), suffix=".tgz")
+        assert message in refused(tmp_path, tar_bytes(members), suffix=".tgz")
 
 
 def test_safe_member_path():
@@ -256,10 +243,10 @@ def test_urls_registered_for_datacite_dois_are_recognised(shared_fixtures):
 
 def test_a_tar_gz_bomb_is_refused_by_its_compression_ratio(tmp_path):
     """zip entries had a ratio limit and tar bundles none: 50 MiB of zeros in a ~50 KiB .tar.gz."""
-    zeros = tar_with([("data/zeros.bin", tarfile.REGTYPE, bytes(50 * 1024 * 1024))])
+    zeros = tar_bytes([("data/zeros.bin", tarfile.REGTYPE, bytes(50 * 1024 * 1024))])
     assert len(zeros) < 100_000
-    assert "compression ratio" in refused(tmp_path, zeros, BundleLimits(max_ratio=200), suffix=".tar.gz")
-    fine = tar_with([("data/random.bin", tarfile.REGTYPE, os.urandom(2 * 1024 * 1024))])  # ~1:1
+    assert "compression ratio" in refused(tmp_path, zeros, Limits(max_ratio=200), suffix=".tar.gz")
+    fine = tar_bytes([("data/random.bin", tarfile.REGTYPE, os.urandom(2 * 1024 * 1024))])  # ~1:1
     path = tmp_path / "fine.tar.gz"
     path.write_bytes(fine)
-    assert [e.path for e in list_bundle(path, BundleLimits())] == ["data/random.bin"]
+    assert [e.path for e in list_bundle(path, Limits())] == ["data/random.bin"]

@@ -13,8 +13,10 @@ from ingest_assets.defs.linked_data import sensors as sensor_module
 from ingest_assets.defs.linked_data.assets import linked_data_export, provider_graph
 from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.linked_data.sensors import PROVIDER_TAG, void_sensor
-from ingest_assets.defs.resources import RegistryResource, StorageResource
+from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
+from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.linked_data.status import read_status
+from ingest_assets_tests.support.resync import Mirror, tree
 
 ORGS = "dumps/dataone-organizations-geolink.ttl"
 BROKEN = "chembl-rdf-void-2012-10-broken.ttl"
@@ -31,13 +33,15 @@ def wiring(tmp_path, site):
         f"b: {{modified: '2015-11-05 12:00:00', void: '{site.base}/b/void.ttl', allow_private: true}}\n"
         f"c: {{modified: 2015-10-01, void: '{site.base}/c/void.ttl', allow_private: true}}\n"
         f"d: {{modified: 2015-10-01, void: '{site.fixture(BROKEN)}', allow_private: true}}\n"
-        "e: {harvest: {kind: oai}}\n"  # another capability's provider: not ours
+        "e: {harvest: {type: oai, endpoint: 'https://h.org/oai'}}\n"  # another capability's provider: not ours
     )
     storage = StorageResource(url=str(tmp_path / "storage"))
+    sql = SqlResource(url=f"sqlite:///{tmp_path / 'ingest.sqlite3'}")
     return {
         "registry": RegistryResource(path=str(registry)),
         "triplestore": TripleStoreResource(location=str(tmp_path / "oxigraph")),
         "storage": storage,
+        "resourcesync": ResourceSyncResource(search=str(tmp_path / "search"), sql=sql, base_url="http://127.0.0.1:8080"),
     }
 
 
@@ -48,7 +52,8 @@ def instance():
 
 
 def _tick(instance, wiring, cursor=None):
-    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources=wiring)
+    sensor_resources = {k: v for k, v in wiring.items() if k != "resourcesync"}
+    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources=sensor_resources)
     return void_sensor(context)
 
 
@@ -166,3 +171,46 @@ def test_failed_import_reports_and_keeps_graph(instance, wiring, site):
     status = read_status(wiring["storage"].get_client(), "a")
     assert "line 35" in status["last_error"] and status["harvested"]["triples"] == 387
     assert [r.partition_key for r in _tick(instance, wiring).run_requests] == ["a"]  # still due (new run key)
+
+
+def test_provider_exports_reach_a_resync_destination(instance, wiring, site, tmp_path, http_server):
+    """Each provider's N-Quads are published by the export: created, then updated when its graph changed,
+    nothing when it did not, deleted when the provider left the registry."""
+    mirror = Mirror(http_server, tmp_path / "client", "linked-data")
+    resourcesync = ResourceSyncResource(search=str(tmp_path / "search"), sql=wiring["resourcesync"].sql,
+                                        base_url=mirror.base)
+    wiring["resourcesync"] = resourcesync
+    storage = wiring["storage"].get_client()
+    sets = resourcesync.sets(wiring["registry"].load())
+    area = tmp_path / "storage" / "_resourcesync" / "linked-data" / "resources"
+    site.void("/b/void.ttl", '"2015-11-06"^^xsd:date', [site.fixture("dumps/bcodmo-rvdata-cruise-links.nt")])
+    instance.add_dynamic_partitions("linked_data_providers", ["a", "b"])
+
+    def export() -> dict:
+        exported = _materialize(instance, wiring, [provider_graph, linked_data_export], selection=[linked_data_export])
+        [event] = exported.asset_materializations_for_node("linked_data__export")
+        return event.metadata["change_feed"].value
+
+    for provider in ("a", "b"):
+        _materialize(instance, wiring, [provider_graph], partition_key=provider)
+    assert export() == {"created": 2, "updated": 0, "deleted": 0, "unchanged": 0}
+    quads = list(parse(input=(area / "a.nq").read_bytes(), format=RdfFormat.N_QUADS))
+    assert len(quads) == 387 and {q.graph_name.value for q in quads} == {wiring["triplestore"].graphs("a").name}
+    [baseline] = mirror.sync(resourcesync.get_client(), storage, sets)
+    assert "created=2" in baseline and tree(mirror.folder) == tree(area)
+    assert export()["unchanged"] == 2  # regenerated from the same graphs: nothing to tell
+
+    site.void("/a/void.ttl", '"2015-12-01"^^xsd:date', [site.fixture("dumps/bcodmo-rvdata-cruise-links.nt", "2")])
+    _materialize(instance, wiring, [provider_graph], partition_key="a")
+    registry = wiring["registry"].path
+    with open(registry) as handle:
+        kept = [line for line in handle if not line.startswith("b:")]
+    with open(registry, "w") as handle:
+        handle.writelines(kept)
+    assert export() == {"created": 0, "updated": 1, "deleted": 1, "unchanged": 0}
+    outputs = mirror.sync(resourcesync.get_client(), storage, sets)
+    assert any("updated=1, deleted=1" in output for output in outputs), outputs
+    assert tree(mirror.folder) == tree(area) and set(tree(mirror.folder)) == {"a.nq"}
+    assert (mirror.folder / "a.nq").read_bytes().count(b"\n") == len(
+        list(parse(input=(area / "a.nq").read_bytes(), format=RdfFormat.N_QUADS))
+    ) != 387

@@ -10,7 +10,7 @@ from ingest_assets.linked_data.graphs import GraphState
 from ingest_assets.linked_data.importer import ProviderSource, check, fetch_void
 from ingest_assets.linked_data.modified import parse_modified
 from ingest_assets.linked_data.void import parse_void
-from ingest_assets.registry import load_registry
+from ingest_assets.registry import ProviderEntry, load_registry
 
 UTC = timezone.utc
 
@@ -181,7 +181,7 @@ def test_jsonld_void_that_is_not_json_names_the_file():
     ],
 )
 def test_due_compares_time_zone_aware(registry, void_literal, due):
-    source = ProviderSource.from_settings("p", {"void": "https://p.example/void.ttl", "modified": registry})
+    source = ProviderSource.of(ProviderEntry("p", {"void": "https://p.example/void.ttl", "modified": registry}))
     void = parse_void(_void(void_literal), provider="p", url=source.void_url)
     assert check(source, void, GraphState()).due is due
 
@@ -194,7 +194,7 @@ def test_registry_yaml_forms_with_zones(tmp_path):
         "day: {modified: 2015-10-10, void: 'https://d.example/void.ttl'}\n"
     )
     registry = load_registry(path)
-    modified = {name: ProviderSource.from_settings(name, registry[name].settings).modified for name in registry}
+    modified = {name: ProviderSource.of(registry[name]).modified for name in registry}
     assert modified == {
         "zoned": datetime(2015, 12, 4, 22, 25, 44, tzinfo=UTC),
         "naive": datetime(2015, 12, 4, 14, 25, 44, 758604, tzinfo=UTC),
@@ -203,15 +203,15 @@ def test_registry_yaml_forms_with_zones(tmp_path):
 
 
 def test_registry_entry_without_void_or_with_bad_modified_is_a_config_error():
-    with pytest.raises(ConfigError, match="no 'void' URL"):
-        ProviderSource.from_settings("p", {"modified": "2015-10-10"})
-    with pytest.raises(ConfigError, match="not a date") as caught:
-        ProviderSource.from_settings("p", {"void": "https://p.example/void.ttl", "modified": "last tuesday"})
+    with pytest.raises(ConfigError, match="registry key 'p.void': is missing"):
+        ProviderSource.of(ProviderEntry("p", {"modified": "2015-10-10"}))
+    with pytest.raises(ConfigError, match="registry key 'p.modified': 'last tuesday' is not a date") as caught:
+        ProviderEntry("p", {"void": "https://p.example/void.ttl", "modified": "last tuesday"})
     assert caught.value.provider == "p"
 
 
 def test_harvested_modified_beats_an_older_registry_value():
-    source = ProviderSource.from_settings("p", {"void": "https://p.example/void.ttl", "modified": "2015-01-01"})
+    source = ProviderSource.of(ProviderEntry("p", {"void": "https://p.example/void.ttl", "modified": "2015-01-01"}))
     void = parse_void(_void('"2015-11-05"^^xsd:date'), provider="p", url=source.void_url)
     assert not check(source, void, GraphState(modified=parse_modified("2015-11-05T00:00:00Z"))).due
 

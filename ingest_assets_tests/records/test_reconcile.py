@@ -118,3 +118,12 @@ def test_nothing_to_judge_without_an_announced_size_or_outputs(tmp_storage, harv
     assert harvest_balance(tmp_storage, "riverside", DAY) is None
     assert mapping_balance(tmp_storage, ENTRY, DAY) is None
     assert indexing_balance(tmp_storage, "riverside", DAY) is None
+
+
+def test_harvest_deletions_are_counted_when_the_harvest_summary_has_none(tmp_storage):
+    """A harvest output written by other software (no summary): its deletions are counted in its records."""
+    harvest = _write(tmp_storage, "harvest", ORIGINAL_RECORD, RecordStream(_originals(30)), 0)
+    mapping = _stage(tmp_storage, "mapping", [harvest], 1)
+    _stage(tmp_storage, "indexing", [_stage(tmp_storage, "enrichment", [mapping], 2), harvest], 3)
+    books = indexing_balance(tmp_storage, "riverside", DAY)
+    assert books.balanced and books.equation() == "enriched 20 + harvest deletions 6 = index documents and deletions 26"

@@ -29,7 +29,7 @@ def test_the_day_asked_for_is_the_utc_day_that_ended_before_the_tick():
 @pytest.mark.parametrize("schedule, message", [
     ({"cron": "every day"}, "not a valid cron string"),
     ({"timezone": "Mars/Olympus"}, "Mars/Olympus"),
-    ("daily", "must be a mapping"),
+    ("daily", "registry key 'bad.schedule': Input should be a valid dictionary"),
 ])
 def test_a_bad_schedule_is_a_config_error_naming_the_provider(schedule, message):
     with pytest.raises(ConfigError, match=message) as caught:

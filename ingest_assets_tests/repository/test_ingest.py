@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -26,6 +25,7 @@ from ingest_assets.repository.template_index import TemplateIndexClient, xml_dat
 from ingest_assets.repository.validation import load_vocabularies
 from ingest_assets.sql import make_engine
 from ingest_assets.storage import LocalStorage
+from ingest_assets_tests.support import next_second
 
 WIKI = "http://www.keytonature.eu/wiki/"
 NOW = datetime.now(timezone.utc)
@@ -33,15 +33,6 @@ NOW = datetime.now(timezone.utc)
 
 def stamp(delta: timedelta) -> str:
     return (NOW + delta).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def next_second(after: datetime) -> str:
-    """A TemplateParameterIndex time (whole seconds) later than ``after`` and already past."""
-    moment = after.replace(microsecond=0) + timedelta(seconds=1)
-    wait = (moment - datetime.now(timezone.utc)).total_seconds()
-    if wait > 0:
-        time.sleep(wait + 0.01)
-    return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def metadata(page, collection, modified, **params):

@@ -4,10 +4,15 @@ from datetime import datetime, timedelta, timezone
 
 from ingest_assets.http import HttpClient
 from ingest_assets.repository.index import ObjectIndex
-from ingest_assets.repository.model import RepositoryObject
+from ingest_assets.repository.ingest import publish_changes
+from ingest_assets.repository.model import RepositoryObject, feed_path
 from ingest_assets.repository.ocfl_store import OcflRepository
 from ingest_assets.repository.removal import GarbageCollector
+from ingest_assets.resourcesync.config import capability_set
+from ingest_assets.resourcesync.feed import ChangeFeed
+from ingest_assets.resourcesync.sql_index import SqlResourceIndex
 from ingest_assets.sql import make_engine
+from ingest_assets.storage import LocalStorage
 
 
 def test_removal_only_on_repeated_404_or_410(tmp_path, http_server):
@@ -31,9 +36,11 @@ def test_removal_only_on_repeated_404_or_410(tmp_path, http_server):
         for obj in objects:
             tx.put(obj)
     index.confirm(objects, {o.pid: o.harvesting_url for o in objects if o.kind == "collection"})
-    collector = GarbageCollector(index, repo, HttpClient(allow_private=True, retries=0), min_misses=3,
-                                 grace=timedelta(days=7))
     day0 = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    feed = ChangeFeed(SqlResourceIndex(engine), LocalStorage(tmp_path / "storage"), capability_set("repository"))
+    publish_changes(feed, objects, [], day0)
+    collector = GarbageCollector(index, repo, HttpClient(allow_private=True, retries=0), min_misses=3,
+                                 grace=timedelta(days=7), feed=feed)
     first = collector.run(day0)
     assert first.checked == 4 and sorted(first.missing) == ["K2N:w_deleted", "K2N:w_gone"]
     assert list(first.unreachable) == ["K2N:w_flaky"] and first.removed == []
@@ -44,6 +51,11 @@ def test_removal_only_on_repeated_404_or_410(tmp_path, http_server):
     assert collector.run(day0 + timedelta(days=8)).removed == ["K2N:w_gone"]
     assert not repo.exists("K2N:w_gone") and not repo.exists("K2N:sd_gone")
     assert index.get("K2N:w_gone") is None and index.get("K2N:sd_gone") is None
+    assert feed.report.counts == {"created": 8, "updated": 0, "deleted": 2, "unchanged": 0}  # published as gone
+    assert sorted(feed.paths()) == sorted(feed_path(o.pid) for o in objects if not o.pid.endswith("_gone"))
+    gone = feed.index.changes("repository-objects", "2026-11-09", "2026-11-10")
+    assert sorted(c["location"]["value"] for c in gone if c["change"] == "deleted") == [
+        feed_path("K2N:sd_gone"), feed_path("K2N:w_gone")]  # at the check that removed them
     status["/wiki/Deleted"] = "410 Gone"
     assert collector.run(day0 + timedelta(days=20)).removed == []  # one miss since it came back
     # server errors never remove anything, however long they last

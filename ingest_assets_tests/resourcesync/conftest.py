@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -14,13 +12,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from ingest_assets.events import record_event
+from ingest_assets.resourcesync.events import record_event
 from ingest_assets.resourcesync.model import ResourceSet
 from ingest_assets.resourcesync.publish import Publisher
 from ingest_assets.resourcesync.server import ResourceSyncApp
 from ingest_assets.resourcesync.sql_index import SqlResourceIndex
 from ingest_assets.sql import make_engine
 from ingest_assets.storage import LocalStorage
+from ingest_assets_tests.support import resync as support_resync
 from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
@@ -102,32 +101,17 @@ class _LateApp:
 
 # -- the reference client ------------------------------------------------------------------------------
 
-RESYNC_SYNC = Path(sys.executable).with_name("resync-sync")
-
-
-def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def _resync(workdir: Path, *args: str) -> str:
-    """Run ``resync-sync`` in ``workdir`` (where it keeps its state file); fail on any error it reports."""
-    workdir.mkdir(exist_ok=True)
-    done = subprocess.run([str(RESYNC_SYNC), *args], cwd=workdir, capture_output=True, text=True, timeout=60)
-    output = done.stdout + done.stderr
-    assert done.returncode == 0 and "Error" not in output, output
-    return output
-
 
 @pytest.fixture
 def tree():
     """``tree(folder)`` -> {relative path: bytes} of every file below ``folder``."""
-    return _tree
+    return support_resync.tree
 
 
 @pytest.fixture
 def resync():
     """``resync(workdir, *args)`` runs the resync package's ``resync-sync`` client and returns its output."""
-    return _resync
+    return support_resync.resync_sync
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ingest_assets.errors import ConfigError, FetchError, IngestError
-from ingest_assets.events import record_event
+from ingest_assets.resourcesync.events import record_event
 from ingest_assets.resourcesync.es_index import ElasticsearchResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet, resource_id
 from ingest_assets.resourcesync.publish import Publisher

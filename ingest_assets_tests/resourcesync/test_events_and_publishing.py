@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from ingest_assets.errors import ValidationError
-from ingest_assets.events import record_event
+from ingest_assets.resourcesync.events import record_event
 from ingest_assets.resourcesync.model import Location, ResourceSet
 from ingest_assets.resourcesync.server import ResourceSyncApp
 from ingest_assets.resourcesync.sql_index import SqlResourceIndex

@@ -18,7 +18,7 @@ from ingest_assets.errors import ConfigError
 from ingest_assets.records.indexing import deletion_record
 from ingest_assets.registry import load_registry
 from ingest_assets.resourcesync.config import resource_sets
-from ingest_assets.resourcesync.feed import feed_index_records
+from ingest_assets.resourcesync.feed import ChangeFeed, feed_index_records
 
 ITEM = "http://dp.la/api/items/"  # the @id of an item document
 
@@ -31,7 +31,7 @@ def document(record_id: str, title: str) -> dict:
 def test_index_records_become_files_and_created_updated_deleted_events(source, t0):
     src = source()  # a set with a root: its files are there
     records = [document(i, i.upper()) for i in ("a1", "b2", "e5")]
-    first = feed_index_records(src.index, src.storage, src.set, records, t0)
+    first = feed_index_records(ChangeFeed(src.index, src.storage, src.set), records, t0)
     assert first.counts == {"created": 3, "updated": 0, "deleted": 0, "unchanged": 0} and first.errors == []
     files = {i: src.root / f"items/{i}.jsonld" for i in ("a1", "b2", "e5")}
     assert all(files[i].read_bytes() == document(i, i.upper())["document"].encode() for i in files)
@@ -39,9 +39,7 @@ def test_index_records_become_files_and_created_updated_deleted_events(source, t
 
     later = t0 + timedelta(days=1)
     second = feed_index_records(
-        src.index,
-        src.storage,
-        src.set,
+        ChangeFeed(src.index, src.storage, src.set),
         [
             document("a1", "A1"),  # same bytes: no event, no write
             document("b2", "B, corrected"),  # updated
@@ -83,7 +81,7 @@ def test_asset_publishes_the_sets_of_the_registry(tmp_path, t0):
                 "files": {
                     "resourcesync": {"root": str(tmp_path / "files"), "url_prefix": "https://cdn.example.org/files/"}
                 },
-                "quiet": {"harvest": {"type": "file"}},
+                "quiet": {"harvest": {"type": "file", "path": "/data/q.jsonl", "format": "jsonl", "id_path": "id"}},
             }
         )
     )
@@ -110,10 +108,11 @@ def test_asset_publishes_the_sets_of_the_registry(tmp_path, t0):
     )
     assert result.success
     [materialization] = result.asset_materializations_for_node("resourcesync_documents")
-    assert materialization.metadata["resource_sets"].value == 2 and materialization.metadata["resources"].value == 1
+    # the two record sets, then the change feeds of repository, datasets and linked data (on by default)
+    assert materialization.metadata["resource_sets"].value == 5 and materialization.metadata["resources"].value == 1
     description = storage.get_client().read_bytes("_resourcesync/.well-known/resourcesync").decode()
-    assert "https://rs.example.org/demo/capabilitylist.xml" in description
-    assert "https://rs.example.org/files/capabilitylist.xml" in description
+    for name in ("demo", "files", "repository-objects", "dataset-files", "linked-data"):
+        assert f"https://rs.example.org/{name}/capabilitylist.xml" in description
     [snapshot] = storage.get_client().list_children("_resourcesync/demo/resourcelist")
     resource_list = storage.get_client().read_bytes(f"_resourcesync/demo/resourcelist/{snapshot}/resourcelist.xml")
     assert b"<loc>https://rs.example.org/demo/resources/items/a1.jsonld</loc>" in resource_list

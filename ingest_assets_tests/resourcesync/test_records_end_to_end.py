@@ -122,7 +122,8 @@ def test_record_set_is_mirrored_by_resync_and_follows_a_second_harvest(
 
     base = resourcesync_server(env)
     dst, client = tmp_path / "mirror", tmp_path / "client"
-    output = resync(client, "-b", f"{base}/demo/resources={dst}")
+    # the capabilities' change feeds are sets of the Source Description too: name the set's Capability List
+    output = resync(client, "-b", "--capabilitylist", f"{base}/demo/capabilitylist.xml", f"{base}/demo/resources={dst}")
     assert f"created={len(published)}" in output
     assert tree(dst) == published
 
@@ -215,7 +216,8 @@ def test_published_outputs_are_mirrored_from_storage_once_and_only_complete_ones
 
     base = resourcesync_server(env)
     dst = tmp_path / "mirror"
-    output = resync(tmp_path / "client", "-b", f"{base}/demo/resources={dst}")
+    capabilities = f"{base}/demo/capabilitylist.xml"
+    output = resync(tmp_path / "client", "-b", "--capabilitylist", capabilities, f"{base}/demo/resources={dst}")
     assert f"created={len(items) + len(outputs)}" in output
     assert tree(dst) == {**items, **outputs}  # byte-identical to the storage
 

@@ -38,5 +38,7 @@ def test_settings_and_masters():
     assert Settings.from_env({}).engine == "in-process"
     with pytest.raises(ConfigError):
         Settings.from_env({"INGEST_SPARK_THRESHOLD": "1e6"})
+    with pytest.raises(ConfigError, match="INGEST_ENGINE must be one of in-process, spark, auto, got 'flink'"):
+        Settings.from_env({"INGEST_ENGINE": "flink"})
     assert spark_config("local[*]")["spark.master"] == "local[*]"
     assert spark_config("sc://spark-connect:15002") == {"spark.remote": "sc://spark-connect:15002", "spark.app.name": "ingest-assets"}

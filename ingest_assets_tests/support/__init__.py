@@ -3,14 +3,17 @@ one): paths, ports, skips, server processes and workers; the fake Elasticsearch 
 
 from __future__ import annotations
 
+import io
 import os
 import resource
 import signal
 import socket
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -69,9 +72,35 @@ class Worker:
         return self.process.returncode, out, err
 
 
+def next_second(after: datetime) -> str:
+    """A TemplateParameterIndex time (whole seconds) later than ``after`` and already past (waits for it)."""
+    moment = after.replace(microsecond=0) + timedelta(seconds=1)
+    wait = (moment - datetime.now(timezone.utc)).total_seconds()
+    if wait > 0:
+        time.sleep(wait + 0.01)
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
 def wait_for(what: str, condition: Callable[[], bool], timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
             pytest.fail(f"{what} did not happen within {timeout:.0f} s")
         time.sleep(0.05)
+
+
+def tar_bytes(members, mode: str = "w:gz") -> bytes:
+    """A tar archive of ``(name, tarfile type, payload)`` members: a regular file's payload is its content,
+    a link's is its target."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode=mode) as archive:
+        for name, kind, payload in members:
+            info = tarfile.TarInfo(name)
+            info.type = kind
+            if kind == tarfile.REGTYPE:
+                info.size = len(payload)
+                archive.addfile(info, io.BytesIO(payload))
+            else:
+                info.linkname = payload.decode() if kind in (tarfile.SYMTYPE, tarfile.LNKTYPE) else ""
+                archive.addfile(info)
+    return buffer.getvalue()

@@ -8,6 +8,7 @@ import dagster as dg
 
 from ingest_assets.defs.datasets.resources import DatasetIngestResource
 from ingest_assets.defs.resources import SqlResource, StorageResource
+from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.storage.layout import dataset_key
 
 DATASETS = "datasets"
@@ -26,11 +27,14 @@ def dataset_ingest_results(
     dataset_ingest: DatasetIngestResource,
     storage: StorageResource,
     sql: SqlResource,
+    resourcesync: ResourceSyncResource,
 ) -> dg.MaterializeResult:
-    """Fetch, detect, verify and archive every dataset request of one file; counts per status/platform."""
+    """Fetch, detect, verify and archive every dataset request of one file; counts per status/platform; the
+    stored files are published through the ``datasets`` change feed."""
     from ingest_assets.datasets.ingest import run_requests  # the platform clients load with the first run
 
-    ctx = dataset_ingest.context(storage.get_client(), sql.get_client())
+    feed = resourcesync.capability_feed("datasets", storage.get_client())
+    ctx = dataset_ingest.context(storage.get_client(), sql.get_client(), feed)
     started = datetime.now(timezone.utc)
     name = config.requests_key.rsplit("/", 1)[-1]
     results_key = dataset_key("results", name, started)
@@ -52,6 +56,7 @@ def dataset_ingest_results(
         "bytes": summary.bytes,
         "status_counts": dg.MetadataValue.json(by_status),
         "platform_counts": dg.MetadataValue.json(by_platform),
+        "change_feed": dg.MetadataValue.json(feed.report.counts if feed else "off"),
     }
     metadata.update({f"status/{k}": v for k, v in by_status.items()})
     metadata.update({f"platform/{k}": v for k, v in by_platform.items()})

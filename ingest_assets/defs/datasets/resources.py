@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
     from ingest_assets.datasets.ingest import IngestContext
+    from ingest_assets.resourcesync.feed import ChangeFeed
 
 _DEFAULTS = Thresholds()
 _PLATFORMS = PlatformConfig()
@@ -37,7 +38,8 @@ class DatasetIngestResource(dg.ConfigurableResource):
     ia_access_key: str | None = None
     ia_secret_key: str | None = None
 
-    def context(self, storage: Storage, engine: "Engine") -> "IngestContext":
+    def context(self, storage: Storage, engine: "Engine", feed: "ChangeFeed | None" = None) -> "IngestContext":
+        """The ingest context; ``feed`` publishes the stored files."""
         from ingest_assets.datasets.ingest import make_context
 
         return make_context(
@@ -60,4 +62,5 @@ class DatasetIngestResource(dg.ConfigurableResource):
             ),
             hosts={name: tuple(hosts) for name, hosts in self.extra_hosts.items()},
             doi_resolver=self.doi_resolver,
+            feed=feed,
         )

@@ -9,6 +9,7 @@ import dagster as dg
 from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.providers import linked_data_providers
 from ingest_assets.defs.resources import RegistryResource, StorageResource
+from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.errors import IngestError
 from ingest_assets.linked_data.export import export
 from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
@@ -57,7 +58,7 @@ def provider_graph(
 ):
     """The provider's named graph, brought up to its VoID's ``dcterms:modified`` (delete-by-subject)."""
     provider = context.partition_key
-    source = ProviderSource.from_settings(provider, registry.load()[provider].settings)
+    source = ProviderSource.of(registry.load()[provider])
     graphs = triplestore.graphs(provider)
     started = datetime.now(timezone.utc)
     try:
@@ -111,15 +112,18 @@ def linked_data_export(
     registry: RegistryResource,
     triplestore: TripleStoreResource,
     storage: StorageResource,
+    resourcesync: ResourceSyncResource,
 ) -> dg.MaterializeResult:
-    """All current provider graphs as gzip N-Quads (graph = provider) plus one combined N-Triples dump."""
+    """All current provider graphs as gzip N-Quads (graph = provider) plus one combined N-Triples dump;
+    each provider's N-Quads are published through the ``linked_data`` change feed."""
     started = datetime.now(timezone.utc)
     key = hub_dated_key(LINKED_DATA, started, "export")
     providers = list(registry.load())
+    feed = resourcesync.capability_feed("linked_data", storage.get_client())
     with triplestore.get_client(writable=False) as store, storage.get_client().folder(key) as folder:
         with folder.open(EXPORT_FILES[0]) as nq_raw, folder.open(EXPORT_FILES[1]) as nt_raw:
             with gzip.GzipFile(fileobj=nq_raw, mode="wb") as nq, gzip.GzipFile(fileobj=nt_raw, mode="wb") as nt:
-                counts = export(store, providers, nq, nt, triplestore.graph_base)
+                counts = export(store, providers, nq, nt, triplestore.graph_base, feed, started)
         manifest = Manifest(
             activity="export",
             provider=",".join(sorted(counts)),
@@ -137,5 +141,6 @@ def linked_data_export(
             "path": dg.MetadataValue.path(storage.get_client().uri(key)),
             "triples": dg.MetadataValue.int(sum(counts.values())),
             "providers": dg.MetadataValue.json(counts),
+            "change_feed": dg.MetadataValue.json(feed.report.counts if feed else "off"),
         }
     )

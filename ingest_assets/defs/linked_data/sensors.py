@@ -80,13 +80,13 @@ def void_sensor(
             checked = name
             now = datetime.now(timezone.utc)
             try:
-                source = ProviderSource.from_settings(name, entries[name].settings)
+                source = ProviderSource.of(entries[name])
                 void = fetch_void(source.client(timeout=VOID_TIMEOUT, retries=0), source)
                 found = check(source, void, triplestore.graphs(name).read_state(store))
             except IngestError as exc:
                 context.log.warning(f"linked data: {exc}")
                 notes.append(f"{name}: {exc}")
-                fields = check_fields(now, entries[name].get("void"), None, str(exc))
+                fields = check_fields(now, entries[name].settings.void, None, str(exc))
             else:
                 fields = check_fields(now, source.void_url, void.modified, None)
             before = read_status(storage.get_client(), name)

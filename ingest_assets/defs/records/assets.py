@@ -87,7 +87,7 @@ def original_records(registry: RegistryResource, storage: StorageResource) -> Pa
     def harvest(provider: str, day: date) -> RecordStream:
         entry = entries[provider]
         started = datetime.now(timezone.utc)
-        window = None if entry.block("harvest").get("full") else day_window(day)
+        window = None if entry.require("harvest").full else day_window(day)
         run = harvest_records(
             entry, started=started, window=window, http=HttpClient(), checkpoint=StorageCheckpoint(storage.get_client(), provider)
         )

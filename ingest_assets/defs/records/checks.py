@@ -17,8 +17,6 @@ from ingest_assets.records.reconcile import Balance, harvest_balance, indexing_b
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import latest_source
 
-MAX_COUNT_DROP = 0.15
-MAX_FAILURE_RATE = 0.20
 
 
 def _judge_each(context: dg.AssetCheckExecutionContext, judge) -> dg.AssetCheckResult:
@@ -40,8 +38,8 @@ def _judge_each(context: dg.AssetCheckExecutionContext, judge) -> dg.AssetCheckR
     return dg.AssetCheckResult(passed=not failed, metadata={"partitions": len(parts), "failed": dg.MetadataValue.json(failed)})
 
 
-def _limit(registry: RegistryResource, provider: str, key: str, default: float) -> float:
-    return float(registry.load()[provider].block("quality").get(key, default))
+def _limit(registry: RegistryResource, provider: str, key: str) -> float:
+    return getattr(registry.load()[provider].settings.quality, key)
 
 
 def quality_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefinition]:
@@ -96,7 +94,7 @@ def harvest_count_drop(
     context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource
 ) -> dg.AssetCheckResult:
     def judge(provider: str, day: date) -> dg.AssetCheckResult:
-        limit = _limit(registry, provider, "max_count_drop", MAX_COUNT_DROP)
+        limit = _limit(registry, provider, "max_count_drop")
         outputs = layout.complete_outputs(storage.get_client(), provider, "harvest")
         current = latest_source(storage.get_client(), provider, "harvest", day)
         result = count_drop(storage.get_client(), outputs, current.output if current else None)
@@ -112,7 +110,7 @@ def mapping_failure_rate(
     context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource
 ) -> dg.AssetCheckResult:
     def judge(provider: str, day: date) -> dg.AssetCheckResult:
-        limit = _limit(registry, provider, "max_failure_rate", MAX_FAILURE_RATE)
+        limit = _limit(registry, provider, "max_failure_rate")
         source = latest_source(storage.get_client(), provider, "mapping", day)
         rate, attempted, failed = failure_rate(source.manifest()) if source else (0.0, 0, 0)
         return dg.AssetCheckResult(

@@ -24,18 +24,13 @@ from ingest_assets.defs.resources import RegistryResource
 from ingest_assets.errors import ConfigError
 from ingest_assets.registry import ProviderEntry
 
-DEFAULT_CRON = "0 2 * * *"
-DEFAULT_TIMEZONE = "UTC"
-
 
 def refresh_day(entry: ProviderEntry, now: datetime) -> date | None:
     """The day partition the provider's schedule asks for at ``now`` (None: ``schedule: false``)."""
-    block = entry.get("schedule", {})
-    if block is False:
+    schedule = entry.settings.schedule
+    if schedule is False:
         return None
-    if not isinstance(block, dict):
-        raise ConfigError("'schedule' must be a mapping {cron, timezone} or false", provider=entry.name)
-    cron, tz = str(block.get("cron", DEFAULT_CRON)), str(block.get("timezone", DEFAULT_TIMEZONE))
+    cron, tz = schedule.cron, schedule.timezone
     if not is_valid_cron_string(cron):
         raise ConfigError(f"schedule cron {cron!r} is not a valid cron string", provider=entry.name)
     try:

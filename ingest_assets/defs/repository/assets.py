@@ -16,7 +16,7 @@ Settings: INGEST_REPOSITORY_HARVESTING_INTERVAL (s, default 120), INGEST_REPOSIT
 INGEST_REPOSITORY_REMOVAL_GRACE_DAYS (7); FEDORA_USER / FEDORA_PASSWORD when INGEST_REPOSITORY is Fedora.
 """
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import dagster as dg
@@ -24,6 +24,7 @@ import dagster as dg
 from ingest_assets.defs.providers import repository_providers
 from ingest_assets.defs.repository.resources import RepositoryResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
+from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.errors import ConfigError
 from ingest_assets.http import HttpClient
 from ingest_assets.registry import ProviderEntry
@@ -46,67 +47,60 @@ def ingest_settings(entry: ProviderEntry) -> "IngestSettings":
     """
     from ingest_assets.repository.ingest import IngestSettings
 
-    block = entry.block(BLOCK)
-    wiki = block.get("wiki_api") or block.get("wiki_export")
-    source = block.get("template_index") or (wiki if block.get("base_url") else None)
-    if not source:
-        raise ConfigError("repository block needs template_index, or wiki_api or wiki_export with base_url",
-                          provider=entry.name)
-    start = block.get("start")
-    return IngestSettings(source=str(source), provider=entry.name,
-                          default_language=str(block.get("default_language", "en")),
-                          wiki_languages=dict(block.get("wiki_languages") or {}),
-                          start=datetime.fromisoformat(str(start)) if start else None)
+    block = entry.require(BLOCK)
+    return IngestSettings(source=block.source, provider=entry.name, default_language=block.default_language,
+                          wiki_languages=block.wiki_languages, start=block.start)
 
 
 def template_source(entry: ProviderEntry, http: HttpClient) -> "TemplateSource":
     from ingest_assets.repository.mediawiki import MediaWikiApi, WikiTemplateSource
     from ingest_assets.repository.template_index import TemplateIndexClient
 
-    block = entry.block(BLOCK)
-    if block.get("template_index"):
-        return TemplateIndexClient(str(block["template_index"]), http, provider=entry.name)
-    if block.get("wiki_export"):
-        return WikiTemplateSource.from_export(str(block["wiki_export"]), base_url=str(block["base_url"]))
-    return WikiTemplateSource.from_api(MediaWikiApi(str(block["wiki_api"]), http), base_url=str(block["base_url"]))
+    block = entry.require(BLOCK)
+    if block.template_index:
+        return TemplateIndexClient(block.template_index, http, provider=entry.name)
+    if block.wiki_export:
+        return WikiTemplateSource.from_export(block.wiki_export, base_url=block.base_url)
+    return WikiTemplateSource.from_api(MediaWikiApi(block.wiki_api, http), base_url=block.base_url)
 
 
 def bookkeeping(entry: ProviderEntry, sql: SqlResource) -> "Bookkeeping":
     from ingest_assets.repository.bookkeeping import Bookkeeping
 
-    hours = float(entry.block(BLOCK).get("max_ingest_hours", 24))
-    return Bookkeeping(sql.get_client(), max_duration=timedelta(hours=hours))
+    return Bookkeeping(sql.get_client(), max_duration=timedelta(hours=entry.require(BLOCK).max_ingest_hours))
 
 
 def _report_poster(entry: ProviderEntry, repository: RepositoryResource):
     """Posting reports needs ``wiki_api`` and the *names* of the env vars holding the bot credentials."""
-    block = entry.block(BLOCK)
-    if not block.get("wiki_api"):
+    block = entry.require(BLOCK)
+    if not block.wiki_api:
         return None
-    user, password = (Settings.current().secret(str(block.get(k, ""))) for k in ("wiki_user_env", "wiki_password_env"))
+    user, password = (Settings.current().secret(name) if name else None
+                      for name in (block.wiki_user_env, block.wiki_password_env))
     if not user or not password:
         raise ConfigError("wiki_api needs wiki_user_env / wiki_password_env naming set env vars", provider=entry.name)
     from ingest_assets.repository.mediawiki import WikiEditor
 
-    return WikiEditor(str(block["wiki_api"]), repository.source_http(), username=user, password=password).edit
+    return WikiEditor(block.wiki_api, repository.source_http(), username=user, password=password).edit
 
 
 @dg.asset(group_name=GROUP, partitions_def=repository_providers,
           description="One HarvestingInterval of the Fedora ingest service for a provider's TemplateParameterIndex.")
 def repository_collections(context: dg.AssetExecutionContext, registry: RegistryResource, sql: SqlResource,
-                           storage: StorageResource, repository: RepositoryResource) -> dg.MaterializeResult:
+                           storage: StorageResource, repository: RepositoryResource,
+                           resourcesync: ResourceSyncResource) -> dg.MaterializeResult:
     from ingest_assets.repository.index import ObjectIndex
     from ingest_assets.repository.ingest import RepositoryIngest
     from ingest_assets.repository.validation import load_vocabularies
 
     entry = registry.load()[context.partition_key]
-    block = entry.block(BLOCK)
+    feed = resourcesync.capability_feed("repository", storage.get_client())
     service = RepositoryIngest(
         ingest_settings(entry), source=template_source(entry, repository.source_http()),
         repository=repository.get_client(),
         index=ObjectIndex(sql.get_client()), bookkeeping=bookkeeping(entry, sql),
-        vocabularies=load_vocabularies(block.get("vocabularies")), storage=storage.get_client(),
-        post_report=_report_poster(entry, repository))
+        vocabularies=load_vocabularies(entry.require(BLOCK).vocabularies), storage=storage.get_client(),
+        post_report=_report_poster(entry, repository), feed=feed)
     result = service.run()
     if result.refused:
         return dg.MaterializeResult(metadata={"refused": True})
@@ -128,20 +122,23 @@ def repository_collections(context: dg.AssetExecutionContext, registry: Registry
         "warnings": sum(i.severity == "warning" for o in done for i in o.issues),
         "reports": dg.MetadataValue.json([o.report_key for o in done if o.report_key]),
         "source_problems": len(result.problems),
+        "change_feed": dg.MetadataValue.json(feed.report.counts if feed else "off"),
     })
 
 
 @dg.asset(group_name=GROUP, deps=[repository_collections],
           description="Verification service: removes collections whose HarvestingURL answered 404/410 "
                       "repeatedly over the grace period (never on timeouts or server errors).")
-def repository_verification(context: dg.AssetExecutionContext, sql: SqlResource,
-                            repository: RepositoryResource) -> dg.MaterializeResult:
+def repository_verification(context: dg.AssetExecutionContext, sql: SqlResource, storage: StorageResource,
+                            repository: RepositoryResource,
+                            resourcesync: ResourceSyncResource) -> dg.MaterializeResult:
     from ingest_assets.repository.index import ObjectIndex
     from ingest_assets.repository.removal import GarbageCollector
 
     collector = GarbageCollector(ObjectIndex(sql.get_client()), repository.get_client(), repository.source_http(),
                                  min_misses=repository.removal_misses,
-                                 grace=timedelta(days=repository.removal_grace_days))
+                                 grace=timedelta(days=repository.removal_grace_days),
+                                 feed=resourcesync.capability_feed("repository", storage.get_client()))
     result = collector.run()
     for pid, reason in result.unreachable.items():
         context.log.info(f"{pid}: source unreachable, left alone ({reason})")

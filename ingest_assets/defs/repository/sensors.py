@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 import dagster as dg
 
 from ingest_assets.defs.providers import repository_providers
-from ingest_assets.defs.repository.assets import BLOCK, bookkeeping, ingest_settings
+from ingest_assets.defs.repository.assets import BLOCK, bookkeeping
 from ingest_assets.defs.resources import RegistryResource, SqlResource
 from ingest_assets.errors import ConfigError
 
@@ -27,11 +27,7 @@ def harvesting_sensor(job: str, interval: int) -> dg.SensorDefinition:
             return dg.SkipReason(f"registry not loaded: {exc}")
         requests, busy = [], []
         for entry in entries:
-            try:
-                source = ingest_settings(entry).source
-            except ConfigError as exc:
-                context.log.warning(str(exc))
-                continue
+            source = entry.require(BLOCK).source
             if bookkeeping(entry, sql).is_running(source):
                 busy.append(entry.name)
                 continue

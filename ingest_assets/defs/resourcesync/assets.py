@@ -89,4 +89,4 @@ def feed_indexed_records(
     sets = {s.name: s for s in resourcesync.sets(registry.load())}
     if provider not in sets:
         return None
-    return feed_index_records(resourcesync.get_client(), storage.get_client(), sets[provider], records, event_time)
+    return feed_index_records(resourcesync.feed(storage.get_client(), sets[provider]), records, event_time)

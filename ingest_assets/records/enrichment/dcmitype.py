@@ -1,4 +1,5 @@
-"""Provider type values -> DCMI Type Vocabulary terms (term list from rdflib's DCMITYPE namespace)."""
+"""Provider type values -> DCMI Type Vocabulary terms (term list from rdflib's DCMITYPE namespace), and the
+labels DPLA gives those terms in its records (``image``, ``moving image``, ...)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,14 @@ def normalize_type(value: str) -> str | None:
         if term:
             return term
     return None
+
+
+# DPLA writes a term's label in lower case with spaces, and files still images under "image" (as ingestion3's
+# type vocabulary does with photographs, prints and negatives).
+_DPLA_LABELS = {"StillImage": "image", "MovingImage": "moving image", "PhysicalObject": "physical object",
+                "InteractiveResource": "interactive resource"}
+
+
+def dpla_label(term: str) -> str:
+    """The label DPLA uses for a DCMI Type term: ``StillImage`` -> ``image``, ``MovingImage`` -> ``moving image``."""
+    return _DPLA_LABELS.get(term) or term.lower()

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ingest_assets.records.enrichment.dates import parse_date
-from ingest_assets.records.enrichment.dcmitype import normalize_type
+from ingest_assets.records.enrichment.dcmitype import dpla_label, normalize_type
 from ingest_assets.records.enrichment.language import normalize_language
 from ingest_assets.records.enrichment.rights import normalize_rights
 from ingest_assets.records.enrichment.text import clean, clean_label, unique
 
-LABEL_FIELDS = ("title", "alternative", "extent", "format")
+LABEL_FIELDS = ("title", "alternative")
 TEXT_FIELDS = ("description", "rights", "relation", "identifier", "isReplacedBy", "replaces")
 NAMED_FIELDS = ("contributor", "creator", "publisher", "rightsHolder", "genre", "subject", "spatial")
 TIME_FIELDS = ("date", "temporal")
 REQUIRED = frozenset({"title", "rights"})
+# ingestion3's stop words for these fields: their own name as a label ("Format: JPEG", "Extent - 2 pages", "Extent")
+STOP_LABEL = {name: re.compile(rf"(?i)^\s*{name}\s*(?:[:\-\u2013]\s*|$)") for name in ("extent", "format")}
+# type words are the record's type, not its format (ingestion3's FormatTypeValuesBlockList)
+TYPE_WORDS = frozenset({
+    "image", "still image", "stillimage", "sound", "audio", "text", "moving image", "movingimage", "object",
+    "physical object", "physicalobject", "interactive resource", "interactiveresource",
+})
 
 
 def enrich(record: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
@@ -37,6 +45,9 @@ def enrich(record: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
     for name in TEXT_FIELDS:
         if values := get(name):
             put(name, unique(map(clean, values)))
+    for name in STOP_LABEL:
+        if values := get(name):
+            put(name, _without_stop_words(name, values))
     for name in NAMED_FIELDS:
         if values := get(name):
             put(name, _named(values))
@@ -118,15 +129,23 @@ def _languages(values: list[str]) -> list[str]:
     return unique(out)
 
 
+def _without_stop_words(name: str, values: list[str]) -> list[str]:
+    labels = (clean_label(STOP_LABEL[name].sub("", value)) for value in values)
+    return unique(v for v in labels if v and not (name == "format" and v.casefold() in TYPE_WORDS))
+
+
 def _types(values: list[str]) -> tuple[list[str], list[str]]:
-    """DCMI terms, and the values that are not types (moved to ``format`` rather than lost)."""
+    """DCMI types as DPLA labels them, and the values that are not types (moved to ``format`` rather than lost)."""
     types, other = [], []
     for value in values:
         label = clean_label(value)
         if not label:
             continue
         term = normalize_type(label)
-        (types if term else other).append(term or label)
+        if term:
+            types.append(dpla_label(term))
+        else:
+            other.append(label)
     return unique(types), other
 
 

@@ -23,13 +23,6 @@ from datetime import datetime
 from ingest_assets.http import HttpClient
 from ingest_assets.records.harvest.api import ApiHarvester
 from ingest_assets.records.harvest.checkpoint import Checkpoint, StorageCheckpoint
-from ingest_assets.records.harvest.config import (
-    ApiConfig,
-    FileConfig,
-    HarvestConfig,
-    OaiConfig,
-    parse_harvest_config,
-)
 from ingest_assets.records.harvest.files import FileHarvester
 from ingest_assets.records.harvest.oai import OaiHarvester
 from ingest_assets.records.harvest.original import (
@@ -40,12 +33,11 @@ from ingest_assets.records.harvest.original import (
     mimetype_symbol,
 )
 from ingest_assets.records.harvest.requests import REQUEST_LOG, RequestLog
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.registry import ApiHarvest, FileHarvest, HarvestBlock, OaiHarvest, ProviderEntry
 
 __all__ = [
     "MIMETYPE_SYMBOLS",
     "Checkpoint",
-    "HarvestConfig",
     "HarvestRun",
     "HarvestStats",
     "REQUEST_LOG",
@@ -54,14 +46,13 @@ __all__ = [
     "harvest_records",
     "mimetype_from_symbol",
     "mimetype_symbol",
-    "parse_harvest_config",
 ]
 
 
 class HarvestRun(Iterator[dict]):
     """The records of one harvest (an iterator) plus its :class:`HarvestStats` and :class:`RequestLog`."""
 
-    def __init__(self, records: Iterator[dict], stats: HarvestStats, config: HarvestConfig, requests: RequestLog):
+    def __init__(self, records: Iterator[dict], stats: HarvestStats, config: HarvestBlock, requests: RequestLog):
         self._records, self.stats, self.config, self.requests = records, stats, config, requests
 
     def __next__(self) -> dict:
@@ -87,14 +78,14 @@ def harvest_records(
     http: HttpClient,
     checkpoint: Checkpoint,
 ) -> HarvestRun:
-    """Harvest ``provider`` as its ``harvest:`` block says (validated first: :class:`ConfigError`).
+    """Harvest ``provider`` as its ``harvest:`` block says (:class:`ConfigError` when it has none).
 
     ``started`` (aware) is every record's ``ingestDate``; ``window`` (aware, half-open) restricts an OAI-PMH
     harvest to records changed in it (ignored when the block says ``full: true``, and by API and file
     harvests: they have no standard date filter). The block's ``allow_private`` decides whether ``http``
     may reach loopback/private addresses.
     """
-    config = parse_harvest_config(provider)
+    config = provider.require("harvest")
     if config.full:
         window = None
     if http.allow_private != config.allow_private:
@@ -102,15 +93,15 @@ def harvest_records(
         http.allow_private = config.allow_private
     stats, requests = HarvestStats(provider.name), RequestLog()
     ts = ingest_date(started)
-    if isinstance(config, OaiConfig):
+    if isinstance(config, OaiHarvest):
         harvester = OaiHarvester(
             provider.name, config, ingest_ts=ts, window=window, http=http, checkpoint=checkpoint, stats=stats,
             requests=requests,
         )
-    elif isinstance(config, ApiConfig):
+    elif isinstance(config, ApiHarvest):
         harvester = ApiHarvester(provider.name, config, ingest_ts=ts, http=http, checkpoint=checkpoint, stats=stats,
                                  requests=requests)
     else:
-        assert isinstance(config, FileConfig)
+        assert isinstance(config, FileHarvest)
         harvester = FileHarvester(provider.name, config, ingest_ts=ts, http=http, stats=stats, requests=requests)
     return HarvestRun(harvester.records(), stats, config, requests)

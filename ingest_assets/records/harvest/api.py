@@ -28,7 +28,7 @@ from ingest_assets import json_input
 from ingest_assets.errors import IngestError, ParseError, ValidationError, context
 from ingest_assets.http import HttpClient, HttpResponse
 from ingest_assets.records.harvest.checkpoint import Checkpoint
-from ingest_assets.records.harvest.config import ApiConfig
+from ingest_assets.registry import ApiHarvest
 from ingest_assets.records.harvest.original import HarvestStats, original_record
 from ingest_assets.records.harvest.progress import Progress
 from ingest_assets.records.harvest.requests import RequestLog
@@ -61,7 +61,7 @@ class ApiHarvester:
     def __init__(
         self,
         provider: str,
-        config: ApiConfig,
+        config: ApiHarvest,
         *,
         ingest_ts: int,
         http: HttpClient,

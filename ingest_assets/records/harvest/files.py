@@ -4,44 +4,42 @@ The source is a local ``path`` or a ``url`` (downloaded with :class:`HttpClient`
 within its size limit). Everything is streamed: XML through ``iterparse`` (each record is cleared once
 yielded), JSON lines one line at a time, zip members straight from the archive (nothing is extracted).
 
-Zip members are hostile: absolute or ``..`` paths, symbolic links and encrypted members are refused and
-reported; the member count, each member's size, the total size and (for members over 1 MiB) the
-compression ratio are limited. A member that cannot be read or parsed is reported and the others are
-still harvested. Files carry no deletions and are not checkpointed (one pass, nothing to resume).
+Zip (or tar) members are hostile: :mod:`ingest_assets.archives` checks them (``harvest.limits``); a refused
+member, or one that cannot be read or parsed, is reported and the others are still harvested. Files carry no
+deletions and are not checkpointed (one pass, nothing to resume).
 """
 
 from __future__ import annotations
 
-import re
 import tempfile
+import tarfile
 import zipfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from fnmatch import fnmatch
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import BinaryIO
 
 from lxml import etree
 
-from ingest_assets import json_input
-from ingest_assets.errors import ConfigError, IngestError, ParseError, ValidationError, context
+from ingest_assets import archives, json_input
+from ingest_assets.errors import ArchiveError, ConfigError, IngestError, ParseError, ValidationError, context
 from ingest_assets.http import HttpClient
 from ingest_assets.records.harvest.api import record_id
-from ingest_assets.records.harvest.config import FileConfig, ZipLimits
 from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
 from ingest_assets.records.harvest.requests import RequestLog
+from ingest_assets.registry import FileHarvest
 from ingest_assets.xml_input import HARDENED, UnresolvedEntity, declares_entities, standalone
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
-RATIO_CHECK_FROM = 1024 * 1024
-S_IFMT, S_IFLNK = 0o170000, 0o120000
 
 
 class FileHarvester:
-    def __init__(self, provider: str, config: FileConfig, *, ingest_ts: int, http: HttpClient, stats: HarvestStats,
+    def __init__(self, provider: str, config: FileHarvest, *, ingest_ts: int, http: HttpClient, stats: HarvestStats,
                  requests: RequestLog):
         self.provider, self.config, self.ingest_ts, self.http, self.stats = provider, config, ingest_ts, http, stats
+        self.id_xpath = etree.XPath(config.id_xpath, namespaces=config.namespaces) if config.id_xpath else None
         self.requests, self.fetched = requests, None
 
     def records(self) -> Iterator[dict]:
@@ -95,9 +93,9 @@ class FileHarvester:
                     continue
                 number += 1
                 try:
-                    local_id = _xpath_text(self.config.id_xpath(element)).strip()
+                    local_id = _xpath_text(self.id_xpath(element)).strip()
                     if not local_id:
-                        raise ValidationError(f"record has no id at {self.config.id_xpath.path!r}", provider=self.provider)
+                        raise ValidationError(f"record has no id at {self.id_xpath.path!r}", provider=self.provider)
                     try:
                         document = standalone(element)
                     except UnresolvedEntity as exc:
@@ -144,57 +142,22 @@ class FileHarvester:
             yield record
 
     def zip_records(self, path: Path) -> Iterator[dict]:
-        limits = self.config.limits
-        try:
-            archive = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise ParseError(f"not a readable zip archive: {exc}", provider=self.provider, file=self.config.source) from exc
-        with archive:
-            members = archive.infolist()
-            if len(members) > limits.max_members:
-                raise ParseError(
-                    f"zip has {len(members)} members (limit {limits.max_members})", provider=self.provider,
-                    file=self.config.source,
-                )
-            total = 0
-            for info in members:
-                name = f"{self.config.source}!{info.filename}"
-                if info.is_dir():
-                    continue
-                problem = _unsafe_member(info, limits)
-                if problem:
-                    self.stats.record_error(ValidationError(f"zip member refused: {problem}", provider=self.provider, file=name))
-                    continue
-                if not fnmatch(info.filename, self.config.members):
-                    continue
-                total += info.file_size
-                if total > limits.max_total_bytes:
-                    raise ParseError(
-                        f"zip members exceed {limits.max_total_bytes} bytes uncompressed", provider=self.provider,
-                        file=self.config.source,
-                    )
-                self.stats.pages += 1
-                try:
-                    yield from self.stream_records(archive.open(info), name)
-                except ParseError as exc:
-                    self.stats.record_error(exc)
-                except (zipfile.BadZipFile, NotImplementedError, RuntimeError, zlib.error, EOFError) as exc:
-                    self.stats.record_error(ParseError(f"unreadable zip member: {exc}", provider=self.provider, file=name))
-
-
-def _unsafe_member(info: zipfile.ZipInfo, limits: ZipLimits) -> str | None:
-    name = info.filename
-    if name.startswith("/") or "\\" in name or re.match(r"^[A-Za-z]:", name) or ".." in PurePosixPath(name).parts:
-        return "path leaves the archive"
-    if (info.external_attr >> 16) & S_IFMT == S_IFLNK:
-        return "symbolic link"
-    if info.flag_bits & 0x1:
-        return "encrypted"
-    if info.file_size > limits.max_member_bytes:
-        return f"{info.file_size} bytes uncompressed (limit {limits.max_member_bytes})"
-    if info.file_size > RATIO_CHECK_FROM and info.file_size > limits.max_ratio * max(info.compress_size, 1):
-        return f"compression ratio over {limits.max_ratio} (zip bomb?)"
-    return None
+        for member in archives.scan(path, archives.Limits(**self.config.limits.model_dump()),
+                                    label=self.config.source, provider=self.provider):
+            if isinstance(member, ArchiveError):
+                self.stats.record_error(member)
+                continue
+            if not fnmatch(member.name, self.config.members):
+                continue
+            self.stats.pages += 1
+            name = f"{self.config.source}!{member.name}"
+            try:
+                yield from self.stream_records(member.stream, name)
+            except ParseError as exc:
+                self.stats.record_error(exc)
+            except (zipfile.BadZipFile, tarfile.TarError, NotImplementedError, RuntimeError, zlib.error, EOFError,
+                    OSError) as exc:
+                self.stats.record_error(ParseError(f"unreadable archive member: {exc}", provider=self.provider, file=name))
 
 
 def _path_matches(steps: tuple[tuple[str, str], ...], tags: list[str]) -> bool:

@@ -43,7 +43,7 @@ from lxml import etree
 from ingest_assets.errors import FetchError, IngestError, ParseError, ValidationError, context
 from ingest_assets.http import HttpClient, HttpResponse
 from ingest_assets.records.harvest.checkpoint import Checkpoint
-from ingest_assets.records.harvest.config import OaiConfig
+from ingest_assets.registry import OaiHarvest
 from ingest_assets.records.harvest.original import HarvestStats, original_record
 from ingest_assets.records.harvest.progress import Progress
 from ingest_assets.records.harvest.requests import RequestLog
@@ -64,7 +64,7 @@ class OaiHarvester:
     def __init__(
         self,
         provider: str,
-        config: OaiConfig,
+        config: OaiHarvest,
         *,
         ingest_ts: int,
         window: tuple[datetime, datetime] | None,

@@ -30,7 +30,7 @@ from typing import Any
 
 from ingest_assets.errors import IngestError, LimitError
 from ingest_assets.records.harvest.checkpoint import Checkpoint
-from ingest_assets.records.harvest.config import PageBounds
+from ingest_assets.registry import PageBounds
 from ingest_assets.records.harvest.original import HarvestStats, SeenIds
 
 log = logging.getLogger(__name__)

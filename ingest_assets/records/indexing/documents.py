@@ -68,7 +68,8 @@ def index_record(map_record: dict) -> dict:
     }
     _put(document, "ingestType", map_record.get("ingestType") or "item")
     _put(document, "dataProvider", _named(map_record["dataProvider"]))
-    _put(document, "provider", _named(provider))
+    provider_uri = map_record.get("providerUri")  # DPLA's documents name the provider and give its URI
+    _put(document, "provider", {"@id": provider_uri, **_named(provider)} if provider_uri else _named(provider))
     _put(document, "isShownAt", map_record["isShownAt"])
     _put(document, "object", map_record.get("object"))
     _put(document, "rights", map_record.get("rightsStatement"))

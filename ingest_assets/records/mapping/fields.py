@@ -7,9 +7,12 @@ from typing import Any
 # field name -> (section, shape). section "top" = on the record, "sr" = in sourceResource.
 # shapes: "one" (first string), "strings", "agent", "concept", "timespan", "place", "collection".
 FIELDS: dict[str, tuple[str, str]] = {
+    "ingestType": ("top", "one"),  # "item" (the default) or "collection"
     "dataProvider": ("top", "one"),
     "isShownAt": ("top", "one"),
     "object": ("top", "one"),
+    "preview": ("top", "one"),  # the thumbnail; defaults to object, else isShownAt
+    "providerUri": ("top", "one"),  # the provider's (hub's) URI, e.g. http://dp.la/api/contributor/nara
     "rightsStatement": ("top", "one"),
     "hasView": ("top", "strings"),
     "intermediateProvider": ("top", "strings"),

@@ -10,17 +10,21 @@ from typing import Any
 
 from lxml import etree
 
+from ingest_assets import json_input
 from ingest_assets.errors import ConfigError
 from ingest_assets.records.mapping.fields import FIELDS, SHAPERS, SR_FIELDS, SR_REQUIRED_ARRAYS
-from ingest_assets.records.mapping.paths import Paths
-from ingest_assets.records.mapping.profiles import PROFILES, Profile
+from ingest_assets.records.mapping.profiles import PROFILES, Profile, merge_rules, paths_for
 from ingest_assets.records.mapping.rules import Rule, compile_rule
 from ingest_assets.records.mapping.xml import find_root, make_parser, parse
 
 _URL = re.compile(r"^https?://[^\s/]+\S*$")
-_URL_FIELDS = frozenset({"isShownAt", "object"})
+_URL_FIELDS = frozenset({"isShownAt", "object", "preview", "providerUri"})
+INGEST_TYPES = ("item", "collection")
 _ONE, _URL_ONE, _TOP = object(), object(), object()  # rule targets, see Mapper.__init__
-XML_MIMETYPES = frozenset({"application_xml", "application/xml"})
+MIMETYPES = {
+    "xml": frozenset({"application_xml", "application/xml"}),
+    "json": frozenset({"application_json", "application/json"}),
+}
 
 # Message kinds. Only "deleted" is not a failure; "invalid_value" on an optional field is a warning.
 DELETED = "deleted"
@@ -67,7 +71,7 @@ class Mapper:
         self.label = label
         self.profile = profile
         self._parser = make_parser()
-        self._paths = Paths()
+        self._paths = paths_for(profile)
         # (name, rule, target): target is _URL_ONE / _ONE (first value, on the record), _TOP (the list, on the
         # record), else the shaper of the sourceResource values (None: the strings themselves).
         self._rules: list[tuple[str, Rule, Any]] = []
@@ -86,17 +90,24 @@ class Mapper:
         if not local_id:
             return _fail(MISSING_REQUIRED, "id", "", "", "the OriginalRecord has no local id to mint the DPLA id from")
         mimetype = original.get("mimetype")
-        if mimetype not in XML_MIMETYPES:
+        source = self.profile.source
+        if mimetype not in MIMETYPES[source]:
             return _fail(UNPARSEABLE, "document", local_id, str(mimetype),
-                         f"mapping {self.profile.name!r} reads XML documents, not {mimetype}")
+                         f"mapping {self.profile.name!r} reads {source.upper()} documents, not {mimetype}")
         document = original.get("document") or ""
-        try:
-            root = find_root(parse(document, self._parser), self.profile.root_tags)
-        except (etree.XMLSyntaxError, ValueError) as exc:
-            return _fail(UNPARSEABLE, "document", local_id, document[:200], f"not well-formed XML: {exc}")
-        if root is None:
-            return _fail(UNPARSEABLE, "document", local_id, document[:200],
-                         f"no {self.profile.name} metadata element found")
+        if source == "json":
+            try:
+                root = json_input.loads(document)
+            except ValueError as exc:
+                return _fail(UNPARSEABLE, "document", local_id, document[:200], f"not well-formed JSON: {exc}")
+        else:
+            try:
+                root = find_root(parse(document, self._parser), self.profile.root_tags)
+            except (etree.XMLSyntaxError, ValueError) as exc:
+                return _fail(UNPARSEABLE, "document", local_id, document[:200], f"not well-formed XML: {exc}")
+            if root is None:
+                return _fail(UNPARSEABLE, "document", local_id, document[:200],
+                             f"no {self.profile.name} metadata element found")
 
         messages: list[Message] = []
         top: dict[str, Any] = {}
@@ -121,6 +132,10 @@ class Mapper:
             else:
                 sr[name] = [target(v) for v in values]
 
+        ingest_type = top.get("ingestType", "item")
+        if ingest_type not in INGEST_TYPES:
+            messages.append(Message(INVALID_VALUE, "ingestType", local_id, ingest_type, "not 'item' or 'collection'"))
+            ingest_type = "item"
         for name in SR_REQUIRED_ARRAYS:
             sr.setdefault(name, [])
         invalid = {m.field for m in messages}
@@ -136,7 +151,7 @@ class Mapper:
         obj = top.get("object")
         record = {
             "id": mint_id(self.provider, local_id),
-            "ingestType": "item",
+            "ingestType": ingest_type,
             "ingestDate": int(original.get("ingestDate") or 0),
             "dataProvider": top["dataProvider"],
             "hasView": top.get("hasView"),
@@ -144,11 +159,12 @@ class Mapper:
             "isShownAt": top["isShownAt"],
             "object": obj,
             "originalRecord": document,
-            "preview": obj or top["isShownAt"],
+            "preview": top.get("preview") or obj or top["isShownAt"],
             "provider": self.label,
+            "providerUri": top.get("providerUri"),
             "rightsStatement": top.get("rightsStatement"),
             "sourceResource": sr,
-            "title": None,
+            "title": sr["title"][0] if ingest_type == "collection" else None,  # MAP: collection records only
         }
         return MappingResult(record, messages)
 
@@ -171,27 +187,16 @@ def _fail(kind: str, field_name: str, local_id: str, value: str, reason: str) ->
 def mapper_for(provider: Any) -> Mapper:
     """Build the mapper a registry ``ProviderEntry`` asks for (``mapping:`` + ``mapping_overrides:``)."""
     name = provider.name
-    mapping = provider.get("mapping")
+    mapping = provider.settings.mapping
     if mapping is None:
         raise ConfigError(f"registry entry has no 'mapping' (one of {sorted(PROFILES)})", provider=name)
     if mapping not in PROFILES:
         raise ConfigError(f"unknown mapping {mapping!r} (known: {sorted(PROFILES)})", provider=name)
-    profile = PROFILES[mapping]
-    overrides = provider.get("mapping_overrides") or {}
-    if not isinstance(overrides, Mapping):
-        raise ConfigError("mapping_overrides must map field names to rules", provider=name)
-    rules: dict[str, dict[str, Any]] = {k: dict(v) for k, v in profile.rules.items()}
-    for field_name, override in overrides.items():
-        if field_name not in FIELDS:
-            raise ConfigError(
-                f"mapping_overrides: unknown field {field_name!r} (known: {sorted(FIELDS)})", provider=name
-            )
-        if override is None:  # `field: null` switches the field off
-            rules.pop(field_name, None)
-        elif isinstance(override, Mapping) and "value" in override:  # a constant replaces the rule
-            rules[field_name] = dict(override)
-        elif isinstance(override, Mapping):  # other keys merge onto the named mapping's rule
-            rules[field_name] = {**rules.get(field_name, {}), **override}
-        else:
-            raise ConfigError(f"mapping_overrides.{field_name} must be a mapping or null", provider=name)
-    return Mapper(name, provider.label, profile, rules)
+    return build_mapper(name, provider.label, PROFILES[mapping], provider.settings.mapping_overrides)
+
+
+def build_mapper(provider: str, label: str, profile: Profile, overrides: Any) -> Mapper:
+    """A mapper for ``profile`` with per-field ``overrides`` (as the registry's ``mapping_overrides``) merged on."""
+    rules = merge_rules(profile.rules, overrides,
+                        lambda reason: ConfigError(f"mapping_overrides {reason}", provider=provider))
+    return Mapper(provider, label, profile, rules)

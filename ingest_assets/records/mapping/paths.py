@@ -41,23 +41,32 @@ class _Step:
 
 
 class Paths:
-    """Register expressions with ``add`` (compiled once); ``select(root)`` answers all of them for a document."""
+    """Register expressions with ``add`` (compiled once); ``select(root)`` answers all of them for a document.
+    ``namespaces`` maps the prefixes the expressions may use (default: ``xml.NAMESPACES``)."""
 
-    def __init__(self) -> None:
+    KEY = "xpath"  # the rule key that holds these expressions
+
+    def __init__(self, namespaces: dict[str, str] | None = None) -> None:
+        self.namespaces = NAMESPACES if namespaces is None else namespaces
         self._ids: dict[str, int] = {}
         self._xpaths: dict[int, etree.XPath] = {}
         self._top = _Step()
 
+    @property
+    def hint(self) -> str:
+        """What expressions may use, for error messages."""
+        return f"prefixes: {sorted(self.namespaces)}"
+
     def add(self, expr: str) -> int:
         """The id of ``expr`` (raises ``etree.XPathError``/``TypeError`` when lxml rejects it)."""
-        xpath = etree.XPath(expr, namespaces=NAMESPACES, smart_strings=False)
+        xpath = etree.XPath(expr, namespaces=self.namespaces, smart_strings=False)
         xpath(etree.Element("probe"))  # unknown prefixes and functions only show on evaluation
         if expr in self._ids:
             return self._ids[expr]
         key = len(self._ids)
         self._ids[expr] = key
         try:
-            self._merge(_alternatives(expr), key)
+            self._merge(_alternatives(expr, self.namespaces), key)
         except _Unsupported:
             self._xpaths[key] = xpath
         return key
@@ -153,14 +162,14 @@ def _walk(parent: etree._Element, children: dict[str, list], texts: dict[int, li
                 _walk(element, step.children, texts)
 
 
-def _alternatives(expr: str) -> list[tuple[list[tuple[str, str, Test | None]], str | None]]:
+def _alternatives(expr: str, namespaces: dict[str, str]) -> list[tuple[list[tuple[str, str, Test | None]], str | None]]:
     """``a/b[test] | c/@d`` -> per alternative its element steps (tag, test source, test) and final attribute."""
     out = []
     for alternative in _split(expr, "|"):
         parts = [part.strip() for part in _split(alternative, "/")]
         attribute = None
         if parts and (match := _ATTRIBUTE_STEP.match(parts[-1])):
-            attribute = _clark(match.group(1))
+            attribute = _clark(match.group(1), namespaces)
             parts.pop()
         if not parts:
             raise _Unsupported(alternative)
@@ -170,8 +179,8 @@ def _alternatives(expr: str) -> list[tuple[list[tuple[str, str, Test | None]], s
             if match is None:
                 raise _Unsupported(part)
             source = match.group(2)
-            tests = [_test(predicate) for predicate in _split(source[1:-1], "][")] if source else []
-            steps.append((_clark(match.group(1)), source, _all(tests) if tests else None))
+            tests = [_test(predicate, namespaces) for predicate in _split(source[1:-1], "][")] if source else []
+            steps.append((_clark(match.group(1), namespaces), source, _all(tests) if tests else None))
         out.append((steps, attribute))
     return out
 
@@ -201,13 +210,13 @@ def _split(text: str, separator: str) -> list[str]:
     return parts
 
 
-def _clark(name: str) -> str:
+def _clark(name: str, namespaces: dict[str, str]) -> str:
     prefix, _, local = name.rpartition(":")
     if not prefix:
         return local
-    if prefix not in NAMESPACES:
+    if prefix not in namespaces:
         raise _Unsupported(name)
-    return "{%s}%s" % (NAMESPACES[prefix], local)
+    return "{%s}%s" % (namespaces[prefix], local)
 
 
 def _all(tests: list[Test]) -> Test:
@@ -225,7 +234,7 @@ def _either(first: Test, second: Test) -> Test:
     return lambda element: first(element) or second(element)
 
 
-def _test(source: str) -> Test:
+def _test(source: str, namespaces: dict[str, str]) -> Test:
     """A predicate of attribute tests (``@a``, ``@a='v'``) joined by ``and``/``or``/``not()``/parentheses."""
     tokens = []
     position = 0
@@ -236,7 +245,7 @@ def _test(source: str) -> Test:
             raise _Unsupported(source)
         tokens.append(next((i, value) for i, value in enumerate(match.groups()) if value is not None))
         position = match.end()
-    parser = _Predicate(tokens)
+    parser = _Predicate(tokens, namespaces)
     test = parser.disjunction()
     if parser.position != len(tokens):
         raise _Unsupported(source)
@@ -248,8 +257,9 @@ class _Predicate:
 
     ATTRIBUTE, SINGLE, DOUBLE, NOT, WORD, PUNCT = range(6)
 
-    def __init__(self, tokens: list[tuple[int, str]]):
+    def __init__(self, tokens: list[tuple[int, str]], namespaces: dict[str, str]):
         self.tokens = tokens
+        self.namespaces = namespaces
         self.position = 0
 
     def peek(self) -> tuple[int, str] | None:
@@ -290,7 +300,7 @@ class _Predicate:
             inner = self.disjunction()
             self.take(self.PUNCT, ")")
             return inner
-        name = _clark(self.take(self.ATTRIBUTE)[1:])
+        name = _clark(self.take(self.ATTRIBUTE)[1:], self.namespaces)
         if self.peek() != (self.PUNCT, "="):
             return lambda element: element.get(name) is not None
         self.position += 1

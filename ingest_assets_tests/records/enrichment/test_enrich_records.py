@@ -7,19 +7,20 @@ import copy
 from fastavro.validation import validate
 
 from ingest_assets.records.enrichment import enrich
+from ingest_assets.registry import ProviderEntry
 
 
 def test_maryland_qdc(maryland, map_schema):
     before = copy.deepcopy(maryland)
     enriched, changes = enrich(maryland)
     assert maryland == before  # the input is not modified
-    assert changes == {"date", "temporal", "language"}
+    assert changes == {"date", "temporal", "language", "type"}
     assert validate(enriched, map_schema, raise_errors=True)
     sr = enriched["sourceResource"]
     assert sr["date"] == [{"providedLabel": ["2008-10-21"], "begin": "2008-10-21", "end": "2008-10-21"}]
     assert sr["temporal"] == [{"providedLabel": ["1970-1979"], "begin": "1970-01-01", "end": "1979-12-31"}]
     assert sr["language"] == ["eng"]
-    assert sr["type"] == ["Image"]  # already a DCMI term
+    assert sr["type"] == ["image"]  # the DCMI term Image, as DPLA labels it
     assert [a["name"] for a in sr["publisher"]] == ["Alfred A. Knopf, Inc."]  # abbreviation period kept
     assert sr["title"] == before["sourceResource"]["title"]
     assert enriched["rightsStatement"] == "http://rightsstatements.org/vocab/NoC-OKLR/1.0/"
@@ -38,7 +39,7 @@ def test_zenodo_html_description_types_and_titles(zenodo, map_schema):
     assert "<p>" not in description and "&" not in description and "\u00ad" not in description
     assert "Berichterstattung der Forschungsaktivitäten" in description  # &shy; removed, not a space
     assert "Humboldt-Universität Berlin, 2014 Zugrunde liegende" in description  # paragraphs become spaces
-    assert first["sourceResource"]["type"] == ["Text"]
+    assert first["sourceResource"]["type"] == ["text"]
     assert first["sourceResource"]["date"][0]["begin"] == "2015-01-08"
 
     second, changes = enrich(zenodo[1])
@@ -74,7 +75,7 @@ def test_messy_values(maryland, map_schema):
         "Brown, Anthony G., 1961-", "Governors--Maryland", "Maryland--Politics and government", "Asthma",
     ]
     assert out["subject"][0]["providedLabel"] == "Brown, Anthony G., 1961- ;"  # as provided
-    assert out["type"] == ["StillImage", "Image"]
+    assert out["type"] == ["image"]  # StillImage and Image: both 'image' in DPLA's records
     assert out["format"] == ["jpeg", "Mixed material"]  # not a type: kept as a format
     assert out["language"] == ["eng", "Elvish"]
     assert out["date"] == [
@@ -100,3 +101,26 @@ def test_provided_begin_and_end_are_kept(maryland):
     record["sourceResource"]["date"] = [{"providedLabel": ["1950"], "begin": "1950-06-01", "end": "1950-06-30"}]
     enriched, changes = enrich(record)
     assert enriched["sourceResource"]["date"] == record["sourceResource"]["date"] and "date" not in changes
+
+
+def test_format_and_extent_stop_words(maryland):
+    record = copy.deepcopy(maryland)
+    sr = record["sourceResource"]
+    sr["format"] = ["Format: Color digital photograph/jpeg", "Image", "Format", "Formation of clouds", "Still image"]
+    sr["extent"] = ["Extent: 1 photograph", "Extent", "EXTENT - 8 x 10 in."]
+    enriched, changes = enrich(record)
+    out = enriched["sourceResource"]
+    # the label and the bare stop word go, and type words are the type (ingestion3's block list), not a format
+    assert out["format"] == ["Color digital photograph/jpeg", "Formation of clouds"]
+    assert out["extent"] == ["1 photograph", "8 x 10 in"]  # labels lose a final period, as before
+    assert {"format", "extent"} <= changes
+    assert enrich(enriched)[1] == set()  # idempotent
+
+
+def test_montana_mods_placeholder_format_and_extent(mapped):
+    (record,) = mapped("dpla/provider-montana-repox-getrecord-mods.xml", ProviderEntry("mt", {"mapping": "mods"}))
+    assert record["sourceResource"]["format"] == ["Format", "jpeg"] and record["sourceResource"]["extent"] == ["Extent"]
+    enriched, changes = enrich(record)
+    assert enriched["sourceResource"]["format"] == ["jpeg"]  # the field's name is not a value
+    assert enriched["sourceResource"]["extent"] is None
+    assert {"format", "extent"} <= changes

@@ -31,7 +31,7 @@ def test_report_over_zenodo_records(zenodo):
     assert len(type_samples) == 2  # capped
     assert type_samples[0]["sample_record"] == zenodo[0]["id"]
     assert json.loads(type_samples[0]["before"]) == ["info:eu-repo/semantics/article"]
-    assert json.loads(type_samples[0]["after"]) == ["Text"]
+    assert json.loads(type_samples[0]["after"]) == ["text"]
 
 
 def test_report_without_samples_counts_only():

@@ -6,7 +6,7 @@ import pytest
 from iso639 import Lang
 
 from ingest_assets.records.enrichment import normalize_language, normalize_rights, normalize_type
-from ingest_assets.records.enrichment.dcmitype import TERMS
+from ingest_assets.records.enrichment.dcmitype import TERMS, dpla_label
 
 
 @pytest.mark.parametrize(
@@ -85,3 +85,21 @@ def test_type(value, expected):
 )
 def test_rights(value, expected):
     assert normalize_rights(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [  # ingestion3's TypeEnrichmentTest: Image -> image, book -> text, Bucket -> none
+        ("Image", "image"),
+        ("book", "text"),
+        ("Bucket", None),
+        ("Photographs", "image"),
+        ("Video", "moving image"),
+        ("three dimensional object", "physical object"),
+        ("website", "interactive resource"),
+        ("http://purl.org/dc/dcmitype/Dataset", "dataset"),
+    ],
+)
+def test_dpla_type_labels(value, expected):
+    term = normalize_type(value)
+    assert (dpla_label(term) if term else None) == expected

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 
 import pytest
 
@@ -13,60 +13,78 @@ from ingest_assets.records.harvest import (
     harvest_records,
     mimetype_from_symbol,
     mimetype_symbol,
-    parse_harvest_config,
 )
-from ingest_assets.records.harvest.config import ApiConfig, FileConfig, OaiConfig
+from ingest_assets.registry import ApiHarvest, FileHarvest, OaiHarvest, ProviderEntry
 
 OAI_NS = {"oai": "http://www.openarchives.org/OAI/2.0/"}
 
 
 def test_valid_blocks_with_defaults(provider):
-    oai = parse_harvest_config(provider({"type": "oai", "endpoint": "https://api.lib.harvard.edu/oai/", "set": "botanicals"}))
-    assert oai == OaiConfig("https://api.lib.harvard.edu/oai/", "oai_dc", "botanicals", False)
-    api = parse_harvest_config(provider({
+    oai = provider({"type": "oai", "endpoint": "https://api.lib.harvard.edu/oai/", "set": "botanicals"}).require("harvest")
+    assert oai == OaiHarvest(type="oai", endpoint="https://api.lib.harvard.edu/oai/", metadata_prefix="oai_dc",
+                             set="botanicals", allow_private=False)
+    api = provider({
         "type": "api", "endpoint": "https://api.dp.la/v2/items", "records_path": "docs", "id_path": "id",
         "paging": {"style": "offset", "offset_param": "page", "page_size": 500}, "params": {"page_size": 500},
-    }))
-    assert isinstance(api, ApiConfig) and api.paging.page_size == 500 and api.params == {"page_size": "500"}
-    files = parse_harvest_config(provider({
+    }).require("harvest")
+    assert isinstance(api, ApiHarvest) and api.paging.page_size == 500 and api.params == {"page_size": "500"}
+    files = provider({
         "type": "file", "url": "https://example.org/dump.zip", "format": "zip", "member_format": "xml",
         "record_xpath": "/oai:OAI-PMH//oai:record", "id_xpath": "oai:header/oai:identifier", "namespaces": OAI_NS,
-    }))
-    assert isinstance(files, FileConfig) and files.records_format == "xml"
+    }).require("harvest")
+    assert isinstance(files, FileHarvest) and files.records_format == "xml"
     assert files.record_steps == (("child", "{%s}OAI-PMH" % OAI_NS["oai"]), ("descendant", "{%s}record" % OAI_NS["oai"]))
 
 
 @pytest.mark.parametrize(
     ("block", "key"),
     [
-        ({}, "harvest: block is missing"),
-        ({"type": "ftp"}, "harvest.type: must be one of oai, api, file"),
-        ({"type": "oai"}, "harvest.endpoint: is required"),
-        ({"type": "oai", "endpoint": "file:///etc/passwd"}, "harvest.endpoint: must be an http(s) URL"),
-        ({"type": "oai", "endpoint": "https://h/oai", "metadataPrefix": "mods"}, "harvest.metadataPrefix: unknown key"),
-        ({"type": "oai", "endpoint": "https://h/oai", "allow_private": "yes"}, "harvest.allow_private: must be true or false"),
+        ({"type": "ftp"}, "'badprov.harvest': Input tag 'ftp' found using 'type' does not match any of the expected "
+                          "tags: 'oai', 'api', 'file'"),
+        ({"type": "oai"}, "'badprov.harvest.endpoint': Field required"),
+        ({"type": "oai", "endpoint": "file:///etc/passwd"}, "'badprov.harvest.endpoint': must be an http(s) URL"),
+        ({"type": "oai", "endpoint": "https://h/oai", "metadataPrefix": "mods"}, "'badprov.harvest.metadataPrefix': unknown key"),
+        ({"type": "oai", "endpoint": "https://h/oai", "allow_private": "yes"},
+         "'badprov.harvest.allow_private': Input should be a valid boolean (given 'yes')"),
         ({"type": "api", "endpoint": "https://h/api", "records_path": "d", "id_path": "id", "paging": {"style": "page"}},
-         "harvest.paging.style: must be one of cursor, offset, next"),
+         "'badprov.harvest.paging.style': Input should be 'cursor', 'offset' or 'next'"),
         ({"type": "api", "endpoint": "https://h/api", "records_path": "d", "id_path": "id", "paging": {"style": "cursor"}},
-         "harvest.paging.cursor_path: is required"),
+         "'badprov.harvest.paging.cursor_path': is required with style: cursor"),
         ({"type": "api", "endpoint": "https://h/api", "records_path": "d", "id_path": "id",
-          "paging": {"style": "offset", "page_size": 0}}, "harvest.paging.page_size: must be a positive integer"),
-        ({"type": "file", "format": "xml", "record_xpath": "//r", "id_xpath": "@id"}, "harvest.path: give exactly one"),
+          "paging": {"style": "offset", "page_size": 0}}, "'badprov.harvest.paging.page_size': Input should be greater than 0"),
+        ({"type": "api", "endpoint": "https://h/api", "records_path": "d", "id_path": "id", "paging": {"style": "next"},
+          "params": {"all": True}}, "'badprov.harvest.params.all': Input should be a valid string"),
+        ({"type": "file", "format": "xml", "record_xpath": "//r", "id_xpath": "@id"},
+         "'badprov.harvest.path': give exactly one of path or url"),
+        ({"type": "file", "path": "/d.xml", "url": "https://h/d.xml", "format": "xml", "record_xpath": "//r", "id_xpath": "@id"},
+         "'badprov.harvest.path': give exactly one of path or url"),
         ({"type": "file", "path": "/d.xml", "format": "xml", "record_xpath": "//r[1]", "id_xpath": "@id"},
-         "harvest.record_xpath: '//r[1]': only"),
+         "'badprov.harvest.record_xpath': '//r[1]': only"),
         ({"type": "file", "path": "/d.xml", "format": "xml", "record_xpath": "//x:r", "id_xpath": "@id"},
-         "harvest.record_xpath: prefix 'x' is not declared"),
+         "'badprov.harvest.record_xpath': prefix 'x' is not declared"),
         ({"type": "file", "path": "/d.xml", "format": "xml", "record_xpath": "//r", "id_xpath": "@@id"},
-         "harvest.id_xpath: invalid XPath"),
-        ({"type": "file", "path": "/d.zip", "format": "zip", "id_path": "id"}, "harvest.member_format: is required"),
+         "'badprov.harvest.id_xpath': invalid XPath"),
+        ({"type": "file", "path": "/d.xml", "format": "xml", "id_xpath": "@id"},
+         "'badprov.harvest.record_xpath': is required for XML records"),
+        ({"type": "file", "path": "/d.zip", "format": "zip", "id_path": "id"},
+         "'badprov.harvest.member_format': is required with format: zip"),
+        ({"type": "file", "path": "/d.jsonl", "format": "jsonl", "member_format": "xml", "id_path": "id"},
+         "'badprov.harvest.member_format': only applies to format: zip"),
+        ({"type": "file", "path": "/d.jsonl", "format": "jsonl"}, "'badprov.harvest.id_path': is required for JSON lines"),
         ({"type": "file", "path": "/d.zip", "format": "zip", "member_format": "jsonl", "id_path": "id",
-          "limits": {"max_member_bytes": -1}}, "harvest.limits.max_member_bytes: must be a positive integer"),
+          "limits": {"max_member_bytes": -1}}, "'badprov.harvest.limits.max_member_bytes': Input should be greater than 0"),
     ],
 )
 def test_invalid_blocks_name_provider_and_key(provider, block, key):
     with pytest.raises(ConfigError) as error:
-        parse_harvest_config(provider(block or None, name="badprov"))
-    assert key in str(error.value) and "provider 'badprov'" in str(error.value)
+        provider(block, name="badprov")
+    assert f"registry key {key}" in str(error.value) and "provider 'badprov'" in str(error.value)
+
+
+def test_a_missing_block_is_named_when_harvesting(provider, http, checkpoint):
+    with pytest.raises(ConfigError, match="registry key 'badprov.harvest': is missing"):
+        harvest_records(ProviderEntry("badprov", {"mapping": "mods"}), started=datetime.now(timezone.utc), window=None,
+                        http=http, checkpoint=checkpoint)
 
 
 def test_mimetype_symbols_translate_both_ways():

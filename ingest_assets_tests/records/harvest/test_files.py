@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import stat
+import tarfile
 import zipfile
 
 import pytest
@@ -131,6 +133,23 @@ def test_zip_limits_and_jsonl_members(jsonl_lines, provider, http, checkpoint, s
     assert len(list(run(provider, http, checkpoint, started, **block))) == 3
     with pytest.raises(ParseError, match="zip has 2 members"):
         list(run(provider, http, checkpoint, started, **block, limits={"max_members": 1}))
+
+
+def test_a_tar_gz_of_json_lines_is_read_with_the_same_checks(jsonl_lines, provider, http, checkpoint, started, tmp_path):
+    archive = tmp_path / "lines.tar.gz"
+    with tarfile.open(archive, "w:gz") as tf:
+        for name, data in (("a.jsonl", b"\n".join(jsonl_lines[:3])), ("../b.jsonl", b"\n".join(jsonl_lines[3:]))):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo("c.jsonl")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tf.addfile(link)
+    harvest = run(provider, http, checkpoint, started, path=str(archive), format="zip", member_format="jsonl", id_path="id")
+    assert len(list(harvest)) == 2 and harvest.stats.pages == 1  # a.jsonl: its second line is not JSON
+    refused = {e.file.split("!")[1]: e.message for e in harvest.stats.errors}
+    assert refused == {"a.jsonl": refused["a.jsonl"], "../b.jsonl": "unsafe entry name '../b.jsonl' (the path leaves the archive)",
+                       "c.jsonl": "c.jsonl is a symbolic link (not followed)"}
 
 
 def test_file_from_url_and_missing_path(http_server, oai_fixtures, provider, http, checkpoint, started):

@@ -29,6 +29,12 @@ def test_document_matches_dpla_api_item(map_records, dpla_sources):
     assert "originalRecord" not in doc and "preview" not in doc
 
 
+def test_provider_uri_gives_the_provider_as_dpla_documents_have_it(map_records, dpla_sources):
+    for record, source in zip(map_records, dpla_sources):
+        doc = json.loads(index_record({**record, "providerUri": source["provider"]["@id"]})["document"])
+        assert doc["provider"] == source["provider"]
+
+
 def test_legacy_single_values_and_languages(map_records, dpla_sources):
     unt, kentucky = (json.loads(index_record(r)["document"]) for r in map_records[1:])
     assert unt["sourceResource"]["subject"][0] == {

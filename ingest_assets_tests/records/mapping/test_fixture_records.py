@@ -193,3 +193,46 @@ def test_cyberleninka_has_no_rights_and_gets_them_from_overrides(originals, map_
     assert sr["subject"] is None  # <dc:subject></dc:subject> is empty
     assert sr["format"] == ["text/html"]
     assert sum(mapper.map(r).record is not None for r in records) == 54
+
+
+def test_collection_records_map_alongside_items(originals, map_schema):
+    (item,) = originals("dpla/provider-montana-repox-getrecord-mods.xml", "mt")
+    collection = {**item, "id": item["id"] + "-collection", "document": item["document"].replace(
+        "<typeOfResource>text</typeOfResource>", '<typeOfResource collection="yes">text</typeOfResource>')}
+    assert collection["document"] != item["document"]
+    mapper = mapper_for(ProviderEntry("mt", {"mapping": "mods"}))
+    as_item, as_collection = mapper.map(item).record, mapper.map(collection).record
+    assert (as_item["ingestType"], as_item["title"]) == ("item", None)
+    assert as_collection["ingestType"] == "collection"
+    assert as_collection["title"] == "Reading notes for 2nd Wind 2001"  # MAP's record-level title: collections only
+    assert as_collection["sourceResource"]["title"] == ["Reading notes for 2nd Wind 2001"]
+    assert validate(as_collection, map_schema, raise_errors=True)
+
+    wrong = mapper_for(ProviderEntry("mt", {"mapping": "mods", "mapping_overrides": {"ingestType": {"value": "series"}}}))
+    result = wrong.map(item)
+    assert result.record["ingestType"] == "item"
+    assert [(m.kind, m.field, m.value) for m in result.messages] == [("invalid_value", "ingestType", "series")]
+
+
+def test_dc_type_collection_marks_a_collection_record(originals):
+    records = originals("oai-pmh/zenodo-listrecords-oai_dc.xml", "zenodo")
+    mapper = mapper_for(ProviderEntry("zenodo", {"mapping": "oai_dc",
+                                                 "mapping_overrides": {"dataProvider": {"default": "Zenodo"}}}))
+    first = records[0]
+    assert "<dc:type>" in first["document"]
+    document = first["document"].replace("<dc:type>", "<dc:type>Collection</dc:type><dc:type>", 1)
+    record = mapper.map({**first, "document": document}).record
+    assert record["ingestType"] == "collection" and record["title"] == record["sourceResource"]["title"][0]
+    assert record["dataProvider"] == "Zenodo"  # the default a hub sets once for the provider
+    assert mapper.map(first).record["ingestType"] == "item"
+
+
+def test_qdc_is_part_of_is_the_collection(maryland):
+    document = maryland["document"].replace(
+        "<dcterms:temporal>", "<dcterms:isPartOf>Maryland State Archives Special Collections; Photographs"
+        "</dcterms:isPartOf><dcterms:temporal>", 1)
+    assert document != maryland["document"]
+    sr = mapper_for(ProviderEntry("maryland", {"mapping": "qdc"})).map({**maryland, "document": document}).record[
+        "sourceResource"]
+    assert [c["title"] for c in sr["collection"]] == ["Maryland State Archives Special Collections", "Photographs"]
+    assert sr["relation"] is None

@@ -81,9 +81,9 @@ def test_rights_text_without_a_rights_uri_is_enough(maryland):
     [
         ({}, "registry entry has no 'mapping'"),
         ({"mapping": "marc"}, "unknown mapping 'marc'"),
-        ({"mapping": "qdc", "mapping_overrides": ["x"]}, "mapping_overrides must map"),
+        ({"mapping": "qdc", "mapping_overrides": ["x"]}, "'maryland.mapping_overrides': Input should be a valid dict"),
         ({"mapping": "qdc", "mapping_overrides": {"colour": {"value": "x"}}}, "unknown field 'colour'"),
-        ({"mapping": "qdc", "mapping_overrides": {"title": "dc:title"}}, "must be a mapping or null"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": "dc:title"}}, "'maryland.mapping_overrides.title': Input should"),
         ({"mapping": "qdc", "mapping_overrides": {"title": {"xpth": "dc:title"}}}, "unknown keys ['xpth']"),
         ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": "dc:title["}}}, "bad xpath"),
         ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": "foo:title"}}}, "foo:title"),

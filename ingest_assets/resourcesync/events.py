@@ -1,6 +1,7 @@
-"""The one function every capability calls to publish a change of something it holds.
+"""How a change of something a capability holds is recorded; capabilities reach it through
+:class:`~ingest_assets.resourcesync.feed.ChangeFeed`, its one caller.
 
-A record indexed or withdrawn, a file stored or deleted: call :func:`record_event` with the event time
+A record indexed or withdrawn, a file stored or deleted: :func:`record_event` takes the event time
 (when the change happened, not when it is processed). It writes, in one step of the index, the resource
 document (current state; removed on ``deleted``) and an append-only change document. The ResourceSync
 Resource Lists and Change Lists are generated from those two documents. The change keeps the event time

@@ -1,0 +1,174 @@
+"""``ingest-assets map``: previewing a profile on files (XML, OAI-PMH pages, JSON, JSON lines) and on a provider's
+newest harvest output, writing nothing."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+from lxml import etree
+
+from ingest_assets.cli import main
+from ingest_assets.records.mapping.mapper import build_mapper
+from ingest_assets.records.mapping.preview import preview, read_inputs
+from ingest_assets.records.mapping.profiles import PROFILES
+from ingest_assets.settings import Settings
+from ingest_assets.storage.activities import RecordStream, write_activity
+from ingest_assets.storage.avro import ORIGINAL_RECORD
+from ingest_assets_tests.records.mapping.test_hub_profiles import CALISPHERE
+
+OAI = "{http://www.openarchives.org/OAI/2.0/}"
+
+
+def run_json(capsys, *argv) -> tuple[int, dict]:
+    code = main(["map", *argv, "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_nara_item_file_prints_json_ld_and_coverage(shared_fixtures, capsys):
+    code, out = run_json(capsys, "--profile", "nara", "--provider", "nara", "--label",
+                         "National Archives and Records Administration",
+                         str(shared_fixtures / "dpla" / "provider-nara-item.xml"))
+    assert code == 0
+    (entry,) = out["records"]
+    assert entry["local_id"] == "2132862"  # from the profile's id rule
+    assert entry["id"] == "805598afebf2c093272a5a044938be59" and entry["messages"] == []
+    jsonld = entry["jsonld"]
+    assert jsonld["@id"] == "http://dp.la/api/items/805598afebf2c093272a5a044938be59"
+    assert jsonld["provider"] == {"@id": "http://dp.la/api/contributor/nara",
+                                  "name": "National Archives and Records Administration"}
+    assert jsonld["dataProvider"] == {"name": "National Archives at Chicago"}
+    assert jsonld["sourceResource"]["title"] == ["Photograph of Aerial View of Silver Island Lake"]
+    assert jsonld["sourceResource"]["extent"] == ["14 pages"]
+    summary = out["summary"]
+    assert (summary["attempted"], summary["mapped"], summary["failed"]) == (1, 1, 0)
+    assert summary["coverage"]["extent"] == 1 and summary["coverage"]["publisher"] == 0
+    assert summary["coverage"]["providerUri"] == 1 and summary["coverage"]["temporal"] == 0
+
+
+def test_oai_page_table_output(shared_fixtures, tmp_path, capsys):
+    page = shared_fixtures / "oai-pmh" / "zenodo-listrecords-oai_dc.xml"
+    headers = [h.findtext(f"{OAI}identifier") for h in etree.parse(str(page)).iter(f"{OAI}header")]
+    code, out = run_json(capsys, "--profile", "oai_dc", "--provider", "zenodo", str(page))
+    assert [e["local_id"] for e in out["records"]] == headers and len(headers) > 1
+    # Zenodo's oai_dc has no dc:publisher: every record lacks its dataProvider ...
+    assert out["summary"]["failed"] == len(headers) and code == 1
+    assert {m["field"] for e in out["records"] for m in e["messages"]} == {"dataProvider"}
+    # ... which the hub sets once for the provider
+    overrides = tmp_path / "zenodo.yaml"
+    overrides.write_text("dataProvider: {default: Zenodo}\n")
+    argv = ["--profile", "oai_dc", "--provider", "zenodo", "--override", str(overrides), str(page)]
+    code, out = run_json(capsys, *argv)
+    summary = out["summary"]
+    assert code == 0 and summary["mapped"] == summary["attempted"] == len(headers)
+    assert {e["jsonld"]["dataProvider"]["name"] for e in out["records"]} == {"Zenodo"}
+    assert summary["coverage"]["title"] == summary["coverage"]["dataProvider"] == len(headers)
+
+    main(["map", *argv, "--limit", "1"])
+    table = capsys.readouterr().out
+    assert table.count("\n== ") + table.startswith("== ") == 1  # one record shown, all counted
+    assert f"{len(headers)} records: {len(headers)} mapped, 0 failed" in table
+    assert f"title                 {len(headers):>6}  100.0%" in table
+
+
+def test_json_lines_with_a_broken_line_and_an_override_file(tmp_path, capsys):
+    second = {**CALISPHERE, "id": "ark:/13030/second", "url_item": "https://calisphere.org/item/ark:/13030/second/"}
+    lines = tmp_path / "calisphere.jsonl"
+    lines.write_text(json.dumps(CALISPHERE) + "\n" + '{"id": "broken",\n' + json.dumps(second) + "\n")
+    overrides = tmp_path / "overrides.yaml"
+    overrides.write_text("dataProvider: {value: USC Digital Library}\ntemporal: null\n")
+    code, out = run_json(capsys, "--profile", "cdl", "--provider", "cdl", "--override", str(overrides), str(lines))
+    assert code == 1  # a record failed
+    assert [e["local_id"] for e in out["records"]] == ["ark:/13030/kt2g5019mv", "calisphere.jsonl:2",
+                                                      "ark:/13030/second"]
+    broken = out["records"][1]
+    assert broken["jsonld"] is None and broken["messages"][0]["kind"] == "unparseable"
+    assert [e["jsonld"]["dataProvider"] for e in out["records"] if e["jsonld"]] == [{"name": "USC Digital Library"}] * 2
+    assert out["summary"]["coverage"]["temporal"] == 0 and out["summary"]["coverage"]["subject"] == 2
+
+
+def test_a_solr_page_is_split_by_the_profiles_records_path(tmp_path):
+    page = tmp_path / "select.json"
+    page.write_text(json.dumps({"responseHeader": {"status": 0}, "response": {"numFound": 2, "start": 0, "docs": [
+        CALISPHERE, {**CALISPHERE, "id": "ark:/13030/second"}]}}))
+    originals = list(read_inputs([str(page)], PROFILES["cdl"], "cdl"))
+    assert [o["id"] for o in originals] == ["ark:/13030/kt2g5019mv", "ark:/13030/second"]
+    assert json.loads(originals[0]["document"]) == CALISPHERE and originals[0]["mimetype"] == "application_json"
+
+
+def test_a_format_the_profile_does_not_read_is_reported_per_record(shared_fixtures, capsys):
+    code, out = run_json(capsys, "--profile", "nara",
+                         str(shared_fixtures / "dpla" / "provider-minnesota-mdl-json.json"))
+    assert code == 1
+    (entry,) = out["records"]
+    assert "reads XML documents, not application_json" in entry["messages"][0]["reason"]
+
+
+def harvest(storage, started: datetime, records: list[dict]) -> None:
+    write_activity(storage, RecordStream(records, started=started), provider="calif", activity="harvest",
+                   day=started.date(), started=started, schema=ORIGINAL_RECORD, partition="x")
+
+
+def test_the_newest_harvest_output_of_a_provider(tmp_storage, monkeypatch, capsys):
+    def row(record: dict) -> dict:
+        return {"id": record["id"], "ingestDate": 1, "provider": "calif", "document": json.dumps(record),
+                "mimetype": "application_json", "deleted": False}
+
+    harvest(tmp_storage, datetime(2026, 3, 1, 6, tzinfo=timezone.utc), [row({**CALISPHERE, "id": "old"})])
+    harvest(tmp_storage, datetime(2026, 3, 2, 6, tzinfo=timezone.utc),
+            [row(CALISPHERE), {**row(CALISPHERE), "id": "gone", "document": "", "deleted": True}])
+    before = sorted(p.relative_to(tmp_storage.root) for p in tmp_storage.root.rglob("*"))
+
+    report = preview(build_mapper("calif", "Calisphere", PROFILES["cdl"], {}),
+                     read_inputs(["harvest:calif"], PROFILES["cdl"], "calif", tmp_storage), _Sink(), output="json")
+    assert (report.attempted, report.mapped, report.deleted) == (2, 1, 1)
+
+    monkeypatch.setenv("INGEST_STORAGE", str(tmp_storage.root))
+    Settings.current.cache_clear()
+    try:
+        code, out = run_json(capsys, "--profile", "cdl", "harvest:calif")
+    finally:
+        Settings.current.cache_clear()
+    assert code == 0
+    assert [e["local_id"] for e in out["records"]] == ["ark:/13030/kt2g5019mv", "gone"]  # not the older 'old'
+    assert out["records"][0]["id"] == out["records"][0]["jsonld"]["id"]  # minted with the harvest's provider
+    assert sorted(p.relative_to(tmp_storage.root) for p in tmp_storage.root.rglob("*")) == before  # wrote nothing
+
+
+class _Sink:
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["--profile", "marc", "x.xml"], "cannot read the profile"),
+    (["--profile", "oai_dc", "missing.xml"], "cannot read the input"),
+    (["--profile", "oai_dc", "harvest:nobody"], "no complete harvest output"),
+])
+def test_errors_are_one_line(tmp_path, monkeypatch, capsys, argv, needle):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("INGEST_STORAGE", str(tmp_path / "storage"))
+    Settings.current.cache_clear()
+    try:
+        assert main(["map", *argv]) == 2
+    finally:
+        Settings.current.cache_clear()
+    err = capsys.readouterr().err
+    assert err.startswith("ingest-assets map: ") and needle in err and err.count("\n") == 1
+
+
+def test_a_broken_json_document_is_named_not_read_as_lines(tmp_path, capsys):
+    broken = tmp_path / "record.json"
+    broken.write_text(json.dumps(CALISPHERE, indent=2)[:-3])
+    assert main(["map", "--profile", "cdl", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert "not well-formed JSON" in err and str(broken) in err
+
+
+def test_broken_xml_input_is_named(tmp_path, capsys):
+    broken = tmp_path / "page.xml"
+    broken.write_bytes(b"<OAI-PMH><ListRecords><record>")
+    assert main(["map", "--profile", "oai_dc", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert "not readable XML" in err and str(broken) in err
