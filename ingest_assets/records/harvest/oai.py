@@ -46,6 +46,7 @@ from ingest_assets.records.harvest.checkpoint import Checkpoint
 from ingest_assets.registry import OaiHarvest
 from ingest_assets.records.harvest.original import HarvestStats, original_record
 from ingest_assets.records.harvest.progress import Progress
+from ingest_assets.records.harvest.requests import RequestLog
 from ingest_assets.xml_input import UnresolvedEntity, UnsafeXML, parse_xml, standalone
 
 log = logging.getLogger(__name__)
@@ -70,9 +71,11 @@ class OaiHarvester:
         http: HttpClient,
         checkpoint: Checkpoint,
         stats: HarvestStats,
+        requests: RequestLog,
     ):
         self.provider, self.config, self.ingest_ts = provider, config, ingest_ts
         self.window, self.http, self.checkpoint, self.stats = window, http, checkpoint, stats
+        self.requests = requests
 
     def records(self) -> Iterator[dict]:
         request = self.list_request()
@@ -83,14 +86,18 @@ class OaiHarvester:
         tokens = set()
         try:
             token = yield from progress.resume()
+            if self.stats.resumed:
+                self.requests.spooled(self.stats.pages, range(self.stats.records))
             while True:
                 self.stats.pages += 1
                 page = self.stats.pages
-                params = {"resumptionToken": token} if token else request
-                response = self.fetch({"verb": "ListRecords", **params}, page)
+                params = {"verb": "ListRecords", **({"resumptionToken": token} if token else request)}
+                response = self.fetch(params, page)
                 root = self.parse(response, page)
+                first = self.stats.records
                 error = root.find(_q("error"))
                 if error is not None:
+                    self.log(page, response, params, root, range(first, first))
                     code = error.get("code", "")
                     if code == "noRecordsMatch":
                         break
@@ -122,6 +129,7 @@ class OaiHarvester:
                         f"(a namespace other than {OAI}?)", provider=self.provider, file=response.url,
                     )
                 yield from progress.page(self.page_records(container, page, response.url))
+                self.log(page, response, params, root, range(first, self.stats.records))
                 next_token = self.next_token(container)
                 if not next_token:
                     break
@@ -153,9 +161,15 @@ class OaiHarvester:
                 request["until"] = last.strftime("%Y-%m-%dT%H:%M:%SZ")
         return request
 
+    def log(self, page: int, response: HttpResponse, params: dict, root: etree._Element, records: range) -> None:
+        date = (root.findtext(_q("responseDate")) or "").strip() or None
+        self.requests.response(page, response, params, records, date)
+
     def granularity(self) -> str:
-        response = self.fetch({"verb": "Identify"}, 0)
+        params = {"verb": "Identify"}
+        response = self.fetch(params, 0)
         root = self.parse(response, 0)
+        self.log(0, response, params, root, range(0))
         value = root.findtext("oai:Identify/oai:granularity", namespaces=NS)
         if value is None:
             raise ParseError("Identify has no granularity", provider=self.provider, file=response.url)
