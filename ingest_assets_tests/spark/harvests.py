@@ -16,8 +16,9 @@ from ingest_assets.storage.manifest import Manifest
 OAI = "http://www.openarchives.org/OAI/2.0/"
 DAY = date(2026, 1, 15)
 PROVIDER = "sparkdc"
-ENTRY = ProviderEntry(PROVIDER, {"mapping": "oai_dc", "mapping_overrides": {  # what the fixtures lack for DPLA
-    "dataProvider": {"value": "Fixture Data Provider"}, "rights": {"value": "http://rightsstatements.org/vocab/InC/1.0/"}}})
+SETTINGS = {"mapping": "oai_dc", "mapping_overrides": {  # what the fixtures lack for DPLA
+    "dataProvider": {"value": "Fixture Data Provider"}, "rights": {"value": "http://rightsstatements.org/vocab/InC/1.0/"}}}
+ENTRY = ProviderEntry(PROVIDER, SETTINGS)
 PART_RECORDS = 60  # small parts: 4 input parts -> 4 Spark tasks on 2 cores
 FIXTURE_FILES = ("oai-pmh/zenodo-listrecords-oai_dc.xml", "oai-pmh/cyberleninka-listrecords-cyrillic-dcterms.xml")
 

@@ -25,7 +25,7 @@ from ingest_assets.storage.activities import PlanRef, RecordSource, write_activi
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, part_keys
 from ingest_assets.storage.manifest import Manifest
 
-from ingest_assets_tests.spark.harvests import DAY, ENTRY, PART_RECORDS, PROVIDER, write_harvest
+from ingest_assets_tests.spark.harvests import DAY, ENTRY, PART_RECORDS, PROVIDER, SETTINGS, write_harvest
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # executors cannot import test modules
 SCHEMAS = {"mapping": MAP_RECORD, "enrichment": MAP_RECORD, "indexing": INDEX_RECORD}
@@ -179,8 +179,7 @@ def test_record_pipeline_runs_on_the_spark_engine_by_registry_setting(spark, tmp
     from ingest_assets.settings import Settings
 
     registry = tmp_path / "registry.yaml"
-    settings = dict(ENTRY.settings)
-    registry.write_text(json.dumps({PROVIDER: {**settings, "engine": "auto"}}))
+    registry.write_text(json.dumps({PROVIDER: {**SETTINGS, "engine": "auto"}}))
     config = Settings.from_env({"INGEST_HOME": str(tmp_path / "home"), "INGEST_REGISTRY": str(registry),
                                 "INGEST_SPARK_THRESHOLD": "100"})
     hub = StorageResource(url=config.storage_url)
