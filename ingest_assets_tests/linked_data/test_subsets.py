@@ -1,9 +1,8 @@
 """VoIDs with subsets and archive dumps, on the real dumps served by a local site, against both stores."""
 
 import gzip
-import io
+import stat
 import tarfile
-import zipfile
 
 import pytest
 
@@ -14,6 +13,7 @@ from ingest_assets.linked_data.importer import ProviderSource, check, cleanup, f
 from ingest_assets.linked_data.modified import parse_modified
 from ingest_assets_tests.hostile.test_memory_cap import RDFXML_BOMB
 from ingest_assets_tests.linked_data.conftest import FULL
+from ingest_assets_tests.support import tar_bytes, zip_bytes
 
 ORGS = "dumps/dataone-organizations-geolink.ttl"  # 387 triples
 LINKS = "dumps/bcodmo-rvdata-cruise-links.nt"  # 329
@@ -24,21 +24,11 @@ LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"
 
 
 def tar_gz(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        for name, body in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(body)
-            archive.addfile(info, io.BytesIO(body))
-    return buffer.getvalue()
+    return tar_bytes([(name, tarfile.REGTYPE, body) for name, body in members.items()])
 
 
 def zipped(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, body in members.items():
-            archive.writestr(name, body)
-    return buffer.getvalue()
+    return zip_bytes([(name, body, stat.S_IFREG | 0o644) for name, body in members.items()])
 
 
 def publish(site, provider: str, orgs_modified: str, bcodmo_modified: str, bcodmo_dumps: list[str]) -> str:
@@ -140,16 +130,18 @@ def _bump_bcodmo(case, site, http, void_fixtures, dumps: list[str]):
 @pytest.mark.parametrize(
     ("members", "error", "needles"),
     [
-        ({"ok.ttl": f"{CRUISE} {LABEL} \"x\" .\n".encode(), "../evil.ttl": b""}, ArchiveError,
-         ["unsafe entry name '../evil.ttl'", "bad.tar.gz!../evil.ttl"]),
-        ({"bomb.rdf": RDFXML_BOMB.encode()}, ParseError, ["RDF/XML dump refused", "bad.tar.gz!bomb.rdf"]),
-        ({"ok.ttl": b"", "table.xlsx": b"PK"}, ParseError,
+        ([("ok.ttl", tarfile.REGTYPE, f'{CRUISE} {LABEL} "x" .\n'.encode()), ("../evil.ttl", tarfile.REGTYPE, b"")],
+         ArchiveError, ["unsafe entry name '../evil.ttl'", "bad.tar.gz!../evil.ttl"]),
+        ([("passwd.ttl", tarfile.SYMTYPE, b"/etc/passwd")], ArchiveError, ["is a symbolic link", "!passwd.ttl"]),
+        ([("bomb.rdf", tarfile.REGTYPE, RDFXML_BOMB.encode())], ParseError,
+         ["RDF/XML dump refused", "bad.tar.gz!bomb.rdf"]),
+        ([("ok.ttl", tarfile.REGTYPE, b""), ("table.xlsx", tarfile.REGTYPE, b"PK")], ParseError,
          ["archive member 'table.xlsx'", "no parser", ".ttl", ".tar.gz", "bad.tar.gz"]),
     ],
 )
 def test_a_bad_archive_member_fails_the_subset_and_leaves_the_graph(store_case, site, http, void_fixtures,
                                                                     members, error, needles):
-    bad = site.put("/p/bad.tar.gz", tar_gz(members), "application/gzip")
+    bad = site.put("/p/bad.tar.gz", tar_bytes(members), "application/gzip")
     url, before, state = _bump_bcodmo(store_case, site, http, void_fixtures, [bad])
     with pytest.raises(error) as caught:
         harvest(store_case, http, url, "p")
