@@ -44,7 +44,8 @@ MAX_RDFXML_DEPTH = 256  # element nesting (libxml2's own limit); a deeply nested
 _PARAMETER_ENTITY = re.compile(rb"<!ENTITY\s+%")
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 MAX_ARCHIVE_MEMBERS = 1000
-_EXTENSION = re.compile(r"\.([A-Za-z0-9]{1,8})$")
+ARCHIVE_TYPES = {"application/zip", "application/x-zip-compressed", "application/x-tar", "application/x-gtar"}
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")  # "dump.hdt", not "v1.2" or "2015.11.05"
 SUPPORTED = ", ".join([*formats.EXTENSIONS, "(each optionally .gz)", *ARCHIVE_SUFFIXES])
 
 
@@ -182,8 +183,10 @@ def _path(url: str) -> str:
     return urlsplit(url).path.lower()
 
 
-def is_archive(url: str) -> bool:
-    return _path(url).endswith(ARCHIVE_SUFFIXES)
+def is_archive(url: str, content_type: str | None) -> bool:
+    """By the URL's extension, or a zip or tar media type."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return _path(url).endswith(ARCHIVE_SUFFIXES) or media in ARCHIVE_TYPES
 
 
 def unsupported(name: str, *, provider: str, url: str, member: str | None = None) -> ParseError:
@@ -202,7 +205,7 @@ def stage_all(
     subjects: set[Term] | None = None,
 ) -> Iterator[StagedDump]:
     """Stage ``dump``, or each member of it when it is an archive (``spool`` is the spools' name prefix)."""
-    if not is_archive(dump.url):
+    if not is_archive(dump.url, dump.content_type):
         yield stage(dump, spool.with_suffix(".nt"), provider=provider, hint=hint, max_bytes=max_bytes,
                     subjects=subjects)
         return

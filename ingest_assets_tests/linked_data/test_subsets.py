@@ -169,3 +169,14 @@ def test_an_unsupported_dump_format_is_refused(store_case, site, http, void_fixt
     assert f"dump '{name.removesuffix('.gz')}' is in a format with no parser here (supported: .ttl" in str(caught.value)
     assert bad in str(caught.value)
     assert store_case.current_triples("p") == before
+
+
+def test_dumps_without_an_rdf_extension_are_still_read(store_case, site, http, void_fixtures):
+    persons = zipped({"persons.rdf": (void_fixtures / PERSONS).read_bytes()})
+    dumps = [
+        site.put("/p/export", persons, "application/zip") + "?id=3",  # an archive by its media type
+        site.put("/p/release/2015.11.05", f'{CRUISE} {LABEL} "Cruise one" .\n', "text/plain"),  # sniffed
+    ]
+    result = harvest(store_case, http, site.void("/p/void.ttl", '"2015-11-05"^^xsd:date', dumps), "p")
+    assert [(f.url.removeprefix(site.base), f.triples) for f in result.files] == [
+        ("/p/export?id=3!persons.rdf", 72), ("/p/release/2015.11.05", 1)]
