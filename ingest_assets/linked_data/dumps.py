@@ -64,7 +64,7 @@ class StagedDump:
     spool: Path
     rdf_format: RdfFormat
     triples: int
-    size: int = 0  # bytes downloaded, and their sha256 (the import's lineage)
+    size: int = 0  # bytes downloaded (an archive member's own), and their sha256 (the import's lineage)
     sha256: str = ""
 
 
