@@ -1,6 +1,7 @@
 """VoIDs with subsets and archive dumps, on the real dumps served by a local site, against both stores."""
 
 import gzip
+import hashlib
 import stat
 import tarfile
 
@@ -76,6 +77,8 @@ def test_only_the_changed_subset_is_fetched_again(store_case, site, http, void_f
     assert [f.url.removeprefix(site.base) for f in first.files] == [
         "/p/bcodmo.tar.gz!bcodmo/cruise.ttl", "/p/bcodmo.tar.gz!bcodmo/funding.rdf", "/p/persons.zip!persons.rdf",
         f"/f/1/{ORGS}", f"/f/2/{LINKS}.gz"]
+    funding = (void_fixtures / FUNDING).read_bytes()  # a member's lineage is its own bytes
+    assert (first.files[1].size, first.files[1].sha256) == (len(funding), hashlib.sha256(funding).hexdigest())
     before = store_case.current_triples("p")
     assert len(before) == 1 + 329 + 72 + 329 + 387
     assert f'{CRUISE} {LABEL} "Cruise one"' in before
