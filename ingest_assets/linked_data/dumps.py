@@ -1,6 +1,11 @@
 """Dump files: download (size-limited), then parse (Turtle, N-Triples, N-Quads, TriG, RDF/XML, JSON-LD,
 optionally gzip-compressed) into a normalised N-Triples spool, collecting the subjects for delete-by-subject.
 
+A dump packed as a zip or tar (.tar.gz/.tgz/.tar.bz2/.tar.xz) is read with :mod:`ingest_assets.archives` (its
+guards: traversal, links, ratio, member count and size): each member is copied to a file of its own in turn
+and parsed by its extension (screened like any RDF/XML dump). A dump or member in a syntax with no parser
+(``.hdt``, ``.xlsx``...) is refused with a :class:`ParseError` naming it and the supported formats.
+
 Graph names inside a dump (TriG, N-Quads) are ignored: a dump only ever fills its provider's graph.
 Blank nodes get fresh labels, so two files (or two harvests) never share one by accident.
 """
@@ -8,6 +13,7 @@ Blank nodes get fresh labels, so two files (or two harvests) never share one by 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import re
 from collections.abc import Iterator
@@ -15,10 +21,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+from urllib.parse import urlsplit
 
 from lxml import etree
 from pyoxigraph import BlankNode, RdfFormat, parse
 
+from ingest_assets import archives
 from ingest_assets.errors import ParseError, context
 from ingest_assets.http import HttpClient
 from ingest_assets.linked_data import formats
@@ -34,6 +42,11 @@ MAX_ENTITIES = 256
 MAX_ENTITY_CHARS = 2048
 MAX_RDFXML_DEPTH = 256  # element nesting (libxml2's own limit); a deeply nested dump takes pyoxigraph quadratic time
 _PARAMETER_ENTITY = re.compile(rb"<!ENTITY\s+%")
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+MAX_ARCHIVE_MEMBERS = 1000
+ARCHIVE_TYPES = {"application/zip", "application/x-zip-compressed", "application/x-tar", "application/x-gtar"}
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")  # "dump.hdt", not "v1.2" or "2015.11.05"
+SUPPORTED = ", ".join([*formats.EXTENSIONS, "(each optionally .gz)", *ARCHIVE_SUFFIXES])
 
 
 @dataclass(frozen=True)
@@ -51,7 +64,7 @@ class StagedDump:
     spool: Path
     rdf_format: RdfFormat
     triples: int
-    size: int = 0  # bytes downloaded, and their sha256 (the import's lineage)
+    size: int = 0  # bytes downloaded (an archive member's own), and their sha256 (the import's lineage)
     sha256: str = ""
 
 
@@ -166,6 +179,53 @@ def _too_deep(exc: etree.XMLSyntaxError) -> bool:
     return "depth" in str(exc).lower()
 
 
+def _path(url: str) -> str:
+    return urlsplit(url).path.lower()
+
+
+def is_archive(url: str, content_type: str | None) -> bool:
+    """By the URL's extension, or a zip or tar media type."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return _path(url).endswith(ARCHIVE_SUFFIXES) or media in ARCHIVE_TYPES
+
+
+def unsupported(name: str, *, provider: str, url: str, member: str | None = None) -> ParseError:
+    what = f"archive member {member!r}" if member else "dump"
+    return ParseError(f"{what} {name!r} is in a format with no parser here (supported: {SUPPORTED})",
+                      provider=provider, file=url, record=member)
+
+
+def stage_all(
+    dump: Download,
+    spool: Path,
+    *,
+    provider: str,
+    hint: RdfFormat | None,
+    max_bytes: int,
+    subjects: set[Term] | None = None,
+) -> Iterator[StagedDump]:
+    """Stage ``dump``, or each member of it when it is an archive (``spool`` is the spools' name prefix)."""
+    if not is_archive(dump.url, dump.content_type):
+        yield stage(dump, spool.with_suffix(".nt"), provider=provider, hint=hint, max_bytes=max_bytes,
+                    subjects=subjects)
+        return
+    limits = archives.Limits(max_members=MAX_ARCHIVE_MEMBERS, max_member_bytes=max_bytes, max_total_bytes=max_bytes)
+    for number, member in enumerate(archives.members(dump.path, limits, label=dump.url, provider=provider)):
+        rdf_format = formats.by_extension(member.name)
+        if rdf_format is None:
+            raise unsupported(member.name, provider=provider, url=dump.url, member=member.name)
+        copy = spool.with_name(f"{spool.name}-{number}.member")
+        digest = hashlib.sha256()
+        with copy.open("wb") as out:  # streamed: pyoxigraph and the RDF/XML screen each need their own pass
+            for chunk in iter(lambda: member.stream.read(CHUNK), b""):
+                digest.update(chunk)
+                out.write(chunk)
+        part = Download(f"{dump.url}!{member.name}", copy, None, member.size, digest.hexdigest())
+        yield stage(part, spool.with_name(f"{spool.name}-{number}.nt"), provider=provider, hint=None,
+                    max_bytes=max_bytes, subjects=subjects, rdf_format=rdf_format)
+        copy.unlink()
+
+
 def stage(
     dump: Download,
     spool: Path,
@@ -174,12 +234,22 @@ def stage(
     hint: RdfFormat | None,
     max_bytes: int,
     subjects: set[Term] | None = None,
+    rdf_format: RdfFormat | None = None,
 ) -> StagedDump:
-    """Parse ``dump`` into an N-Triples ``spool``; adds its IRI subjects to ``subjects`` when given."""
+    """Parse ``dump`` into an N-Triples ``spool``; adds its IRI subjects to ``subjects`` when given.
+
+    The syntax is ``rdf_format`` when given, else detected (:func:`formats.detect`); a URL whose extension
+    names no RDF syntax, served with no RDF media type, is refused.
+    """
     with _open(dump.path) as (inner, compressed):
         reader = io.BufferedReader(_Limited(inner, max_bytes, dump.url, provider), CHUNK)
         content_type = None if compressed else dump.content_type  # a gzip type says nothing of the syntax
-        rdf_format = formats.detect(dump.url, content_type, reader.peek(512)[:512], hint)
+        if rdf_format is None:
+            name = formats.strip_gzip_suffix(_path(dump.url)).rsplit("/", 1)[-1]
+            if (_EXTENSION.search(name) and formats.by_extension(dump.url) is None
+                    and formats.by_content_type(content_type) is None):
+                raise unsupported(name, provider=provider, url=dump.url)
+            rdf_format = formats.detect(dump.url, content_type, reader.peek(512)[:512], hint)
         if rdf_format == RdfFormat.RDF_XML:
             with _open(dump.path) as (screened, _):
                 screen_rdfxml(_Limited(screened, max_bytes, dump.url, provider), provider=provider, url=dump.url)

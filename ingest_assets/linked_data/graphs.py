@@ -2,15 +2,17 @@
 
 A provider's graph is named from its registry name only: ``<base><provider>`` (the name readers and
 exports use). Its triples live in a version graph ``<base><provider>:<timestamp>-<random>``; a small
-metadata graph ``<base>_meta`` says which version is current, which ``modified`` it holds and which
-versions wait to be dropped. Moving the pointer is one SPARQL update, so a new version becomes visible
-in one step and every reader goes through the pointer.
+metadata graph ``<base>_meta`` says which version is current, which ``modified`` it holds (and each VoID
+subset's, on a node ``<name>#subset-<hash of the subset IRI>``) and which versions wait to be dropped.
+Moving the pointer is one SPARQL update, so a new version becomes visible in one step and every reader
+goes through the pointer.
 """
 
 from __future__ import annotations
 
+import hashlib
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from pyoxigraph import Literal, NamedNode
@@ -25,6 +27,7 @@ VOCAB = "urn:x-ingest-assets:linked-data#"
 CURRENT, MODIFIED, MODIFIED_TEXT, IMPORTED, DISCARD = (
     iri(VOCAB + name) for name in ("current", "modified", "modifiedText", "imported", "discard")
 )
+SUBSET_OF, DATASET = iri(VOCAB + "subsetOf"), iri(VOCAB + "dataset")
 XSD_DATETIME = NamedNode("http://www.w3.org/2001/XMLSchema#dateTime")
 
 
@@ -39,6 +42,15 @@ class GraphState:
     modified_text: str | None = None
     imported: datetime | None = None
     discard: tuple[str, ...] = ()
+    subsets: dict[str, datetime] = field(default_factory=dict)  # VoID subset IRI -> its harvested ``modified``
+
+
+@dataclass(frozen=True)
+class SubsetStamp:
+    """What the pointer update records: the subsets it imported, and whether it forgets all others."""
+
+    modified: tuple[tuple[str, datetime, str], ...] = ()  # (subset IRI, modified, its text)
+    replace_all: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,7 +92,36 @@ class ProviderGraphs:
             modified_text=one.get(MODIFIED_TEXT),
             imported=parse_modified(one[IMPORTED]) if IMPORTED in one else None,
             discard=tuple(sorted(values.get(DISCARD, []))),
+            subsets=self._read_subsets(store),
         )
+
+    def _read_subsets(self, store: TripleStore) -> dict[str, datetime]:
+        rows = store.select(
+            f"SELECT ?d ?m WHERE {{ GRAPH {iri(self.meta)} {{ ?k {SUBSET_OF} {iri(self.name)} ; "
+            f"{DATASET} ?d ; {MODIFIED} ?m }} }}"
+        )
+        return {row["d"].value: parse_modified(row["m"].value) for row in rows}
+
+    def _subset_key(self, dataset: str) -> str:
+        return iri(f"{self.name}#subset-{hashlib.sha256(dataset.encode()).hexdigest()[:32]}")
+
+    def _stamp_subsets(self, stamp: SubsetStamp, where: str) -> list[str]:
+        """Replace the recorded ``modified`` of the stamped subsets (of every subset with ``replace_all``)."""
+        meta, me = iri(self.meta), iri(self.name)
+        keys = " ".join(self._subset_key(dataset) for dataset, _, _ in stamp.modified)
+        if not stamp.replace_all and not keys:
+            return []
+        scope = "" if stamp.replace_all else f"VALUES ?k {{ {keys} }} "
+        updates = [f"DELETE {{ GRAPH {meta} {{ ?k ?p ?o }} }} WHERE {{ {where} {scope}"
+                   f"GRAPH {meta} {{ ?k {SUBSET_OF} {me} . ?k ?p ?o }} }}"]
+        if keys:
+            triples = " ".join(
+                f"{self._subset_key(dataset)} {SUBSET_OF} {me} ; {DATASET} {iri(dataset)} ; "
+                f"{MODIFIED} {_datetime(modified)} ; {MODIFIED_TEXT} {Literal(text)} ."
+                for dataset, modified, text in stamp.modified
+            )
+            updates.append(f"INSERT {{ GRAPH {meta} {{ {triples} }} }} WHERE {{ {where} }}")
+        return updates
 
     def mark_discard(self, graph: str) -> str:
         """Record a graph about to be written (or to be dropped), so an interrupted run is cleaned up."""
@@ -103,7 +144,8 @@ class ProviderGraphs:
         )
 
     def switch(
-        self, new: str, expected: str | None, modified: datetime, modified_text: str, imported: datetime
+        self, new: str, expected: str | None, modified: datetime, modified_text: str, imported: datetime,
+        subsets: SubsetStamp = SubsetStamp(),
     ) -> str:
         """One update: ``new`` becomes current (if ``expected`` still is), the old version is to be dropped."""
         meta, me = iri(self.meta), iri(self.name)
@@ -113,8 +155,9 @@ class ProviderGraphs:
             f"INSERT {{ GRAPH {meta} {{ {me} {CURRENT} {iri(new)} . {me} {DISCARD} ?old }} }} "
             f"WHERE {{ OPTIONAL {{ GRAPH {meta} {{ {me} {CURRENT} ?old }} }} {guard} }}"
         )
-        stamp = self._stamp(modified, modified_text, imported, f"GRAPH {meta} {{ {me} {CURRENT} {iri(new)} }}")
-        return f"{pointer} ;\n{stamp}"
+        where = f"GRAPH {meta} {{ {me} {CURRENT} {iri(new)} }}"
+        stamp = self._stamp(modified, modified_text, imported, where)
+        return " ;\n".join([pointer, stamp, *self._stamp_subsets(subsets, where)])
 
     def merge(
         self,
@@ -124,13 +167,13 @@ class ProviderGraphs:
         modified: datetime,
         modified_text: str,
         imported: datetime,
+        subsets: SubsetStamp = SubsetStamp(),
     ) -> str:
         """One update: batched delete-by-subject in the current version, add the staged triples, stamp."""
         add = f"INSERT {{ GRAPH {iri(current)} {{ ?s ?p ?o }} }} WHERE {{ GRAPH {iri(staging)} {{ ?s ?p ?o }} }}"
-        stamp = self._stamp(
-            modified, modified_text, imported, f"GRAPH {iri(self.meta)} {{ {iri(self.name)} {CURRENT} {iri(current)} }}"
-        )
-        return " ;\n".join([*delete_batches, add, stamp])
+        where = f"GRAPH {iri(self.meta)} {{ {iri(self.name)} {CURRENT} {iri(current)} }}"
+        stamp = self._stamp(modified, modified_text, imported, where)
+        return " ;\n".join([*delete_batches, add, stamp, *self._stamp_subsets(subsets, where)])
 
 
 def provider_of(graph_name: str, base: str = DEFAULT_BASE) -> str | None:

@@ -7,6 +7,14 @@ as one unit, so the provider graph reflects all of them or none.
 * partial dump, large next to the graph: copy the current version minus the dump's subjects into a fresh
   version, load the dump, move the pointer (cheaper than one huge transaction).
 
+A VoID with subsets (``void:subset``) imports only the subsets whose ``modified`` passed the one recorded for them
+(kept next to the pointer), all changed subsets as one unit: a bad dump in any of them fails the import and
+leaves every subset as it was, rather than presenting a half-imported subset as current. When every subset
+changed and all are full dumps, the graph is replaced; otherwise the changed subsets' dumps are applied like a
+partial dump: their subjects' old triples are replaced, other subsets' triples stay, and a subject that left
+a changed subset keeps its old triples until the next replace (the graph does not record which subset a
+triple came from).
+
 Old versions and scratch graphs are recorded in the metadata graph and dropped by :func:`cleanup`, after
 readers have moved on. The registry's ``modified`` is never written; the harvested value lives with the
 pointer and is published in the status document.
@@ -25,7 +33,7 @@ from pathlib import Path
 from ingest_assets.errors import IngestError, context
 from ingest_assets.http import HttpClient, check_url
 from ingest_assets.linked_data import dumps
-from ingest_assets.linked_data.graphs import GraphState, ProviderGraphs
+from ingest_assets.linked_data.graphs import GraphState, ProviderGraphs, SubsetStamp
 from ingest_assets.linked_data.store import Term, TripleStore, batches, delete_subjects_sparql
 from ingest_assets.linked_data.void import VoidDescription, parse_void
 from ingest_assets.registry import LinkedDataSettings, ProviderEntry
@@ -69,15 +77,34 @@ class Check:
     void: VoidDescription
     state: GraphState
     baseline: datetime | None  # the newer of the registry's and the harvested ``modified``
+    registry: datetime | None = None  # the registry's ``modified`` (a subset's baseline with its own)
+
+    @property
+    def parts(self) -> tuple[VoidDescription, ...]:
+        """What is due: the subsets whose ``modified`` is newer than their own record, or the whole dataset."""
+        if not self.void.subsets:
+            return (self.void,) if _newer(self.void.modified, self.baseline) else ()
+        return tuple(s for s in self.void.subsets
+                     if _newer(s.modified, self.registry, self.state.subsets.get(s.dataset)))
 
     @property
     def due(self) -> bool:
-        return self.baseline is None or self.void.modified > self.baseline
+        return bool(self.parts)
+
+    @property
+    def replaces(self) -> bool:
+        """Whether the due parts are full dumps of the whole graph (every subset changed)."""
+        parts = self.parts
+        return all(p.full for p in parts) and len(parts) == len(self.void.subsets or (self.void,))
+
+
+def _newer(modified: datetime, *known: datetime | None) -> bool:
+    return all(k is None or modified > k for k in known)
 
 
 def check(source: ProviderSource, void: VoidDescription, state: GraphState) -> Check:
     known = [m for m in (source.modified, state.modified) if m is not None]
-    return Check(source.provider, void, state, max(known) if known else None)
+    return Check(source.provider, void, state, max(known) if known else None, source.modified)
 
 
 @dataclass(frozen=True)
@@ -116,17 +143,21 @@ def import_update(
     found = check(source, void, graphs.read_state(store))
     if not found.due:
         return ImportResult(source.provider, "unchanged", void, found.state)
+    parts = found.parts
     with context(provider=source.provider):
-        for url in void.dumps:  # refuse every bad URL before fetching anything
-            check_url(url, allow_private=source.allow_private)
+        for part in parts:  # refuse every bad URL before fetching anything
+            for url in part.dumps:
+                check_url(url, allow_private=source.allow_private)
     with tempfile.TemporaryDirectory(prefix="linked-data-", dir=tmp_dir) as work:
-        subjects: set[Term] | None = None if void.full else set()
-        staged = tuple(_stage_all(source, void, http, Path(work), subjects))
+        subjects: set[Term] | None = None if found.replaces else set()
+        staged = tuple(_stage_all(source, parts, http, Path(work), subjects))
+        stamp = SubsetStamp(tuple((p.dataset, p.modified, p.modified_text) for p in parts if void.subsets),
+                            replace_all=found.replaces)
         with writer() if writer else nullcontext(store) as target:
             latest = check(source, void, graphs.read_state(target))
-            if not latest.due:  # another import got there while this one was downloading
+            if latest.parts != parts:  # another import got there while this one was downloading
                 return ImportResult(source.provider, "unchanged", void, latest.state)
-            strategy, expected = _apply(target, graphs, latest.state, void, staged, subjects, now)
+            strategy, expected = _apply(target, graphs, latest.state, void, staged, subjects, now, stamp)
             state = graphs.read_state(target)
     if state.current != expected or state.modified != void.modified:
         raise IngestError(
@@ -136,20 +167,23 @@ def import_update(
     return ImportResult(source.provider, strategy, void, state, staged)
 
 
-def _stage_all(source, void, http, work: Path, subjects):
-    for number, url in enumerate(void.dumps):
-        download = dumps.download(http, url, work / f"{number}.download", provider=source.provider,
-                                  max_bytes=source.max_dump_bytes)
-        yield dumps.stage(download, work / f"{number}.nt", provider=source.provider, hint=void.dump_format,
-                          max_bytes=source.max_dump_bytes, subjects=subjects)
-        download.path.unlink()
+def _stage_all(source, parts, http, work: Path, subjects):
+    number = 0
+    for part in parts:
+        for url in part.dumps:
+            number += 1
+            download = dumps.download(http, url, work / f"{number}.download", provider=source.provider,
+                                      max_bytes=source.max_dump_bytes)
+            yield from dumps.stage_all(download, work / str(number), provider=source.provider,
+                                       hint=part.dump_format, max_bytes=source.max_dump_bytes, subjects=subjects)
+            download.path.unlink()
 
 
 def _apply(store: TripleStore, graphs: ProviderGraphs, state: GraphState, void: VoidDescription,
-           staged, subjects, now: datetime) -> tuple[str, str]:
+           staged, subjects, now: datetime, stamp: SubsetStamp) -> tuple[str, str]:
     """Apply the staged dumps; returns the strategy and the version that must now be current."""
     current = state.current
-    if void.full or current is None:
+    if subjects is None or current is None:
         strategy = "replace"
     elif sum(s.triples for s in staged) < MERGE_FRACTION * store.count(current):
         strategy = "merge"
@@ -164,9 +198,9 @@ def _apply(store: TripleStore, graphs: ProviderGraphs, state: GraphState, void: 
             store.load(target, dump.spool)
         if strategy == "merge":
             deletes = [delete_subjects_sparql(current, batch) for batch in batches(subjects)]
-            store.update(graphs.merge(current, target, deletes, void.modified, void.modified_text, now))
+            store.update(graphs.merge(current, target, deletes, void.modified, void.modified_text, now, stamp))
         else:
-            store.update(graphs.switch(target, current, void.modified, void.modified_text, now))
+            store.update(graphs.switch(target, current, void.modified, void.modified_text, now, stamp))
     except BaseException:
         try:  # an update may have committed before its connection broke: never drop what became current
             if graphs.read_state(store).current != target:

@@ -1,4 +1,5 @@
-"""A provider's VoID file: the one ``void:Dataset`` with its ``dcterms:modified``, features and dumps.
+"""A provider's VoID file: the one ``void:Dataset`` (or its ``void:subset`` datasets) with its
+``dcterms:modified``, features and dumps.
 
 Required (GeoLink harvester): ``rdf:type void:Dataset``, one ``dcterms:modified``, at least one
 ``void:feature`` naming FullDump or PartialDump, at least one ``void:dataDump``. Syntax features from
@@ -31,6 +32,8 @@ FULL, PARTIAL = "fulldump", "partialdump"
 # rdflib rewrites literals from their Python value by default, which drops the zone of an xsd:date
 # ("2015-11-05+02:00" -> "2015-11-05"); VoID files are parsed with that (global) switch off.
 _LEXICAL = threading.Lock()
+MAX_SUBSETS = 256
+MAX_DUMPS = 1024  # per VoID
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class VoidDescription:
     full: bool
     dumps: tuple[str, ...]
     dump_format: RdfFormat | None
+    subsets: tuple["VoidDescription", ...] = ()  # each with its own ``modified`` and dumps
 
     @property
     def kind(self) -> str:
@@ -102,18 +106,23 @@ def _graph(data: bytes, *, provider: str, url: str, content_type: str | None) ->
 
 
 def parse_void(data: bytes, *, provider: str, url: str, content_type: str | None = None) -> VoidDescription:
-    """Parse and check a VoID file; errors name the provider, the file and the missing property."""
+    """Parse and check a VoID file; errors name the provider, the file and the missing property.
+
+    Either one ``void:Dataset`` has the dumps, or one top dataset lists its parts with ``void:subset``
+    (IRIs, one level, at most ``MAX_SUBSETS``): each subset then needs its own ``dcterms:modified`` and dumps
+    and inherits the top dataset's features; the description's ``modified`` is the newest of them all.
+    """
     graph = _graph(data, provider=provider, url=url, content_type=content_type)
-
-    def missing(what: str) -> ValidationError:
-        return ValidationError(f"VoID lacks {what}", provider=provider, file=url)
-
     datasets = sorted(set(graph.subjects(RDF.type, VOID.Dataset)), key=str)
     if not datasets:
-        raise missing("a resource with rdf:type void:Dataset")
+        raise ValidationError("VoID lacks a resource with rdf:type void:Dataset", provider=provider, file=url)
+    parts = set(graph.objects(None, VOID.subset))
+    tops = [d for d in datasets if d not in parts and (d, VOID.subset, None) in graph]
+    if tops:
+        return _with_subsets(graph, tops, provider=provider, url=url)
     with_dumps = [d for d in datasets if (d, VOID.dataDump, None) in graph]
     if not with_dumps:
-        raise missing("void:dataDump")
+        raise ValidationError("VoID lacks void:dataDump", provider=provider, file=url)
     if len(with_dumps) > 1:
         raise ValidationError(
             f"VoID describes {len(with_dumps)} void:Dataset resources with dumps; exactly one is expected",
@@ -121,38 +130,91 @@ def parse_void(data: bytes, *, provider: str, url: str, content_type: str | None
             file=url,
             record=", ".join(str(d) for d in with_dumps),
         )
-    dataset = with_dumps[0]
-    record = str(dataset)
+    return _describe(graph, with_dumps[0], provider=provider, url=url)
 
+
+def _with_subsets(graph: rdflib.Graph, tops: list, *, provider: str, url: str) -> VoidDescription:
+    if len(tops) > 1:
+        raise ValidationError(f"VoID has {len(tops)} top datasets with void:subset; exactly one is expected",
+                              provider=provider, file=url, record=", ".join(str(d) for d in tops))
+    top, record = tops[0], str(tops[0])
+    if (top, VOID.dataDump, None) in graph:
+        raise ValidationError("VoID has void:dataDump on a dataset that also has void:subset: dumps belong to "
+                              "the subsets", provider=provider, file=url, record=record)
+    found = sorted(set(graph.objects(top, VOID.subset)), key=str)
+    if len(found) > MAX_SUBSETS:
+        raise ValidationError(f"VoID lists {len(found)} subsets (at most {MAX_SUBSETS})",
+                              provider=provider, file=url, record=record)
+    subsets = []
+    for subset in found:
+        if not isinstance(subset, rdflib.URIRef):
+            raise ValidationError(f"void:subset {subset!r} is not an IRI (a subset's state is kept by its IRI)",
+                                  provider=provider, file=url, record=record)
+        if (subset, VOID.subset, None) in graph:
+            raise ValidationError("nested void:subset is not supported (one level of subsets)",
+                                  provider=provider, file=url, record=str(subset))
+        subsets.append(_describe(graph, subset, provider=provider, url=url, inherited=top))
+    dumps = sorted(d for s in subsets for d in s.dumps)
+    if len(dumps) > MAX_DUMPS:
+        raise ValidationError(f"VoID lists {len(dumps)} dumps (at most {MAX_DUMPS})",
+                              provider=provider, file=url, record=record)
+    newest = max(subsets, key=lambda s: s.modified)
+    own = _modified(graph, top, provider=provider, url=url, required=False)
+    modified, modified_text = own if own and own[0] > newest.modified else (newest.modified, newest.modified_text)
+    return VoidDescription(record, modified, modified_text, all(s.full for s in subsets), tuple(dumps), None,
+                           tuple(subsets))
+
+
+def _modified(graph: rdflib.Graph, dataset, *, provider: str, url: str, required: bool = True):
+    """The dataset's ``dcterms:modified`` and its text (``None`` when absent and not ``required``)."""
+    record = str(dataset)
     values = list(graph.objects(dataset, DCTERMS.modified))
     if not values:
-        raise missing("dcterms:modified")
+        if not required:
+            return None
+        raise ValidationError("VoID lacks dcterms:modified", provider=provider, file=url, record=record)
     if len(values) > 1:
         raise ValidationError("VoID has several dcterms:modified values", provider=provider, file=url, record=record)
     try:
-        modified = parse_modified(str(values[0]))
+        return parse_modified(str(values[0])), str(values[0])
     except ValueError as exc:
         raise ValidationError(
             f"dcterms:modified {str(values[0])!r} is not a date or datetime", provider=provider, file=url, record=record
         ) from exc
 
-    features = {str(f) for f in graph.objects(dataset, VOID.feature)}
-    kinds = {_local_name(f) for f in features} & {FULL, PARTIAL}
+
+def _describe(graph: rdflib.Graph, dataset, *, provider: str, url: str, inherited=None) -> VoidDescription:
+    """One dataset with dumps; features it does not declare itself come from ``inherited`` (its top dataset)."""
+    record = str(dataset)
+
+    def features_of(node) -> set[str]:
+        return {str(f) for f in graph.objects(node, VOID.feature)} if node is not None else set()
+
+    own, parent = features_of(dataset), features_of(inherited)
+    kinds = ({_local_name(f) for f in own} & {FULL, PARTIAL}) or ({_local_name(f) for f in parent} & {FULL, PARTIAL})
+    modified, modified_text = _modified(graph, dataset, provider=provider, url=url)
     if not kinds:
-        raise missing("a void:feature FullDump or PartialDump")
+        raise ValidationError("VoID lacks a void:feature FullDump or PartialDump", provider=provider, file=url,
+                              record=record if inherited is not None else None)
     if len(kinds) > 1:
         raise ValidationError("VoID declares both FullDump and PartialDump", provider=provider, file=url, record=record)
-    syntaxes = {formats.FORMAT_FEATURES[f] for f in features if f in formats.FORMAT_FEATURES}
+    syntaxes = ({formats.FORMAT_FEATURES[f] for f in own if f in formats.FORMAT_FEATURES}
+                or {formats.FORMAT_FEATURES[f] for f in parent if f in formats.FORMAT_FEATURES})
 
     dumps = []
     for dump in graph.objects(dataset, VOID.dataDump):
         if not isinstance(dump, rdflib.URIRef):
             raise ValidationError(f"void:dataDump {dump!r} is not an IRI", provider=provider, file=url, record=record)
         dumps.append(str(dump))
+        if len(dumps) > MAX_DUMPS:
+            raise ValidationError(f"VoID lists more than {MAX_DUMPS} dumps", provider=provider, file=url,
+                                  record=record)
+    if not dumps:
+        raise ValidationError("VoID lacks void:dataDump", provider=provider, file=url, record=record)
     return VoidDescription(
         dataset=record,
         modified=modified,
-        modified_text=str(values[0]),
+        modified_text=modified_text,
         full=kinds == {FULL},
         dumps=tuple(sorted(dumps)),
         dump_format=syntaxes.pop() if len(syntaxes) == 1 else None,

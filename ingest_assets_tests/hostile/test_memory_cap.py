@@ -4,8 +4,11 @@ kill), not the machine; what must happen instead is a typed refusal naming provi
 from __future__ import annotations
 
 import gzip
+import tarfile
 
-from ingest_assets_tests.support import Worker
+import pytest
+
+from ingest_assets_tests.support import Worker, tar_bytes
 
 CAP_MB = 2048  # far below what the bombs below expand to (gigabytes), far above what a refusal needs
 
@@ -62,18 +65,26 @@ def _serve_files(serve, files: dict[str, bytes]) -> str:
     return serve(site)[1]
 
 
-def test_an_entity_bomb_dump_is_refused_within_the_memory_cap(serve, tmp_path):
-    files: dict[str, bytes] = {"/bomb.rdf.gz": gzip.compress(RDFXML_BOMB.encode())}
+@pytest.mark.parametrize(
+    ("dump", "body", "named"),
+    [
+        ("/bomb.rdf.gz", gzip.compress(RDFXML_BOMB.encode()), "/bomb.rdf.gz"),
+        ("/dump.tar.gz", tar_bytes([("data/bomb.rdf", tarfile.REGTYPE, RDFXML_BOMB.encode())]),
+         "/dump.tar.gz!data/bomb.rdf"),  # an archive member is screened like a dump
+    ],
+)
+def test_an_entity_bomb_dump_is_refused_within_the_memory_cap(serve, tmp_path, dump, body, named):
+    files: dict[str, bytes] = {dump: body}
     base = _serve_files(serve, files)
     files["/void.ttl"] = (
         "@prefix void: <http://rdfs.org/ns/void#> . @prefix dcterms: <http://purl.org/dc/terms/> .\n"
         '<#d> a void:Dataset ; void:feature <http://schema.geolink.org/dev/voc/harvester#FullDump> ;\n'
-        f'  dcterms:modified "2026-01-10" ; void:dataDump <{base}/bomb.rdf.gz> .\n'
+        f'  dcterms:modified "2026-01-10" ; void:dataDump <{base}{dump}> .\n'
     ).encode()
     code = IMPORT.replace("VOID", repr(f"{base}/void.ttl")).replace("STORE", repr(str(tmp_path / "oxigraph")))
     status, out, err = Worker(code, {}, memory_mb=CAP_MB).finish()
     assert status == 0, f"the worker died (status {status}): {err[-2000:]}"
-    assert "REFUSED RDF/XML dump refused" in out and "bomb.rdf.gz" in out and "provider 'lod'" in out
+    assert "REFUSED RDF/XML dump refused" in out and f"{base}{named}" in out and "provider 'lod'" in out
 
 
 def test_an_entity_bomb_oai_page_is_refused_within_the_memory_cap(serve, tmp_path):

@@ -15,7 +15,9 @@ from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.linked_data.sensors import PROVIDER_TAG, void_sensor
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
+from ingest_assets.linked_data.importer import ProviderSource, import_update
 from ingest_assets.linked_data.status import read_status
+from ingest_assets_tests.linked_data.test_subsets import bcodmo_archives, publish
 from ingest_assets_tests.support.resync import Mirror, tree
 
 ORGS = "dumps/dataone-organizations-geolink.ttl"
@@ -70,6 +72,20 @@ def test_sensor_requests_changed_provider_and_reports_bad_voids(instance, wiring
     storage = wiring["storage"].get_client()
     assert "HTTP 404" in read_status(storage, "c")["last_error"]
     assert read_status(storage, "a")["modified_seen"] == "2015-11-05T17:00:00Z"
+
+
+def test_sensor_notices_a_change_of_any_subset(instance, wiring, site, void_fixtures, http):
+    archives = bcodmo_archives(site, void_fixtures, "s", "Cruise one")
+    url = publish(site, "s", "2015-11-01", "2015-11-09", archives)
+    with open(wiring["registry"].path, "a") as registry:
+        registry.write(f"s: {{void: '{url}', allow_private: true}}\n")
+    triplestore = wiring["triplestore"]
+    with triplestore.get_client(writable=True) as store:
+        import_update(ProviderSource("s", url, allow_private=True), store, http, triplestore.graphs("s"))
+    assert [r.partition_key for r in _tick(instance, wiring).run_requests] == ["a"]
+    publish(site, "s", "2015-11-02", "2015-11-09", archives)  # an older subset changed: the newest date stays
+    [request] = [r for r in _tick(instance, wiring).run_requests if r.partition_key == "s"]
+    assert request.run_key.startswith("s@2015-11-09T00:00:00Z+")
 
 
 def test_sensor_observes_a_provider_only_when_its_void_or_error_changed(instance, wiring, site):

@@ -9,6 +9,7 @@ from ingest_assets.errors import ConfigError, FetchError, ParseError, Validation
 from ingest_assets.linked_data.graphs import GraphState
 from ingest_assets.linked_data.importer import ProviderSource, check, fetch_void
 from ingest_assets.linked_data.modified import parse_modified
+from ingest_assets.linked_data import void as void_module
 from ingest_assets.linked_data.void import parse_void
 from ingest_assets.registry import ProviderEntry, load_registry
 
@@ -102,6 +103,69 @@ def test_bad_geolink_voids_name_the_property(body, needle):
     with pytest.raises(ValidationError, match=needle) as caught:
         parse_void(body, provider="p", url="https://p.example/void.ttl")
     assert "provider 'p'" in str(caught.value)
+
+
+def _subsets_void(top: str, *subsets: str) -> bytes:
+    return (
+        "@prefix void: <http://rdfs.org/ns/void#> .\n@prefix dcterms: <http://purl.org/dc/terms/> .\n"
+        "@prefix glh: <http://schema.geolink.org/dev/voc/harvester#> .\n"
+        f"<#all> a void:Dataset ; {top} .\n" + "".join(f"{s} .\n" for s in subsets)
+    ).encode()
+
+
+def test_subsets_each_have_their_own_modified_dumps_and_features():
+    void = parse_void(
+        _subsets_void(
+            "void:feature glh:FullDump, <http://www.w3.org/ns/formats/Turtle> ; void:subset <#b>, <#a>",
+            '<#a> dcterms:modified "2016-01-01" ; void:dataDump <a.tar.gz>, <a.ttl>',
+            '<#b> dcterms:modified "2016-03-01" ; void:feature glh:PartialDump ; void:dataDump <b.zip>',
+        ),
+        provider="p",
+        url="https://p.example/void.ttl",
+    )
+    a, b = void.subsets
+    assert (a.dataset, a.full, a.dumps, a.dump_format.name) == (
+        "https://p.example/void.ttl#a", True, ("https://p.example/a.tar.gz", "https://p.example/a.ttl"), "Turtle")
+    assert (b.dataset, b.full, b.modified) == ("https://p.example/void.ttl#b", False, datetime(2016, 3, 1, tzinfo=UTC))
+    assert void.modified == b.modified and void.modified_text == "2016-03-01" and not void.full
+    assert void.dumps == ("https://p.example/a.tar.gz", "https://p.example/a.ttl", "https://p.example/b.zip")
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (_subsets_void("void:feature glh:FullDump ; void:subset <#a>, [ dcterms:modified \"2016-01-01\" ]",
+                       '<#a> dcterms:modified "2016-01-01" ; void:dataDump <a.ttl>'), "is not an IRI"),
+        (_subsets_void("void:feature glh:FullDump ; void:subset <#a> ; void:dataDump <all.ttl>",
+                       '<#a> dcterms:modified "2016-01-01" ; void:dataDump <a.ttl>'), "dumps belong to the subsets"),
+        (_subsets_void("void:feature glh:FullDump ; void:subset <#a>", "<#a> void:dataDump <a.ttl>"),
+         "lacks dcterms:modified"),
+        (_subsets_void("void:feature glh:FullDump ; void:subset <#a>", '<#a> dcterms:modified "2016-01-01"'),
+         "lacks void:dataDump"),
+        (_subsets_void("void:subset <#a>", '<#a> dcterms:modified "2016-01-01" ; void:dataDump <a.ttl>'),
+         "FullDump or PartialDump"),
+        (_subsets_void("void:feature glh:FullDump ; void:subset <#a>",
+                       '<#a> dcterms:modified "2016-01-01" ; void:dataDump <a.ttl> ; void:subset <#b>',
+                       '<#b> dcterms:modified "2016-01-01" ; void:dataDump <b.ttl>'), "nested void:subset"),
+    ],
+)
+def test_bad_subsets_are_refused_naming_the_subset(body, needle):
+    with pytest.raises(ValidationError, match=needle) as caught:
+        parse_void(body, provider="p", url="https://p.example/void.ttl")
+    assert "provider 'p', file 'https://p.example/void.ttl', record 'https://p.example/void.ttl#" in str(caught.value)
+
+
+def test_subsets_and_dumps_are_capped(monkeypatch):
+    subsets = [f'<#s{n}> dcterms:modified "2016-01-01" ; void:dataDump <s{n}.ttl>, <t{n}.ttl>' for n in range(3)]
+    body = _subsets_void(f"void:feature glh:FullDump ; void:subset {', '.join(f'<#s{n}>' for n in range(3))}",
+                         *subsets)
+    monkeypatch.setattr(void_module, "MAX_SUBSETS", 2)
+    with pytest.raises(ValidationError, match=r"3 subsets \(at most 2\)"):
+        parse_void(body, provider="p", url="https://p.example/void.ttl")
+    monkeypatch.setattr(void_module, "MAX_SUBSETS", 3)
+    monkeypatch.setattr(void_module, "MAX_DUMPS", 5)
+    with pytest.raises(ValidationError, match=r"6 dumps \(at most 5\)"):
+        parse_void(body, provider="p", url="https://p.example/void.ttl")
 
 
 def test_rdfxml_void_with_entities_is_refused():

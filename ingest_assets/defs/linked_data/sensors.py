@@ -19,6 +19,7 @@ waiting to start, no other is requested (the waiting run reads the newest VoID w
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from datetime import datetime, timezone
@@ -32,6 +33,7 @@ from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.errors import IngestError
 from ingest_assets.linked_data.importer import ProviderSource, check, fetch_void
 from ingest_assets.linked_data.modified import format_modified
+from ingest_assets.linked_data.void import VoidDescription
 from ingest_assets.linked_data.status import check_fields, read_status, update_status
 
 PROVIDER_TAG = "ingest/linked-data-provider"
@@ -41,9 +43,14 @@ WAITING = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.Dagst
 OBSERVED = ("void", "modified_seen", "last_error")  # a check is recorded as an observation when one of these changed
 
 
-def run_key(provider: str, modified: datetime) -> str:
-    """The same VoID change requests one run, whatever the spelling of its date."""
-    return f"{provider}@{format_modified(modified)}"
+def run_key(provider: str, void: VoidDescription) -> str:
+    """The same VoID change requests one run, whatever the spelling of its dates; a change of any subset's
+    ``modified`` is a new change (the subsets' dates are hashed into the key)."""
+    key = f"{provider}@{format_modified(void.modified)}"
+    if not void.subsets:
+        return key
+    dates = "\n".join(f"{s.dataset} {format_modified(s.modified)}" for s in void.subsets)
+    return f"{key}+{hashlib.sha256(dates.encode()).hexdigest()[:16]}"
 
 
 def _rotation(names: list[str], after: str | None) -> list[str]:
@@ -103,7 +110,7 @@ def void_sensor(
                 continue
             requests.append(
                 dg.RunRequest(
-                    run_key=run_key(name, void.modified),
+                    run_key=run_key(name, void),
                     partition_key=name,
                     tags={PROVIDER_TAG: name},
                 )
