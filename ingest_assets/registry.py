@@ -106,14 +106,40 @@ class _Harvest(Block):
 
 
 class OaiHarvest(_Harvest):
-    """``harvest: {type: oai, endpoint: https://host/oai, metadata_prefix: mods, set: botanicals}``"""
+    """``harvest: {type: oai, endpoint: https://host/oai, metadata_prefix: mods, sets: [botanicals, maps]}``
+
+    Which sets (ingestion3's ``setlist`` / ``harvestAllSets`` / ``blacklist``): ``sets`` (``set: x`` is read as
+    ``sets: [x]``), or ``all_sets: true`` (every set ``ListSets`` names) less ``exclude_sets``; neither: the
+    whole repository in one list."""
 
     type: Literal["oai"]
     endpoint: HttpUrl
     metadata_prefix: Text = "oai_dc"
-    set: Text | None = None
+    sets: list[Text] = Field(default_factory=list)
+    all_sets: bool = False
+    exclude_sets: list[Text] = Field(default_factory=list)
     max_page_bytes: Positive = 64 * MiB
     bounds: PageBounds = Field(default_factory=PageBounds)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_set(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "set" in data:
+            if "sets" in data:
+                raise problem("give set or sets, not both")
+            data = {**data, "sets": [data["set"]]}
+            del data["set"]
+        return data
+
+    @model_validator(mode="after")
+    def _sets_or_all(self) -> OaiHarvest:
+        if self.all_sets and self.sets:
+            raise problem("give sets or all_sets, not both")
+        if self.exclude_sets and not self.all_sets:
+            raise problem("exclude_sets only applies to all_sets: true")
+        if len(set(self.sets)) != len(self.sets):
+            raise problem("sets lists a set twice")
+        return self
 
 
 class Paging(Block):

@@ -94,7 +94,10 @@ def original_records(registry: RegistryResource, storage: StorageResource) -> Pa
         return RecordStream(
             run,
             started=started,
-            logs=lambda: {"harvest-errors.csv": run.stats.errors_csv().encode("utf-8")},
+            logs=lambda: {
+                "harvest-errors.csv": run.stats.errors_csv().encode("utf-8"),
+                "harvest-log.txt": run.stats.log_text().encode("utf-8"),
+            },
             summary=lambda: {"mode": "incremental" if window else "full", **run.metadata()},
         )
 
