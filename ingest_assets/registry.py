@@ -131,15 +131,26 @@ class OaiHarvest(_Harvest):
             del data["set"]
         return data
 
-    @model_validator(mode="after")
-    def _sets_or_all(self) -> OaiHarvest:
-        if self.all_sets and self.sets:
+    @field_validator("sets")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise problem("lists a set twice")
+        return value
+
+    @field_validator("all_sets")
+    @classmethod
+    def _sets_or_all(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and info.data.get("sets"):
             raise problem("give sets or all_sets, not both")
-        if self.exclude_sets and not self.all_sets:
-            raise problem("exclude_sets only applies to all_sets: true")
-        if len(set(self.sets)) != len(self.sets):
-            raise problem("sets lists a set twice")
-        return self
+        return value
+
+    @field_validator("exclude_sets")
+    @classmethod
+    def _with_all_sets(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if value and not info.data.get("all_sets"):
+            raise problem("only applies to all_sets: true")
+        return value
 
 
 class Paging(Block):

@@ -207,7 +207,7 @@ class OaiHarvester:
                     f"all_sets: ListSets page {pages} answered {what}", url=response.url, provider=self.provider,
                     retryable=False,
                 )
-            specs += [spec.strip() for spec in container.findall(f"{_q('set')}/{_q('setSpec')}") if spec.text]
+            specs += [spec.text.strip() for spec in container.findall(f"{_q('set')}/{_q('setSpec')}") if spec.text]
             token = self.next_token(container, count=False)
             if not token:
                 break
