@@ -288,7 +288,21 @@ def _records_format(info: ValidationInfo) -> str | None:
     return info.data.get("member_format") if info.data.get("format") == "zip" else info.data.get("format")
 
 
-HarvestBlock = Annotated[OaiHarvest | ApiHarvest | FileHarvest, Field(discriminator="type")]
+class ResourceSyncHarvest(_Harvest):
+    """``harvest: {type: resourcesync, url: https://host/.well-known/resourcesync}``: a Source Description
+    naming one Capability List, or a Capability List (its Resource List, then its Change Lists)."""
+
+    type: Literal["resourcesync"]
+    url: HttpUrl
+    max_list_bytes: Positive = 64 * MiB  # one sitemap (list or index)
+    max_resource_bytes: Positive = 64 * MiB
+    max_resources: Positive = 1_000_000  # per run
+    bounds: PageBounds = Field(default_factory=PageBounds)  # max_pages: sitemaps fetched per run
+
+
+HarvestBlock = Annotated[
+    OaiHarvest | ApiHarvest | FileHarvest | ResourceSyncHarvest, Field(discriminator="type")
+]
 
 
 # ---- the record pipeline's other keys -----------------------------------------------------------------------

@@ -42,7 +42,7 @@ def test_valid_blocks_with_defaults(provider):
     ("block", "key"),
     [
         ({"type": "ftp"}, "'badprov.harvest': Input tag 'ftp' found using 'type' does not match any of the expected "
-                          "tags: 'oai', 'api', 'file'"),
+                          "tags: 'oai', 'api', 'file', 'resourcesync'"),
         ({"type": "oai"}, "'badprov.harvest.endpoint': Field required"),
         ({"type": "oai", "endpoint": "file:///etc/passwd"}, "'badprov.harvest.endpoint': must be an http(s) URL"),
         ({"type": "oai", "endpoint": "https://h/oai", "metadataPrefix": "mods"}, "'badprov.harvest.metadataPrefix': unknown key"),
