@@ -94,7 +94,7 @@ def harvest_records(
         )
     elif isinstance(config, ResourceSyncHarvest):
         harvester = ResourceSyncHarvester(
-            provider.name, config, ingest_ts=ts, incremental=window is not None, http=http, checkpoint=checkpoint,
+            provider.name, config, ingest_ts=ts, started=started, incremental=window is not None, http=http, checkpoint=checkpoint,
             stats=stats,
         )
     elif isinstance(config, ApiHarvest):

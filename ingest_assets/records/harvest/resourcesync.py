@@ -68,12 +68,14 @@ class ResourceSyncHarvester:
         config: ResourceSyncHarvest,
         *,
         ingest_ts: int,
+        started: datetime,
         incremental: bool,
         http: HttpClient,
         checkpoint: Checkpoint,
         stats: HarvestStats,
     ):
         self.provider, self.config, self.ingest_ts, self.incremental = provider, config, ingest_ts, incremental
+        self.started = started.astimezone(timezone.utc).isoformat()
         self.http, self.checkpoint, self.stats = http, checkpoint, stats
         self.deadline = time.monotonic() + config.bounds.max_minutes * 60
         self.sitemaps = 0
@@ -95,7 +97,7 @@ class ResourceSyncHarvester:
             resource_list = self.sitemap(capabilities["resourcelist"], "resourcelist")
             request = {"capability_list": capability_list, "resource_list_at": resource_list.md_at}
             resources = self.listed(resource_list, capabilities["resourcelist"])
-            newest = resource_list.md_at or datetime.fromtimestamp(self.ingest_ts, timezone.utc).isoformat()
+            newest = resource_list.md_at or self.started
             self.stats.note(f"baseline from the Resource List {capabilities['resourcelist']} (at {resource_list.md_at})")
         progress = Progress(
             self.provider, self.checkpoint, "resourcesync", request, "done", stats=self.stats,
@@ -154,7 +156,7 @@ class ResourceSyncHarvester:
         if state.get("kind") == "resourcesync" and request.get("capability_list") == capability_list \
                 and request.get("since") == since and request.get("until"):
             return request["until"]
-        return datetime.fromtimestamp(self.ingest_ts, timezone.utc).isoformat()
+        return self.started
 
     def listed(self, document: ResourceContainer, url: str) -> Iterator[Resource]:
         """The resources of a list, or of every list of its index, in order (one list in memory)."""
