@@ -34,7 +34,7 @@ from urllib.parse import urljoin
 from lxml import etree
 from resync.resource import Resource
 from resync.resource_container import ResourceContainer
-from resync.sitemap import RS_NS, Sitemap, SitemapParseError
+from resync.sitemap import RS_NS, Sitemap, SitemapIndexError, SitemapParseError
 
 from ingest_assets import json_input
 from ingest_assets.errors import IngestError, LimitError, ParseError, ValidationError, context
@@ -118,7 +118,8 @@ class ResourceSyncHarvester:
                     yield from self.page(progress, page)
                     progress.save(self.stats.pages, number, capability_list)
                     page = []
-            yield from self.page(progress, page)
+            if page:
+                yield from self.page(progress, page)
             progress.finish()
         finally:
             progress.close()
@@ -212,7 +213,7 @@ class ResourceSyncHarvester:
             root, _removed = parse_xml(response.content)
             reader = _Sitemap()
             document = reader.parse_xml(etree=etree.ElementTree(root), capability=capability, sitemapindex=index)
-        except (etree.XMLSyntaxError, UnsafeXML, SitemapParseError, ValueError) as exc:
+        except (etree.XMLSyntaxError, UnsafeXML, SitemapParseError, SitemapIndexError, ValueError) as exc:
             raise ParseError(f"not a ResourceSync sitemap: {exc}", provider=self.provider, file=response.url) from exc
         document.parsed_index = reader.parsed_index
         return document
