@@ -107,3 +107,31 @@ def test_rerun_after_a_failed_list_resumes_without_fetching_done_resources(sourc
     assert ids == [f"{src.base}/set1/resources/r{i}.xml" for i in range(8)] and rerun.stats.resumed
     assert not any(f"/r{i}.xml" in p for p in src.server.paths for i in range(4))  # r0-r3 came from the spool
     assert harvest.checkpoint.load() is None
+
+
+def test_interrupted_increment_resumes_up_to_its_own_end_and_the_next_run_takes_the_rest(
+    source, t0, harvest, monkeypatch
+):
+    monkeypatch.setattr(harvester, "PAGE_SIZE", 2)
+    src = source()
+    src.put("base.xml", xml("Base"), t0, mime="application/xml")
+    src.publish()
+    assert len(list(harvest(src))) == 1  # the baseline
+    now = datetime.now(timezone.utc)
+    for i in range(5):
+        src.put(f"c{i}.xml", xml(f"C{i}"), now + timedelta(milliseconds=i), mime="application/xml")
+    src.publish()
+
+    first = harvest(src, window=DAY)
+    got = [next(first)["id"] for _ in range(3)]  # page 1 handed on and checkpointed; the run dies in page 2
+    first.close()
+    until = harvest.checkpoint.load()["request"]["until"]
+    src.put("late.xml", xml("Late"), datetime.now(timezone.utc) + timedelta(milliseconds=10), mime="application/xml")
+    src.publish()
+
+    second = harvest(src, window=DAY)
+    ids = [r["id"] for r in second]
+    assert second.stats.resumed and ids == [f"{src.base}/set1/resources/c{i}.xml" for i in range(5)]
+    assert ids[:3] == got and harvest.checkpoint.load() is None
+    assert second.stats.log_text().count(f"until {until}") == 1  # the interrupted run's end, not this run's start
+    assert [r["id"] for r in harvest(src, window=DAY)] == [f"{src.base}/set1/resources/late.xml"]
