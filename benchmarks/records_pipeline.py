@@ -86,6 +86,7 @@ def run_pipeline(root: str, providers: list[str]) -> dict:
     import dagster as dg
 
     from ingest_assets.definitions import build_definitions
+    from ingest_assets.defs.providers import record_providers
     from ingest_assets.settings import Settings
 
     settings = Settings.from_env({"INGEST_HOME": root, "INGEST_REGISTRY": f"{root}/registry.yaml"})
@@ -94,7 +95,7 @@ def run_pipeline(root: str, providers: list[str]) -> dict:
     )
     t0 = time.perf_counter()
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("providers", providers)
+        instance.add_dynamic_partitions(record_providers.name, providers)
         for provider in providers:
             key = dg.MultiPartitionKey({"date": DAY.isoformat(), "provider": provider})
             assert job.execute_in_process(partition_key=str(key), instance=instance).success

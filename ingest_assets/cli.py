@@ -20,6 +20,7 @@ DELEGATED = {
     "serve-resourcesync": ("ingest_assets.resourcesync.server", "serve the ResourceSync documents over HTTP"),
     "repository": ("ingest_assets.repository.__main__", "repository ingest commands"),
     "datasets": ("ingest_assets.datasets.cli", "submit or process dataset ingest requests"),
+    "lineage": ("ingest_assets.lineage.cli", "where a record, graph, object or dataset came from"),
 }
 
 

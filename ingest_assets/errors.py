@@ -95,6 +95,10 @@ class ValidationError(IngestError):
     """Input parsed but breaks a rule of the target model."""
 
 
+class NotFoundError(IngestError):
+    """What was asked for (a record, graph, object or dataset) is not in the stores."""
+
+
 @contextmanager
 def context(
     *, provider: str | None = None, file: str | None = None, record: str | None = None, doing: str | None = None

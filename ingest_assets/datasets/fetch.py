@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -10,7 +11,7 @@ from requests.structures import CaseInsensitiveDict
 
 from ingest_assets.datasets.status import DatasetIngestFailure
 from ingest_assets.errors import FetchError
-from ingest_assets.http import HttpClient
+from ingest_assets.http import HttpClient, HttpResponse
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -67,3 +68,20 @@ def fetch_terminal(client: HttpClient, url: str, *, landing_max_bytes: int) -> T
             return terminal
     except FetchError as exc:
         raise failure_for(exc, f"fetching {url}") from exc
+
+
+class RecordingClient:
+    """``client``, noting each response its ``get`` returns (url, status, Date, size, sha1): a dataset's
+    platform API answers, kept in its lineage."""
+
+    def __init__(self, client: HttpClient):
+        self.client, self.responses = client, []
+
+    def get(self, url: str, **kwargs) -> HttpResponse:
+        response = self.client.get(url, **kwargs)
+        self.responses.append({"url": response.url, "status": response.status, "date": CaseInsensitiveDict(response.headers).get("Date"),
+                               "bytes": len(response.content), "sha1": hashlib.sha1(response.content).hexdigest()})
+        return response
+
+    def __getattr__(self, name: str):
+        return getattr(self.client, name)

@@ -7,6 +7,7 @@ dataset arrives as ``updated``.
 
 from __future__ import annotations
 
+import json
 import mimetypes
 import shutil
 import tempfile
@@ -33,7 +34,7 @@ from ingest_assets.datasets.archive import (
 from ingest_assets.datasets.bundle import BundleEntry, list_bundle
 from ingest_assets.datasets.detect import doi_url, match_url, normalize_doi, parse_landing
 from ingest_assets.datasets.download import Capture, download
-from ingest_assets.datasets.fetch import Terminal, fetch_terminal
+from ingest_assets.datasets.fetch import RecordingClient, Terminal, fetch_terminal
 from ingest_assets.datasets.hashing import mismatch
 from ingest_assets.datasets.model import FilesetResult, IngestRequest, ManifestFile, PlatformManifest
 from ingest_assets.datasets.platforms import PlatformConfig, builder_for
@@ -51,7 +52,8 @@ from ingest_assets.errors import IngestError, ValidationError
 from ingest_assets.http import HttpClient
 from ingest_assets.resourcesync.feed import ChangeFeed
 from ingest_assets.storage import Storage
-from ingest_assets.storage.layout import dataset_key
+from ingest_assets.storage.layout import dataset_key, dataset_lineage_key
+from ingest_assets.version import SOFTWARE_VERSION
 
 
 @dataclass
@@ -115,6 +117,9 @@ def ingest_request(request: IngestRequest, ctx: IngestContext) -> FilesetResult:
         result.status, result.hit = "storage-error", False
         result.error_message = f"{type(exc).__name__}: {exc} (record {request.base_url!r})"
     ctx.store.upsert(result)
+    lineage = {**json.loads(result.to_json(request, is_retryable(result.status))), "software_version": SOFTWARE_VERSION}
+    ctx.storage.write_bytes(dataset_lineage_key(request.ingest_type, request.base_url),
+                            json.dumps(lineage, indent=2, sort_keys=True).encode(), overwrite=True)
     return result
 
 
@@ -195,7 +200,11 @@ def _manifest(
     if match is not None:
         result.platform, result.platform_domain = match.platform, match.domain
         result.platform_id = match.platform_id
-        return builder_for(match.platform)(ctx.client, match, ctx.platforms)
+        client = RecordingClient(ctx.client)
+        try:
+            return builder_for(match.platform)(client, match, ctx.platforms)
+        finally:
+            result.api_responses = client.responses
     if items:
         return _signposting_manifest(terminal, items)
     if not terminal.is_html:

@@ -115,6 +115,7 @@ class FilesetResult:
     manifest: list[dict[str, Any]] | None = None
     error_message: str | None = None
     hops: list[str] = field(default_factory=list)
+    api_responses: list[dict[str, Any]] = field(default_factory=list)  # the platform API answers the manifest came from
 
     ROW_FIELDS = (
         "ingest_type", "base_url", "hit", "status", "terminal_url", "terminal_dt", "terminal_status_code",

@@ -41,6 +41,8 @@ class Download:
     url: str
     path: Path
     content_type: str | None
+    size: int = 0
+    sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class StagedDump:
     spool: Path
     rdf_format: RdfFormat
     triples: int
+    size: int = 0  # bytes downloaded, and their sha256 (the import's lineage)
+    sha256: str = ""
 
 
 class _Limited(io.RawIOBase):
@@ -70,10 +74,10 @@ class _Limited(io.RawIOBase):
 
 
 def download(http: HttpClient, url: str, target: Path, *, provider: str, max_bytes: int) -> Download:
-    """Stream ``url`` to ``target``; refuses more than ``max_bytes``."""
+    """Stream ``url`` to ``target`` (hashed with sha256 on the way); refuses more than ``max_bytes``."""
     with context(provider=provider):
-        got = http.download(url, target, max_bytes=max_bytes)
-    return Download(url, target, got.headers.get("Content-Type"))
+        got = http.download(url, target, max_bytes=max_bytes, hashes=("sha256",))
+    return Download(url, target, got.headers.get("Content-Type"), got.size, got.digests["sha256"])
 
 
 @contextmanager
@@ -195,4 +199,4 @@ def stage(
                 file=dump.url,
                 record=f"line {line}" if line else f"after {triples} triples",
             ) from exc
-    return StagedDump(dump.url, spool, rdf_format, triples)
+    return StagedDump(dump.url, spool, rdf_format, triples, dump.size, dump.sha256)

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from ingest_assets.linked_data.graphs import GraphState
+from ingest_assets.linked_data.importer import ImportResult
 from ingest_assets.linked_data.modified import format_modified
 from ingest_assets.storage import Storage
 from ingest_assets.storage.layout import provider_state_key
@@ -42,6 +43,23 @@ def harvest_fields(graph: str, state: GraphState, triples: int | None) -> dict[s
             "triples": triples,
         },
     }
+
+
+def lineage_fields(previous: dict[str, Any], void_url: str, result: ImportResult, version: str) -> dict[str, Any]:
+    """What produced the current graph version: this import (VoID, its ``modified``, each dump's URL, size and
+    sha256) and, unless it replaced the graph, the imports the version was built on (``previous``: the status
+    document before it), newest first."""
+    this = {
+        "strategy": result.strategy,
+        "imported": _time(result.state.imported),
+        "software_version": version,
+        "void": {"url": void_url, "dataset": result.void.dataset, "modified": result.void.modified_text,
+                 "kind": result.void.kind},
+        "dumps": [{"url": f.url, "format": f.rdf_format.name, "triples": f.triples, "bytes": f.size,
+                   "sha256": f.sha256} for f in result.files],
+    }
+    earlier = [] if result.strategy == "replace" else (previous.get("lineage") or {}).get("imports", [])
+    return {"lineage": {"version": result.state.current, "imports": [this, *earlier]}}
 
 
 def check_fields(checked: datetime, void_url: str, modified_seen: datetime | None, error: str | None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from ingest_assets.errors import ValidationError
 from ingest_assets.repository.model import RepositoryObject
 from ingest_assets.repository.pids import member_pid, pid_from_uri, type_code
 from ingest_assets.repository.records import TemplateRecord, page_url
+from ingest_assets.version import SOFTWARE_VERSION
 
 MULTI_SEPARATOR = re.compile(r"\s*;\s*")
 
@@ -74,6 +75,9 @@ def _provenance(obj: RepositoryObject, record: TemplateRecord) -> None:
         if stamp is not None:
             obj.k2n[name] = [stamp.isoformat().replace("+00:00", "Z")]
     obj.harvesting_url = record.page_url
+    facts = {"source": record.source_url, "page": record.page_url, "revision": record.revision,
+             "template": record.template, "occurrence": record.occurrence, "software_version": SOFTWARE_VERSION}
+    obj.lineage = {name: str(value) for name, value in facts.items() if value not in (None, "")}
 
 
 def map_key_start(record: TemplateRecord, *, default_language: str) -> Mapped:

@@ -48,7 +48,8 @@ def template_records(page: WikiPage, templates: Iterable[str], *, base_url: str,
             continue
         params = {str(param.name).strip(): clean(param.value) for param in template.params}
         records.append(make_record(name, base_url, page.title, params, modified=page.timestamp,
-                                   harvested=harvested, source_url=source_url, occurrence=len(records)))
+                                   harvested=harvested, source_url=source_url, occurrence=len(records),
+                                   revision=page.revision_id))
     return records
 
 

@@ -11,6 +11,7 @@ DC = Namespace("http://purl.org/dc/elements/1.1/")
 K2N = Namespace("http://www.keytonature.eu/k2n#")
 REL = Namespace("info:fedora/fedora-system:def/relations-external#")
 OAI_DC = "http://www.openarchives.org/OAI/2.0/oai_dc/"
+LINEAGE = Namespace("urn:x-ingest-assets:lineage#")
 FEED_MIME = "text/turtle"  # an object's RDF in the change feed
 
 
@@ -32,6 +33,7 @@ class RepositoryObject:
     collection: str | None = None
     provider: str | None = None
     harvesting_url: str = ""
+    lineage: dict[str, str] = field(default_factory=dict)  # where it came from: source, page, revision, ...
 
     def first(self, name: str) -> str:
         """First value of a K2N field (or a DC element given as ``dc:name``), ``""`` if absent."""
@@ -59,6 +61,8 @@ class RepositoryObject:
             graph.add((node, REL.isMemberOf, fedora_uri(self.provider)))
         if self.harvesting_url:
             graph.add((node, K2N.HarvestingURL, Literal(self.harvesting_url)))
+        for name, value in self.lineage.items():
+            graph.add((node, LINEAGE[name], Literal(value)))
         return graph
 
     def to_turtle(self, subject: str | None = None) -> bytes:
@@ -91,6 +95,8 @@ class RepositoryObject:
                 obj.provider = text.removeprefix("info:fedora/")
             elif predicate == K2N.HarvestingURL:
                 obj.harvesting_url = text
+            elif str(predicate).startswith(str(LINEAGE)):
+                obj.lineage[str(predicate)[len(str(LINEAGE)):]] = text
             elif text != pid and str(predicate).startswith(str(DC)):
                 obj.dc.setdefault(str(predicate)[len(str(DC)):], []).append(text)
             elif str(predicate).startswith(str(K2N)):

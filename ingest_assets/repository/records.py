@@ -48,6 +48,7 @@ class TemplateRecord:
     harvested: datetime | None = None
     source_url: str = ""
     occurrence: int = 0
+    revision: int | None = None  # the wiki revision the page was read at, when the source says
     names: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property

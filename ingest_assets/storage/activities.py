@@ -43,14 +43,15 @@ class RecordSource:
 class RecordStream:
     """What a record activity produces: records (an iterator) plus what to say about them afterwards.
 
-    ``logs`` and ``summary`` are called after ``records`` is exhausted (reports are complete then).
+    ``logs`` and ``summary`` are called after ``records`` is exhausted (reports are complete then); a log is
+    bytes or an iterable of byte chunks (written as it streams).
     ``write``, when given, writes the part files itself instead of ``records`` (the Spark engine).
     """
 
     records: Iterable[dict]
     inputs: Sequence[RecordSource] = ()
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
-    logs: Callable[[], Mapping[str, bytes]] | None = None
+    logs: Callable[[], Mapping[str, bytes | Iterable[bytes]]] | None = None
     summary: Callable[[], Mapping[str, Any]] | None = None
     write: Callable[[FolderWriter, dict], WriteStats] | None = None
 
@@ -97,7 +98,8 @@ def write_activity(
             stats = (stream.write(folder, avro_schema) if stream.write
                      else write_parts(folder, avro_schema, stream.records, provider=provider))
             for name, data in (stream.logs() if stream.logs else {}).items():
-                folder.write_bytes(output.log(name), data)
+                with folder.open(output.log(name)) as handle:
+                    handle.write(data) if isinstance(data, bytes) else handle.writelines(data)
             summary = dict(stream.summary()) if stream.summary else {}
             manifest = Manifest(
                 activity=activity,

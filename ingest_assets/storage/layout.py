@@ -15,6 +15,7 @@ with the version moved to the end: ``dpla.avro.v1.OriginalRecord`` -> ``Original
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -216,20 +217,26 @@ def resourcesync_resource_key(set_name: str, path: str) -> str:
 
 # -- datasets --------------------------------------------------------------------------------
 
-DATASET_KINDS = ("requests", "results", "web", "items")
+DATASET_KINDS = ("requests", "results", "web", "items", "lineage")
 
 
 def dataset_key(kind: str, name: str | None = None, started: datetime | None = None) -> str:
     """Dataset ingest files: ``_datasets-<kind>[/<name>]``, or with ``started``
     ``_datasets-<kind>/<yyyymmdd>/<yyyymmdd_hhmmss>-<name>``. Kinds: ``requests`` (JSON-lines request files
     the sensor watches), ``results`` (JSON-lines results streams), ``web`` (WARC files), ``items``
-    (archive.org-shaped item folders)."""
+    (archive.org-shaped item folders), ``lineage`` (one document per request, :func:`dataset_lineage_key`)."""
     if kind not in DATASET_KINDS:
         raise ValueError(f"unknown dataset storage kind {kind!r}; expected one of {DATASET_KINDS}")
     area = f"datasets-{kind}"
     if started is not None:
         return hub_dated_key(area, started, name or "")
     return hub_key(area, name) if name else hub_key(area)
+
+
+def dataset_lineage_key(ingest_type: str, base_url: str) -> str:
+    """The lineage document of a request's latest processing (replaced by the next one):
+    ``_datasets-lineage/<sha1 of "<ingest_type> <base_url>">.json``."""
+    return dataset_key("lineage", hashlib.sha1(f"{ingest_type} {base_url}".encode()).hexdigest() + ".json")
 
 
 # -- repository ------------------------------------------------------------------------------

@@ -55,6 +55,11 @@ def test_baseline_then_increments_from_our_published_lists(source, t0, harvest):
     assert json.loads(records[f"{url}b.json"]["document"]) == {"title": "B"}
     assert baseline.stats.failed == 1 and baseline.stats.errors[0].record == f"{url}notes.txt"
     assert "baseline from the Resource List" in baseline.stats.log_text()
+    log = [json.loads(line) for line in baseline.requests.chunks()]  # one line per request, sitemaps are page 0
+    assert [e["url"] for e in log if e["page"] == 0][0] == f"{src.base}/.well-known/resourcesync"
+    assert {e["url"]: e["records"] for e in log if e["page"] == 1} == {
+        f"{url}a.xml": [0, 1], f"{url}b.json": [1, 2], f"{url}notes.txt": [2, 2],  # notes.txt gave no record
+    }
 
     now = datetime.now(timezone.utc)
     src.put("a.xml", xml("A, revised"), now, mime="application/xml")

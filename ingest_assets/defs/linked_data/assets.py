@@ -14,7 +14,7 @@ from ingest_assets.errors import IngestError
 from ingest_assets.linked_data.export import export
 from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
 from ingest_assets.linked_data.modified import format_modified
-from ingest_assets.linked_data.status import check_fields, harvest_fields, update_status
+from ingest_assets.linked_data.status import check_fields, harvest_fields, lineage_fields, read_status, update_status
 from ingest_assets.storage.layout import MANIFEST, hub_dated_key
 from ingest_assets.storage.manifest import Manifest
 from ingest_assets.version import SOFTWARE_VERSION
@@ -72,12 +72,15 @@ def provider_graph(
         raise
     with triplestore.get_client(writable=True) as store:
         triples = store.count(result.state.current) if result.state.current else 0
+        lineage = {} if result.strategy == "unchanged" else lineage_fields(
+            read_status(storage.get_client(), provider), source.void_url, result, SOFTWARE_VERSION)
         document = update_status(
             storage.get_client(),
             provider,
             {
                 **check_fields(started, source.void_url, result.void.modified, None),
                 **harvest_fields(graphs.name, result.state, triples),
+                **lineage,
             },
         )
         dropped = cleanup(store, graphs)

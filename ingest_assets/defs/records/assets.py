@@ -94,10 +94,7 @@ def original_records(registry: RegistryResource, storage: StorageResource) -> Pa
         return RecordStream(
             run,
             started=started,
-            logs=lambda: {
-                "harvest-errors.csv": run.stats.errors_csv().encode("utf-8"),
-                "harvest-log.txt": run.stats.log_text().encode("utf-8"),
-            },
+            logs=run.logs,
             summary=lambda: {"mode": "incremental" if window else "full", **run.metadata()},
         )
 

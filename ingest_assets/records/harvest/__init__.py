@@ -33,6 +33,7 @@ from ingest_assets.records.harvest.original import (
     mimetype_from_symbol,
     mimetype_symbol,
 )
+from ingest_assets.records.harvest.requests import REQUEST_LOG, RequestLog
 from ingest_assets.registry import ApiHarvest, FileHarvest, HarvestBlock, OaiHarvest, ProviderEntry, ResourceSyncHarvest
 
 __all__ = [
@@ -40,6 +41,8 @@ __all__ = [
     "Checkpoint",
     "HarvestRun",
     "HarvestStats",
+    "REQUEST_LOG",
+    "RequestLog",
     "StorageCheckpoint",
     "harvest_records",
     "mimetype_from_symbol",
@@ -48,13 +51,21 @@ __all__ = [
 
 
 class HarvestRun(Iterator[dict]):
-    """The records of one harvest (an iterator) plus its :class:`HarvestStats`."""
+    """The records of one harvest (an iterator) plus its :class:`HarvestStats` and :class:`RequestLog`."""
 
-    def __init__(self, records: Iterator[dict], stats: HarvestStats, config: HarvestBlock):
-        self._records, self.stats, self.config = records, stats, config
+    def __init__(self, records: Iterator[dict], stats: HarvestStats, config: HarvestBlock, requests: RequestLog):
+        self._records, self.stats, self.config, self.requests = records, stats, config, requests
 
     def __next__(self) -> dict:
         return next(self._records)
+
+    def logs(self) -> dict[str, bytes | Iterator[bytes]]:
+        """The ``_LOGS`` files of the harvest output (complete once the run is exhausted)."""
+        return {
+            "harvest-errors.csv": self.stats.errors_csv().encode("utf-8"),
+            "harvest-log.txt": self.stats.log_text().encode("utf-8"),
+            REQUEST_LOG: self.requests.chunks(),
+        }
 
     def metadata(self) -> dict[str, int | bool]:
         """The counts, for asset metadata (complete once the run is exhausted)."""
@@ -86,20 +97,22 @@ def harvest_records(
     if http.allow_private != config.allow_private:
         http = copy.copy(http)
         http.allow_private = config.allow_private
-    stats = HarvestStats(provider.name)
+    stats, requests = HarvestStats(provider.name), RequestLog()
     ts = ingest_date(started)
     if isinstance(config, OaiHarvest):
         harvester = OaiHarvester(
-            provider.name, config, ingest_ts=ts, window=window, http=http, checkpoint=checkpoint, stats=stats
+            provider.name, config, ingest_ts=ts, window=window, http=http, checkpoint=checkpoint, stats=stats,
+            requests=requests,
         )
     elif isinstance(config, ResourceSyncHarvest):
         harvester = ResourceSyncHarvester(
-            provider.name, config, ingest_ts=ts, started=started, incremental=window is not None, http=http, checkpoint=checkpoint,
-            stats=stats,
+            provider.name, config, ingest_ts=ts, started=started, incremental=window is not None, http=http,
+            checkpoint=checkpoint, stats=stats, requests=requests,
         )
     elif isinstance(config, ApiHarvest):
-        harvester = ApiHarvester(provider.name, config, ingest_ts=ts, http=http, checkpoint=checkpoint, stats=stats)
+        harvester = ApiHarvester(provider.name, config, ingest_ts=ts, http=http, checkpoint=checkpoint, stats=stats,
+                                 requests=requests)
     else:
         assert isinstance(config, FileHarvest)
-        harvester = FileHarvester(provider.name, config, ingest_ts=ts, http=http, stats=stats)
-    return HarvestRun(harvester.records(), stats, config)
+        harvester = FileHarvester(provider.name, config, ingest_ts=ts, http=http, stats=stats, requests=requests)
+    return HarvestRun(harvester.records(), stats, config, requests)

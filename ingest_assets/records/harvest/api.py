@@ -31,6 +31,7 @@ from ingest_assets.records.harvest.checkpoint import Checkpoint
 from ingest_assets.registry import ApiHarvest
 from ingest_assets.records.harvest.original import HarvestStats, original_record
 from ingest_assets.records.harvest.progress import Progress
+from ingest_assets.records.harvest.requests import RequestLog
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +67,10 @@ class ApiHarvester:
         http: HttpClient,
         checkpoint: Checkpoint,
         stats: HarvestStats,
+        requests: RequestLog,
     ):
         self.provider, self.config, self.ingest_ts = provider, config, ingest_ts
-        self.http, self.checkpoint, self.stats = http, checkpoint, stats
+        self.http, self.checkpoint, self.stats, self.requests = http, checkpoint, stats, requests
         self.paging = config.paging
 
     def records(self) -> Iterator[dict]:
@@ -80,6 +82,8 @@ class ApiHarvester:
         requested: set[str] = set()
         try:
             position = (yield from progress.resume()) or self.first_position()
+            if self.stats.resumed:
+                self.requests.spooled(self.stats.pages, range(self.stats.records))
             while position is not None:
                 requested.add(_position_key(position))
                 self.stats.pages += 1
@@ -97,6 +101,7 @@ class ApiHarvester:
                     )
                 records, duplicates = self.stats.records, self.stats.duplicates
                 yield from progress.page(self.page_records(items, page, response.url))
+                self.requests.response(page, response, position, range(records, self.stats.records))
                 position = self.next_position(position, data, response, len(items)) if items else None
                 if position is not None and _position_key(position) in requested:
                     raise ParseError(

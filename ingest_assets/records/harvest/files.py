@@ -28,6 +28,7 @@ from ingest_assets.errors import ArchiveError, ConfigError, IngestError, ParseEr
 from ingest_assets.http import HttpClient
 from ingest_assets.records.harvest.api import record_id
 from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
+from ingest_assets.records.harvest.requests import RequestLog
 from ingest_assets.registry import FileHarvest
 from ingest_assets.xml_input import HARDENED, UnresolvedEntity, declares_entities, standalone
 
@@ -35,9 +36,11 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 class FileHarvester:
-    def __init__(self, provider: str, config: FileHarvest, *, ingest_ts: int, http: HttpClient, stats: HarvestStats):
+    def __init__(self, provider: str, config: FileHarvest, *, ingest_ts: int, http: HttpClient, stats: HarvestStats,
+                 requests: RequestLog):
         self.provider, self.config, self.ingest_ts, self.http, self.stats = provider, config, ingest_ts, http, stats
         self.id_xpath = etree.XPath(config.id_xpath, namespaces=config.namespaces) if config.id_xpath else None
+        self.requests, self.fetched = requests, None
 
     def records(self) -> Iterator[dict]:
         seen = SeenIds()
@@ -49,6 +52,8 @@ class FileHarvester:
                     self.stats.pages += 1
                     records = self.stream_records(path.open("rb"), self.config.source)
                 yield from (record for record in records if self.stats.admit(record, seen))
+            url, status = (self.fetched.url, self.fetched.status) if self.fetched else (self.config.source, None)
+            self.requests.request(1, url, None, status, None, range(self.stats.records))
         finally:
             seen.close()
 
@@ -63,7 +68,7 @@ class FileHarvester:
         with tempfile.TemporaryDirectory(prefix="harvest-file-") as tmp:
             path = Path(tmp) / "download"
             with context(provider=self.provider):
-                self.http.download(self.config.url, path)
+                self.fetched = self.http.download(self.config.url, path)
             yield path
 
     def stream_records(self, stream: BinaryIO, name: str) -> Iterator[dict]:

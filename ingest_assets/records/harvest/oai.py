@@ -54,6 +54,7 @@ from ingest_assets.records.harvest.checkpoint import Checkpoint
 from ingest_assets.registry import OaiHarvest
 from ingest_assets.records.harvest.original import HarvestStats, original_record
 from ingest_assets.records.harvest.progress import Progress
+from ingest_assets.records.harvest.requests import RequestLog
 from ingest_assets.xml_input import UnresolvedEntity, UnsafeXML, parse_xml, standalone
 
 log = logging.getLogger(__name__)
@@ -80,9 +81,11 @@ class OaiHarvester:
         http: HttpClient,
         checkpoint: Checkpoint,
         stats: HarvestStats,
+        requests: RequestLog,
     ):
         self.provider, self.config, self.ingest_ts = provider, config, ingest_ts
         self.window, self.http, self.checkpoint, self.stats = window, http, checkpoint, stats
+        self.requests = requests
 
     def records(self) -> Iterator[dict]:
         request = self.list_request()
@@ -93,6 +96,8 @@ class OaiHarvester:
         sets = request.get("sets") or [None]
         try:
             position = yield from progress.resume()
+            if self.stats.resumed:
+                self.requests.spooled(self.stats.pages, range(self.stats.records))
             if position and position.get("set") not in sets:
                 raise IngestError(
                     f"the harvest checkpoint is at set {position.get('set')!r}, not one of {sets}; clear it to restart",
@@ -120,11 +125,13 @@ class OaiHarvester:
         while True:
             self.stats.pages += 1
             page = self.stats.pages
-            params = {"resumptionToken": token} if token else arguments
-            response = self.fetch({"verb": "ListRecords", **params}, page)
+            params = {"verb": "ListRecords", **({"resumptionToken": token} if token else arguments)}
+            response = self.fetch(params, page)
             root = self.parse(response, page)
+            first = self.stats.records
             error = root.find(_q("error"))
             if error is not None:
+                self.log(page, response, params, root, range(first, first))
                 code = error.get("code", "")
                 if code == "noRecordsMatch":
                     return
@@ -155,6 +162,7 @@ class OaiHarvester:
                     f"(a namespace other than {OAI}?)", provider=self.provider, file=response.url,
                 )
             yield from progress.page(self.page_records(container, page, response.url))
+            self.log(page, response, params, root, range(first, self.stats.records))
             next_token = self.next_token(container)
             if next_token in tokens:
                 raise FetchError(
@@ -196,9 +204,10 @@ class OaiHarvester:
         deadline = time.monotonic() + self.config.bounds.max_minutes * 60
         while True:
             pages += 1
-            params = {"resumptionToken": token} if token else {}
-            response = self.fetch({"verb": "ListSets", **params}, pages, "ListSets page")
+            params = {"verb": "ListSets", **({"resumptionToken": token} if token else {})}
+            response = self.fetch(params, pages, "ListSets page")
             root = self.parse(response, pages, "ListSets page")
+            self.log(0, response, params, root, range(0))
             container = root.find(_q("ListSets"))
             if container is None:
                 error = root.find(_q("error"))
@@ -224,11 +233,17 @@ class OaiHarvester:
             raise ValidationError("all_sets: ListSets names no set left to harvest", provider=self.provider)
         return chosen
 
+    def log(self, page: int, response: HttpResponse, params: dict, root: etree._Element, records: range) -> None:
+        date = (root.findtext(_q("responseDate")) or "").strip() or None
+        self.requests.response(page, response, params, records, date)
+
     def granularity(self) -> str:
         """The granularity ``Identify`` announces; else the kept answer; else day granularity (see the module)."""
         try:
-            response = self.fetch({"verb": "Identify"}, 0, "Identify")
+            params = {"verb": "Identify"}
+            response = self.fetch(params, 0, "Identify")
             root = self.parse(response, 0, "Identify")
+            self.log(0, response, params, root, range(0))
             value = (root.findtext("oai:Identify/oai:granularity", namespaces=NS) or "").strip()
             if value not in GRANULARITIES:
                 raise ParseError(f"Identify announces no valid granularity ({value!r})", provider=self.provider,

@@ -18,7 +18,8 @@
 Checkpoint and spool follow :mod:`.progress`: the resources are taken in list order in pages of
 :data:`PAGE_SIZE`; the checkpoint's request is ``{"capability_list", "resource_list_at"}`` (baseline) or
 ``{"capability_list", "since", "until"}`` (increment, ``until`` kept from the run that failed), its
-position the number of resources done. Bounds: sitemaps fetched (``bounds.max_pages``), time
+position the number of resources done. The request log (:mod:`.requests`) has a line per sitemap (page 0)
+and per resource (its page; a deletion's line has the resource URI and no status). Bounds: sitemaps fetched (``bounds.max_pages``), time
 (``bounds.max_minutes``) and resources (``max_resources``).
 """
 
@@ -42,6 +43,7 @@ from ingest_assets.http import HttpClient, HttpResponse
 from ingest_assets.records.harvest.checkpoint import Checkpoint
 from ingest_assets.records.harvest.original import HarvestStats, original_record
 from ingest_assets.records.harvest.progress import Progress
+from ingest_assets.records.harvest.requests import RequestLog
 from ingest_assets.registry import ResourceSyncHarvest
 from ingest_assets.xml_input import UnsafeXML, parse_xml, standalone
 
@@ -73,8 +75,10 @@ class ResourceSyncHarvester:
         http: HttpClient,
         checkpoint: Checkpoint,
         stats: HarvestStats,
+        requests: RequestLog,
     ):
         self.provider, self.config, self.ingest_ts, self.incremental = provider, config, ingest_ts, incremental
+        self.requests = requests
         self.started = started.astimezone(timezone.utc).isoformat()
         self.http, self.checkpoint, self.stats = http, checkpoint, stats
         self.deadline = time.monotonic() + config.bounds.max_minutes * 60
@@ -105,6 +109,8 @@ class ResourceSyncHarvester:
         )
         try:
             done = (yield from progress.resume()) or 0
+            if self.stats.resumed:
+                self.requests.spooled(self.stats.pages, range(self.stats.records))
             page: list[Resource] = []
             for number, resource in enumerate(resources, 1):
                 if number > self.config.max_resources:
@@ -130,7 +136,21 @@ class ResourceSyncHarvester:
         """One page of resources as records (a Resource List is finite: no page is 'stale')."""
         self.stats.pages += 1
         progress.start_list()
-        yield from progress.page(record for record in map(self.record_or_none, resources) if record)
+        yield from progress.page(self.fetched(resources))
+
+    def fetched(self, resources: list[Resource]) -> Iterator[dict]:
+        """The records of ``resources``, each request logged with the output position its record took."""
+        for resource in resources:
+            position = self.stats.records
+            record, response = self.record_or_none(resource)
+            if record:
+                yield record  # Progress.page admits it (or not: a duplicate) before asking for the next
+            records = range(position, self.stats.records)
+            if response is not None:
+                self.requests.response(self.stats.pages, response, None, records)
+            elif record:
+                self.requests.request(self.stats.pages, resource.uri, {"change": "deleted"}, None, resource.datetime,
+                                      records)
 
     def capabilities(self) -> tuple[dict[str, str], str]:
         """The Capability List's ``{capability: url}`` and its URL (read through a Source Description)."""
@@ -209,6 +229,7 @@ class ResourceSyncHarvester:
                              file=url)
         with context(provider=self.provider, doing=f"fetching sitemap {url}"):
             response = self.http.get(url, max_bytes=self.config.max_list_bytes)
+        self.requests.response(0, response, None, range(0))
         try:
             root, _removed = parse_xml(response.content)
             reader = _Sitemap()
@@ -218,20 +239,23 @@ class ResourceSyncHarvester:
         document.parsed_index = reader.parsed_index
         return document
 
-    def record_or_none(self, resource: Resource) -> dict | None:
+    def record_or_none(self, resource: Resource) -> tuple[dict | None, HttpResponse | None]:
+        """The resource's record (None when it is a counted record error) and the response it came from."""
+        uri, response = resource.uri, None
         try:
-            return self.record(resource)
+            if resource.change == "deleted":
+                document = json.dumps({"uri": uri, "change": "deleted", "datetime": resource.datetime})
+                return original_record(self.provider, uri, self.ingest_ts, document, "application/json", True), None
+            with context(provider=self.provider, record=uri):
+                response = self.http.get(uri, max_bytes=self.config.max_resource_bytes)
+            return self.record(resource, response), response
         except IngestError as exc:
-            self.stats.record_error(exc.add_context(provider=self.provider, record=resource.uri))
-            return None
+            self.stats.record_error(exc.add_context(provider=self.provider, record=uri))
+            return None, response
 
-    def record(self, resource: Resource) -> dict:
+    def record(self, resource: Resource, response: HttpResponse) -> dict:
+        """The OriginalRecord of a fetched resource (a ValidationError or ParseError when it is none)."""
         uri = resource.uri
-        if resource.change == "deleted":
-            document = json.dumps({"uri": uri, "change": "deleted", "datetime": resource.datetime})
-            return original_record(self.provider, uri, self.ingest_ts, document, "application/json", True)
-        with context(provider=self.provider, record=uri):
-            response = self.http.get(uri, max_bytes=self.config.max_resource_bytes)
         self.verify(resource, response)
         mimetype = _record_mimetype(resource.mime_type or _header(response, "content-type"))
         try:

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 import pytest
 
 from ingest_assets.errors import FetchError, ParseError
-from ingest_assets.records.harvest import harvest_records
+from ingest_assets.records.harvest import REQUEST_LOG, harvest_records
 
 STYLES = {
     "cursor": {"style": "cursor", "cursor_param": "after", "cursor_path": "meta.next"},
@@ -220,3 +220,16 @@ def test_a_lone_surrogate_is_one_counted_record_and_the_output_is_written(api, p
     assert "id has an unpaired UTF-16 surrogate" in str(bad_id) and "bad\\ud800id" in bad_id.record
     assert bad_id.record.startswith("page 1 record #2")
     assert "document has an unpaired UTF-16 surrogate" in str(bad_document) and "fine-id" in bad_document.record
+
+
+def test_request_log_names_each_page_its_position_and_the_records_it_brought(api, provider, http, checkpoint, started):
+    harvest = run(provider, api, "cursor", http, checkpoint, started)
+    list(harvest)
+    log = [json.loads(line) for line in harvest.logs()[REQUEST_LOG]]
+    # two items a page, the second of pages 1 and 2 unusable: one record each from output positions 0, 1, 2
+    assert [(e["page"], e["params"], e["records"]) for e in log] == [
+        (1, {"cursor": None}, [0, 1]), (2, {"cursor": "2"}, [1, 2]), (3, {"cursor": "4"}, [2, 3]),
+    ]
+    assert [e["url"] for e in log] == [f"{api.url}/cursor?q=%2A", f"{api.url}/cursor?q=%2A&after=2",
+                                       f"{api.url}/cursor?q=%2A&after=4"]
+    assert all(e["status"] == 200 and e["response_date"].endswith("GMT") for e in log)

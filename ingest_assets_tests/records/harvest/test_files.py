@@ -12,7 +12,7 @@ import pytest
 from lxml import etree
 
 from ingest_assets.errors import ConfigError, ParseError
-from ingest_assets.records.harvest import harvest_records
+from ingest_assets.records.harvest import REQUEST_LOG, harvest_records
 
 OAI_NS = {"oai": "http://www.openarchives.org/OAI/2.0/"}
 MODS = "http://www.loc.gov/mods/v3"
@@ -39,6 +39,8 @@ def test_xml_file_records_selected_by_xpath(oai_fixtures, provider, http, checkp
     assert doc.findtext(f".//{{{MODS}}}title") == "Plate 1. Clematis cylindrica"
     assert doc.nsmap[None] == OAI_NS["oai"]
     assert harvest.stats.records == 10 and harvest.stats.pages == 1 and harvest.stats.failed == 0
+    [request] = [json.loads(line) for line in harvest.logs()[REQUEST_LOG]]
+    assert (request["url"], request["status"], request["records"]) == (str(oai_fixtures / HARVARD), None, [0, 10])
 
 
 def test_xml_single_record_file_in_a_default_namespace(shared_fixtures, provider, http, checkpoint, started):
@@ -154,6 +156,8 @@ def test_file_from_url_and_missing_path(http_server, oai_fixtures, provider, htt
     base = http_server(directory=oai_fixtures)  # served in place
     harvest = run(provider, http, checkpoint, started, url=f"{base}/{DATACITE}", format="xml", allow_private=True, **OAI_RECORDS)
     assert [r["id"] for r in harvest] == [f"oai:oai.datacite.org:{n}" for n in (1543900, 1543901, 1543902, 1543903, 1543904, 1543914)]
+    [request] = [json.loads(line) for line in harvest.logs()[REQUEST_LOG]]  # the file is the one request
+    assert (request["url"], request["status"], request["records"]) == (f"{base}/{DATACITE}", 200, [0, 6])
     with pytest.raises(ConfigError, match="harvest.path: no such file"):
         list(run(provider, http, checkpoint, started, path=str(oai_fixtures / "missing.xml"), format="xml", **OAI_RECORDS))
 

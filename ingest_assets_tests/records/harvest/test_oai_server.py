@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -9,7 +10,11 @@ import requests
 from lxml import etree
 
 from ingest_assets.errors import FetchError, IngestError
-from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
+from ingest_assets.lineage.records import record_lineage
+from ingest_assets.records.harvest import REQUEST_LOG, StorageCheckpoint, harvest_records
+from ingest_assets.records.mapping import mint_id
+from ingest_assets.storage.activities import RecordStream, write_activity
+from ingest_assets.storage.avro import ORIGINAL_RECORD
 from ingest_assets.storage.layout import provider_state_key
 
 OAI = "http://www.openarchives.org/OAI/2.0/"
@@ -266,3 +271,51 @@ def test_full_in_the_block_ignores_the_window(oai_server, provider, http, checkp
     harvest = run(provider, server, http, checkpoint, started, window=window, full=True)
     assert len(list(harvest)) == 11
     assert server.requests == [{"verb": "ListRecords", "metadataPrefix": "mods"}]
+
+
+def request_log(harvest) -> list[dict]:
+    return [json.loads(line) for line in harvest.logs()[REQUEST_LOG]]
+
+
+def test_request_log_names_each_page_and_the_records_it_brought(oai_server, provider, http, checkpoint, started):
+    server = oai_server(batch_size=3)
+    window = (datetime(2024, 3, 1, tzinfo=timezone.utc), datetime(2024, 4, 1, tzinfo=timezone.utc))
+    harvest = run(provider, server, http, checkpoint, started, window=window)
+    records = list(harvest)
+    log = request_log(harvest)
+    assert [entry["page"] for entry in log] == list(range(len(log))) and log[0]["params"] == {"verb": "Identify"}
+    first = log[1]["params"]
+    assert first["verb"] == "ListRecords" and (first["from"], first["until"]) == ("2024-03-01T00:00:00Z", "2024-03-31T23:59:59Z")
+    assert all(entry["params"]["resumptionToken"] for entry in log[2:])
+    assert [entry["params"]["resumptionToken"] for entry in log[2:]] == [q["resumptionToken"] for q in server.requests[2:]]
+    assert all(entry["status"] == 200 and entry["response_date"] for entry in log)
+    assert all(entry["url"].startswith(server.url) and "verb=" in entry["url"] for entry in log)
+    # the ranges tile the output: each record's position falls in the page that brought it
+    assert [entry["records"] for entry in log[1:]] == [[n, min(n + 3, len(records))] for n in range(0, len(records), 3)]
+
+
+def test_a_resumed_harvest_logs_its_spooled_pages_then_its_own_requests(
+    oai_server, provider, http, checkpoint, started
+):
+    server = oai_server(batch_size=3)
+    fail_on_page_3(server, lambda: run(provider, server, http, checkpoint, started), 503)
+    second = run(provider, server, http, checkpoint, started)
+    list(second)
+    log = request_log(second)
+    assert log[0] == {"spooled_pages": 2, "records": [0, 6]}
+    assert [(entry["page"], entry["records"]) for entry in log[1:]] == [(3, [6, 9]), (4, [9, 11])]
+
+
+def test_lineage_of_a_harvested_record_names_its_page(oai_server, provider, http, checkpoint, started, tmp_storage):
+    server = oai_server(batch_size=3)
+    harvest = run(provider, server, http, checkpoint, started)
+    day = started.date()
+    write_activity(tmp_storage, RecordStream(harvest, started=started, logs=harvest.logs), provider="testprov",
+                   activity="harvest", day=day, started=started, schema=ORIGINAL_RECORD, partition="test")
+    wanted = server.repository.expected_ids("mods")[7]  # the second record of page 3
+    lineage = record_lineage(tmp_storage, "testprov", mint_id("testprov", wanted))  # asked by its DPLA id
+    original, request = lineage.steps
+    assert original.what == "original record" and original.facts["id"] == wanted and original.facts["position"] == 7
+    assert original.facts["part"] == "part-00000.avro" and original.where.endswith("-testprov-OriginalRecord.v1.avro")
+    assert request.what == "harvest request" and request.facts["page"] == 3 and request.facts["records"] == [6, 9]
+    assert server.cursor(request.facts["params"]) == 6 and request.where == request.facts["url"]
