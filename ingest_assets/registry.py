@@ -106,14 +106,51 @@ class _Harvest(Block):
 
 
 class OaiHarvest(_Harvest):
-    """``harvest: {type: oai, endpoint: https://host/oai, metadata_prefix: mods, set: botanicals}``"""
+    """``harvest: {type: oai, endpoint: https://host/oai, metadata_prefix: mods, sets: [botanicals, maps]}``
+
+    Which sets (ingestion3's ``setlist`` / ``harvestAllSets`` / ``blacklist``): ``sets`` (``set: x`` is read as
+    ``sets: [x]``), or ``all_sets: true`` (every set ``ListSets`` names) less ``exclude_sets``; neither: the
+    whole repository in one list."""
 
     type: Literal["oai"]
     endpoint: HttpUrl
     metadata_prefix: Text = "oai_dc"
-    set: Text | None = None
+    sets: list[Text] = Field(default_factory=list)
+    all_sets: bool = False
+    exclude_sets: list[Text] = Field(default_factory=list)
     max_page_bytes: Positive = 64 * MiB
     bounds: PageBounds = Field(default_factory=PageBounds)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_set(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "set" in data:
+            if "sets" in data:
+                raise problem("give set or sets, not both")
+            data = {**data, "sets": [data["set"]]}
+            del data["set"]
+        return data
+
+    @field_validator("sets")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise problem("lists a set twice")
+        return value
+
+    @field_validator("all_sets")
+    @classmethod
+    def _sets_or_all(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and info.data.get("sets"):
+            raise problem("give sets or all_sets, not both")
+        return value
+
+    @field_validator("exclude_sets")
+    @classmethod
+    def _with_all_sets(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if value and not info.data.get("all_sets"):
+            raise problem("only applies to all_sets: true")
+        return value
 
 
 class Paging(Block):
@@ -251,7 +288,21 @@ def _records_format(info: ValidationInfo) -> str | None:
     return info.data.get("member_format") if info.data.get("format") == "zip" else info.data.get("format")
 
 
-HarvestBlock = Annotated[OaiHarvest | ApiHarvest | FileHarvest, Field(discriminator="type")]
+class ResourceSyncHarvest(_Harvest):
+    """``harvest: {type: resourcesync, url: https://host/.well-known/resourcesync}``: a Source Description
+    naming one Capability List, or a Capability List (its Resource List, then its Change Lists)."""
+
+    type: Literal["resourcesync"]
+    url: HttpUrl
+    max_list_bytes: Positive = 64 * MiB  # one sitemap (list or index)
+    max_resource_bytes: Positive = 64 * MiB
+    max_resources: Positive = 1_000_000  # per run
+    bounds: PageBounds = Field(default_factory=PageBounds)  # max_pages: sitemaps fetched per run
+
+
+HarvestBlock = Annotated[
+    OaiHarvest | ApiHarvest | FileHarvest | ResourceSyncHarvest, Field(discriminator="type")
+]
 
 
 # ---- the record pipeline's other keys -----------------------------------------------------------------------

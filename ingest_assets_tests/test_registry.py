@@ -39,7 +39,7 @@ def test_shipped_registry_and_its_commented_examples_load():
         line[2:] for line in text.splitlines() if re.match(r"# *\w+:", line)
     )), "registry.yaml comments")
     assert list(examples) == re.findall(r"^# (\w+):", text, re.MULTILINE) and "maryland" in examples
-    assert examples["maryland"].settings.harvest.set == "mdlc"
+    assert examples["maryland"].settings.harvest.sets == ["mdlc"]
     assert examples["maryland"].settings.mapping_overrides == {"dataProvider": {"value": "Maryland State Archives"}}
     assert examples["k2n"].require("repository").default_language == "de"
 

@@ -65,6 +65,8 @@ def test_pipeline_end_to_end(hub):
     originals = list(RecordSource(storage, outputs["harvest"]))
     assert sorted(r["id"] for r in originals) == sorted(r.identifier for r in window)  # the day's records only
     assert {r["id"] for r in originals if r["deleted"]} == deleted and deleted
+    harvest_log = storage.read_bytes(f"{outputs['harvest'].folder}/{layout.LOGS}/harvest-log.txt").decode()
+    assert "Identify announces granularity" in harvest_log  # the run says how it chose from/until
 
     mapped = list(RecordSource(storage, outputs["mapping"]))
     assert len(mapped) == len(window) - len(deleted) - len(no_rights)

@@ -37,7 +37,8 @@ class Source:
         self.set = ResourceSet(name, f"{base}/{name}/resources/", str(self.root))
         self.publisher = Publisher(index, self.storage, base, **({"clock": clock} if clock else {}), **publisher)
 
-    def put(self, rel: str, data: bytes, when: datetime, links=(), recorded: datetime | None = None) -> None:
+    def put(self, rel: str, data: bytes, when: datetime, links=(), recorded: datetime | None = None,
+            mime: str = "text/plain") -> None:
         path = self.root / rel
         change = "updated" if path.exists() else "created"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -52,7 +53,7 @@ class Source:
             length=len(data),
             md5=hashlib.md5(data).hexdigest(),
             sha256=hashlib.sha256(data).hexdigest(),
-            mime="text/plain",
+            mime=mime,
             links=links,
             timestamp=recorded,
         )
@@ -84,18 +85,27 @@ def source(tmp_path, http_server):
             **publisher,
         )
         holder["app"] = ResourceSyncApp(src.storage, [src.set])
+        src.server = app
         return src
 
     return make
 
 
 class _LateApp:
-    """The server starts before the source exists (its URL is part of the documents)."""
+    """The server starts before the source exists (its URL is part of the documents). ``paths`` logs every
+    request's path; ``before(path)`` may return an HTTP status to answer with instead."""
 
     def __init__(self, holder):
         self.holder = holder
+        self.paths: list[str] = []
+        self.before = None
 
     def __call__(self, environ, start_response):
+        self.paths.append(environ["PATH_INFO"])
+        status = self.before(environ["PATH_INFO"]) if self.before else None
+        if status:
+            start_response(f"{status} Injected", [("Content-Type", "text/plain")])
+            return [b"injected failure"]
         return self.holder["app"](environ, start_response)
 
 

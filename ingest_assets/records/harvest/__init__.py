@@ -1,4 +1,4 @@
-"""Harvest: a provider's records as OriginalRecord dicts, from OAI-PMH, a JSON API or files.
+"""Harvest: a provider's records as OriginalRecord dicts, from OAI-PMH, a JSON API, files or ResourceSync.
 
     run = harvest_records(provider, started=..., window=(day_start, next_day), http=http, checkpoint=cp)
     for record in run:      # {"id", "ingestDate", "provider", "document", "mimetype", "deleted"}
@@ -25,6 +25,7 @@ from ingest_assets.records.harvest.api import ApiHarvester
 from ingest_assets.records.harvest.checkpoint import Checkpoint, StorageCheckpoint
 from ingest_assets.records.harvest.files import FileHarvester
 from ingest_assets.records.harvest.oai import OaiHarvester
+from ingest_assets.records.harvest.resourcesync import ResourceSyncHarvester
 from ingest_assets.records.harvest.original import (
     MIMETYPE_SYMBOLS,
     HarvestStats,
@@ -33,7 +34,7 @@ from ingest_assets.records.harvest.original import (
     mimetype_symbol,
 )
 from ingest_assets.records.harvest.requests import REQUEST_LOG, RequestLog
-from ingest_assets.registry import ApiHarvest, FileHarvest, HarvestBlock, OaiHarvest, ProviderEntry
+from ingest_assets.registry import ApiHarvest, FileHarvest, HarvestBlock, OaiHarvest, ProviderEntry, ResourceSyncHarvest
 
 __all__ = [
     "MIMETYPE_SYMBOLS",
@@ -60,7 +61,11 @@ class HarvestRun(Iterator[dict]):
 
     def logs(self) -> dict[str, bytes | Iterator[bytes]]:
         """The ``_LOGS`` files of the harvest output (complete once the run is exhausted)."""
-        return {"harvest-errors.csv": self.stats.errors_csv().encode("utf-8"), REQUEST_LOG: self.requests.chunks()}
+        return {
+            "harvest-errors.csv": self.stats.errors_csv().encode("utf-8"),
+            "harvest-log.txt": self.stats.log_text().encode("utf-8"),
+            REQUEST_LOG: self.requests.chunks(),
+        }
 
     def metadata(self) -> dict[str, int | bool]:
         """The counts, for asset metadata (complete once the run is exhausted)."""
@@ -82,7 +87,8 @@ def harvest_records(
 
     ``started`` (aware) is every record's ``ingestDate``; ``window`` (aware, half-open) restricts an OAI-PMH
     harvest to records changed in it (ignored when the block says ``full: true``, and by API and file
-    harvests: they have no standard date filter). The block's ``allow_private`` decides whether ``http``
+    harvests: they have no standard date filter); a ResourceSync harvest with a window takes the changes
+    since its last run, without one a baseline. The block's ``allow_private`` decides whether ``http``
     may reach loopback/private addresses.
     """
     config = provider.require("harvest")
@@ -97,6 +103,11 @@ def harvest_records(
         harvester = OaiHarvester(
             provider.name, config, ingest_ts=ts, window=window, http=http, checkpoint=checkpoint, stats=stats,
             requests=requests,
+        )
+    elif isinstance(config, ResourceSyncHarvest):
+        harvester = ResourceSyncHarvester(
+            provider.name, config, ingest_ts=ts, started=started, incremental=window is not None, http=http,
+            checkpoint=checkpoint, stats=stats, requests=requests,
         )
     elif isinstance(config, ApiHarvest):
         harvester = ApiHarvester(provider.name, config, ingest_ts=ts, http=http, checkpoint=checkpoint, stats=stats,

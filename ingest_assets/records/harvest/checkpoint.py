@@ -5,6 +5,9 @@ resumption token), loads it when it starts, and clears it when the list is compl
 spools the page's records: a failed run's output is discarded whole, so the run that resumes from the
 checkpoint re-yields them first (see :mod:`.progress` for the policy). Spooled pages belong to one
 request (the list's arguments); :meth:`Checkpoint.clear` removes the checkpoint and every spool.
+What a provider's harvests learn and keep from run to run (an OAI-PMH repository's ``Identify`` answer, how
+far a ResourceSync source's Change Lists were read) is a named state document (:meth:`Checkpoint.load_state`),
+which ``clear()`` leaves alone.
 """
 
 from __future__ import annotations
@@ -45,14 +48,21 @@ class Checkpoint(Protocol):
     def clear(self) -> None:
         """Remove the checkpoint, then every spool."""
 
+    def load_state(self, name: str) -> dict | None:
+        """The provider's harvest state document ``name`` (None if there is none or it is unreadable)."""
+
+    def save_state(self, name: str, state: dict) -> None:
+        """Replace the state document ``name``."""
+
 
 def request_digest(request: dict) -> str:
     return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:16]
 
 
 class StorageCheckpoint:
-    """The checkpoint at ``<provider>/state/harvest-checkpoint.json``, replaced atomically on each save, and
-    its spool: one Avro file (OriginalRecord schema) per page at
+    """The checkpoint at ``<provider>/state/harvest-checkpoint.json``, replaced atomically on each save, the
+    state documents at ``<provider>/state/harvest-state-<name>.json``, and the spool: one Avro file
+    (OriginalRecord schema) per page at
     ``<provider>/state/harvest-spool/<request digest>/<page:08d>.avro``, each written atomically."""
 
     def __init__(self, storage: Storage, provider: str | ProviderEntry):
@@ -62,17 +72,29 @@ class StorageCheckpoint:
         self.spool = provider_state_key(self.provider, SPOOL_NAME)
 
     def load(self) -> dict | None:
-        if not self.storage.exists(self.key):
-            return None
-        try:
-            state = json.loads(self.storage.read_bytes(self.key))
-        except ValueError as exc:
-            log.warning("harvest: ignoring unreadable checkpoint %s (%s); starting afresh", self.key, exc)
-            return None
-        return state if isinstance(state, dict) else None
+        return self._load(self.key)
 
     def save(self, state: dict) -> None:
         self.storage.write_bytes(self.key, json.dumps(state, sort_keys=True).encode(), overwrite=True)
+
+    def load_state(self, name: str) -> dict | None:
+        return self._load(self._state_key(name))
+
+    def save_state(self, name: str, state: dict) -> None:
+        self.storage.write_bytes(self._state_key(name), json.dumps(state, sort_keys=True).encode(), overwrite=True)
+
+    def _state_key(self, name: str) -> str:
+        return provider_state_key(self.provider, f"harvest-state-{name}.json")
+
+    def _load(self, key: str) -> dict | None:
+        if not self.storage.exists(key):
+            return None
+        try:
+            state = json.loads(self.storage.read_bytes(key))
+        except ValueError as exc:
+            log.warning("harvest: ignoring unreadable state %s (%s); starting afresh", key, exc)
+            return None
+        return state if isinstance(state, dict) else None
 
     def spool_page(self, request: dict, page: int, records: Iterable[dict]) -> None:
         doc = f"harvest spool of {self.provider}, page {page} of {json.dumps(request, sort_keys=True)}"

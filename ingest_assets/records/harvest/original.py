@@ -78,6 +78,16 @@ class HarvestStats:
     resumed: bool = False
     expected: int | None = None  # e.g. OAI-PMH completeListSize, when the source announces it
     errors: list[IngestError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the run decided and why, for its harvest log
+
+    def note(self, message: str) -> None:
+        """Log ``message`` and keep it for :meth:`log_text`."""
+        log.info("harvest %s: %s", self.provider, message)
+        self.notes.append(message)
+
+    def log_text(self) -> str:
+        """The harvest log: one line per note."""
+        return "".join(f"{note}\n" for note in self.notes)
 
     def record_error(self, error: IngestError) -> None:
         self.failed += 1

@@ -17,8 +17,8 @@ The policy shared by the OAI-PMH and JSON API harvesters:
 * A record id is yielded once per run, whether spooled or fetched (``stats.duplicates`` counts repeats);
   the ids are kept in a temporary SQLite file, so memory stays flat.
 * Every list ends: past ``bounds.max_pages`` pages, ``bounds.max_minutes`` minutes, or after
-  ``bounds.max_stale_pages`` consecutive pages without a record not yet seen (fresh tokens forever, the same
-  records under new tokens) the run stops with a :class:`LimitError`; a retry would meet the same bound.
+  ``bounds.max_stale_pages`` consecutive pages of one list without a record not yet seen (fresh tokens
+  forever, the same records under new tokens) the run stops with a :class:`LimitError`; a retry would meet the same bound.
 """
 
 from __future__ import annotations
@@ -75,6 +75,10 @@ class Progress:
                 provider=self.provider,
             )
         return state[self.position_key]
+
+    def start_list(self) -> None:
+        """The next pages belong to another list (another set): stale pages are counted per list."""
+        self.stale_pages = 0
 
     def page(self, records: Iterable[dict]) -> Iterator[dict]:
         """Yield the records of one page not yet yielded in this run, keeping them for :meth:`save`."""

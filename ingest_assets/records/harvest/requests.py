@@ -8,8 +8,8 @@ Each line::
 
 ``records`` is the half-open range of output positions (0-based, in part order) the page's records took:
 a harvest output is written in the order the harvest yields, so a record's page follows from its position
-and no per-record side file is needed. ``Identify`` is page 0; pages re-yielded from a checkpoint spool
-after a failed run are one line ``{"spooled_pages": n, "records": [0, end]}`` (that run's requests were
+and no per-record side file is needed. ``Identify`` and ``ListSets`` are page 0; pages re-yielded from a
+checkpoint spool after a failed run are one line ``{"spooled_pages": n, "records": [0, end]}`` (that run's requests were
 discarded with its output). A file harvest is one line for its file (``url``: the URL or path; ``status``
 None for a local path). Lines go to a temporary file, so memory stays flat whatever the page count.
 """

@@ -123,6 +123,10 @@ class FixtureRepository:
             "persistent", self.granularity, ["identity"],
         )
 
+    def listSets(self):
+        specs = dict.fromkeys(spec for header, _m, _p in self.items for spec in header.setSpec())
+        return [(spec, f"Set {spec}", None) for spec in specs]
+
     def listRecords(self, metadataPrefix, set=None, from_=None, until=None):
         if metadataPrefix not in ("mods", "oai_dc"):
             raise error.CannotDisseminateFormatError(metadataPrefix)

@@ -22,7 +22,9 @@ OAI_NS = {"oai": "http://www.openarchives.org/OAI/2.0/"}
 def test_valid_blocks_with_defaults(provider):
     oai = provider({"type": "oai", "endpoint": "https://api.lib.harvard.edu/oai/", "set": "botanicals"}).require("harvest")
     assert oai == OaiHarvest(type="oai", endpoint="https://api.lib.harvard.edu/oai/", metadata_prefix="oai_dc",
-                             set="botanicals", allow_private=False)
+                             sets=["botanicals"], allow_private=False)  # set: x is read as sets: [x]
+    every = provider({"type": "oai", "endpoint": "https://h/oai", "all_sets": True, "exclude_sets": ["test"]})
+    assert every.require("harvest").all_sets and every.require("harvest").exclude_sets == ["test"]
     api = provider({
         "type": "api", "endpoint": "https://api.dp.la/v2/items", "records_path": "docs", "id_path": "id",
         "paging": {"style": "offset", "offset_param": "page", "page_size": 500}, "params": {"page_size": 500},
@@ -40,10 +42,17 @@ def test_valid_blocks_with_defaults(provider):
     ("block", "key"),
     [
         ({"type": "ftp"}, "'badprov.harvest': Input tag 'ftp' found using 'type' does not match any of the expected "
-                          "tags: 'oai', 'api', 'file'"),
+                          "tags: 'oai', 'api', 'file', 'resourcesync'"),
         ({"type": "oai"}, "'badprov.harvest.endpoint': Field required"),
         ({"type": "oai", "endpoint": "file:///etc/passwd"}, "'badprov.harvest.endpoint': must be an http(s) URL"),
         ({"type": "oai", "endpoint": "https://h/oai", "metadataPrefix": "mods"}, "'badprov.harvest.metadataPrefix': unknown key"),
+        ({"type": "oai", "endpoint": "https://h/oai", "set": "a", "sets": ["b"]}, "'badprov.harvest.oai': give set or sets, not both"),
+        ({"type": "oai", "endpoint": "https://h/oai", "sets": ["a"], "all_sets": True},
+         "'badprov.harvest.all_sets': give sets or all_sets, not both"),
+        ({"type": "oai", "endpoint": "https://h/oai", "exclude_sets": ["a"]},
+         "'badprov.harvest.exclude_sets': only applies to all_sets: true"),
+        ({"type": "oai", "endpoint": "https://h/oai", "sets": ["a", "a"]}, "'badprov.harvest.sets': lists a set twice"),
+        ({"type": "oai", "endpoint": "https://h/oai", "sets": "a"}, "'badprov.harvest.sets': Input should be a valid list"),
         ({"type": "oai", "endpoint": "https://h/oai", "allow_private": "yes"},
          "'badprov.harvest.allow_private': Input should be a valid boolean (given 'yes')"),
         ({"type": "api", "endpoint": "https://h/api", "records_path": "d", "id_path": "id", "paging": {"style": "page"}},

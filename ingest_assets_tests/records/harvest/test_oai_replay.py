@@ -38,8 +38,9 @@ def test_resumption_from_harvard_page_to_datacite_final_page(replay, oai_fixture
     run = harvest(provider, url, http, checkpoint, started)
 
     records = [next(run) for _ in range(11)]  # page 1 fully handed on, first record of page 2
-    request = {"metadataPrefix": "mods", "set": "botanicals"}
-    assert checkpoint.load() == {"kind": "oai", "request": request, "token": HARVARD_TOKEN, "page": 1, "spooled": 10}
+    request = {"metadataPrefix": "mods", "sets": ["botanicals"]}
+    position = {"set": "botanicals", "token": HARVARD_TOKEN}
+    assert checkpoint.load() == {"kind": "oai", "request": request, "position": position, "page": 1, "spooled": 10}
     assert list(checkpoint.spooled(request, 1)) == records[:10]  # page 1 spooled before the checkpoint moved on
     records += list(run)
     assert len(records) == 16 and run.stats.pages == 2
@@ -89,7 +90,8 @@ def test_bad_resumption_token_from_checkpoint_restarts_from_its_request(
     app.add({"verb": "ListRecords", "resumptionToken": "stale"}, oai_fixtures / "spec-example-error-badresumptiontoken.xml")
     app.add(FIRST, oai_fixtures / HARVARD)
     app.add({"verb": "ListRecords", "resumptionToken": HARVARD_TOKEN}, oai_fixtures / DATACITE)
-    checkpoint.save({"kind": "oai", "request": {"metadataPrefix": "mods", "set": "botanicals"}, "token": "stale", "page": 3, "spooled": 0})
+    checkpoint.save({"kind": "oai", "request": {"metadataPrefix": "mods", "sets": ["botanicals"]},
+                     "position": {"set": "botanicals", "token": "stale"}, "page": 3, "spooled": 0})
     run = harvest(provider, url, http, checkpoint, started)
     assert len(list(run)) == 16
     assert run.stats.resumed and run.stats.restarts == 1 and run.stats.pages == 6
@@ -129,7 +131,7 @@ def test_page_broken_beyond_repair_names_page_and_url(replay, oai_fixtures, prov
     message = str(failure.value)
     assert "page 2 is not well-formed XML" in message and "testprov" in message
     assert f"{url}?verb=ListRecords&resumptionToken=" in message
-    assert len(got) == 10 and checkpoint.load()["token"] == HARVARD_TOKEN  # a rerun resumes at page 2
+    assert len(got) == 10 and checkpoint.load()["position"]["token"] == HARVARD_TOKEN  # a rerun resumes at page 2
 
     app.routes[1] = ({"verb": "ListRecords", "resumptionToken": HARVARD_TOKEN}, oai_fixtures / DATACITE, "text/xml", None)
     app.requests.clear()

@@ -122,7 +122,7 @@ def test_rerun_after_a_failed_page_yields_the_whole_list_once(
         assert "IncompleteRead" in str(error)
     assert got == expected[:6]
     state = checkpoint.load()
-    assert state["page"] == 2 and state["spooled"] == 6 and server.cursor({"resumptionToken": state["token"]}) == 6
+    assert state["page"] == 2 and state["spooled"] == 6 and server.cursor({"resumptionToken": state["position"]["token"]}) == 6
     assert [name.split("/")[1] for name in spool_files()] == ["00000001.avro", "00000002.avro"]
 
     later = started + timedelta(hours=5)
@@ -236,7 +236,8 @@ def test_second_bad_resumption_token_fails(oai_server, provider, http, checkpoin
 
 def test_expired_checkpoint_token_restarts_from_the_checkpointed_request(oai_server, provider, http, checkpoint, started):
     server = oai_server(batch_size=4)
-    checkpoint.save({"kind": "oai", "request": {"metadataPrefix": "mods"}, "token": "expired", "page": 5, "spooled": 0})
+    checkpoint.save({"kind": "oai", "request": {"metadataPrefix": "mods"}, "position": {"set": None, "token": "expired"},
+                     "page": 5, "spooled": 0})
     harvest = run(provider, server, http, checkpoint, started)
     ids = [r["id"] for r in harvest]
     assert server.requests[0] == {"verb": "ListRecords", "resumptionToken": "expired"}
