@@ -9,20 +9,9 @@ import tarfile
 import pytest
 
 from ingest_assets_tests.support import Worker, tar_bytes
+from ingest_assets_tests.support.linked_data import OAI_BOMB, RDFXML_BOMB
 
 CAP_MB = 2048  # far below what the bombs below expand to (gigabytes), far above what a refusal needs
-
-LAUGHS = "".join(f'<!ENTITY l{n} "{("&l" + str(n - 1) + ";") * 10}">' for n in range(1, 10))
-RDFXML_BOMB = (
-    f'<?xml version="1.0"?><!DOCTYPE rdf:RDF [<!ENTITY l0 "lol">{LAUGHS}]>'
-    '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/">'
-    '<rdf:Description rdf:about="http://example.org/a"><ex:p>&l9;</ex:p></rdf:Description></rdf:RDF>'
-)
-OAI_BOMB = (
-    f'<?xml version="1.0"?><!DOCTYPE OAI-PMH [<!ENTITY l0 "lol">{LAUGHS}]>'
-    '<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><ListRecords><record><header><identifier>a</identifier>'
-    "</header><metadata><x>&l9;</x></metadata></record></ListRecords></OAI-PMH>"
-)
 
 IMPORT = """
 from ingest_assets.http import HttpClient

@@ -24,9 +24,8 @@ from ingest_assets.linked_data.oxigraph_store import OxigraphStore
 from ingest_assets.linked_data.sparql_endpoint import SparqlEndpointStore
 from ingest_assets.linked_data.store import TripleStore
 from ingest_assets_tests.support import free_port, stop_group
+from ingest_assets_tests.support.linked_data import FULL
 
-FULL = "http://schema.geolink.org/dev/voc/harvester#FullDump"
-PARTIAL = "http://schema.geolink.org/dev/voc/harvester#PartialDump"
 CONTENT_TYPES = {".ttl": "text/turtle", ".nt": "application/n-triples", ".rdf": "application/rdf+xml"}
 
 

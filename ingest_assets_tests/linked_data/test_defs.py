@@ -17,10 +17,9 @@ from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageR
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.linked_data.importer import ProviderSource, import_update
 from ingest_assets.linked_data.status import read_status
-from ingest_assets_tests.linked_data.test_subsets import bcodmo_archives, publish
+from ingest_assets_tests.support.linked_data import ORGS, bcodmo_archives, publish
 from ingest_assets_tests.support.resync import Mirror, tree
 
-ORGS = "dumps/dataone-organizations-geolink.ttl"
 BROKEN = "chembl-rdf-void-2012-10-broken.ttl"
 
 

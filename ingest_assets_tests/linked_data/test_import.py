@@ -10,13 +10,13 @@ from ingest_assets.errors import FetchError, IngestError, ParseError
 from ingest_assets.linked_data import importer
 from ingest_assets.linked_data.export import export
 from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
+from ingest_assets_tests.support.linked_data import PARTIAL
 
 ORGS = "dumps/dataone-organizations-geolink.ttl"  # 387 triples
 LINKS = "dumps/bcodmo-rvdata-cruise-links.nt"  # 329, tab-separated
 FUNDING = "dumps/bcodmo-funding-geolink-view.rdf"  # 329, rdf:datatype="xsd:string"
 PERSONS = "dumps/mblwhoi-geolink-person.rdf"  # 72
 BROKEN = "chembl-rdf-void-2012-10-broken.ttl"  # Turtle with a syntax error at line 35
-PARTIAL = "http://schema.geolink.org/dev/voc/harvester#PartialDump"
 JORNADA = "<https://dataone.org/organization/065fc8ee-bcfe-4a09-986a-8ee7709b715d>"
 LABEL = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#label>"
 

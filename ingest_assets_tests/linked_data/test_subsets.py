@@ -2,7 +2,6 @@
 
 import gzip
 import hashlib
-import stat
 import tarfile
 
 import pytest
@@ -12,53 +11,10 @@ from ingest_assets.errors import ArchiveError, ParseError
 from ingest_assets.linked_data import importer
 from ingest_assets.linked_data.importer import ProviderSource, check, cleanup, fetch_void, import_update
 from ingest_assets.linked_data.modified import parse_modified
-from ingest_assets_tests.hostile.test_memory_cap import RDFXML_BOMB
-from ingest_assets_tests.linked_data.conftest import FULL
-from ingest_assets_tests.support import tar_bytes, zip_bytes
-
-ORGS = "dumps/dataone-organizations-geolink.ttl"  # 387 triples
-LINKS = "dumps/bcodmo-rvdata-cruise-links.nt"  # 329
-FUNDING = "dumps/bcodmo-funding-geolink-view.rdf"  # 329
-PERSONS = "dumps/mblwhoi-geolink-person.rdf"  # 72
-CRUISE = "<http://example.org/cruise/1>"
-LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"
-
-
-def tar_gz(members: dict[str, bytes]) -> bytes:
-    return tar_bytes([(name, tarfile.REGTYPE, body) for name, body in members.items()])
-
-
-def zipped(members: dict[str, bytes]) -> bytes:
-    return zip_bytes([(name, body, stat.S_IFREG | 0o644) for name, body in members.items()])
-
-
-def publish(site, provider: str, orgs_modified: str, bcodmo_modified: str, bcodmo_dumps: list[str]) -> str:
-    """A VoID whose top dataset has two subsets, each with its own ``modified`` and dumps."""
-    orgs = [site.fixture(ORGS), site.fixture(LINKS + ".gz", "2")]
-    text = (
-        "@prefix void: <http://rdfs.org/ns/void#> .\n@prefix dcterms: <http://purl.org/dc/terms/> .\n"
-        "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
-        f"<#all> a void:Dataset ; void:feature <{FULL}> ; void:subset <#orgs> , <#bcodmo> .\n"
-        f'<#orgs> a void:Dataset ; dcterms:modified "{orgs_modified}"^^xsd:date ;\n'
-        f"  void:dataDump {', '.join(f'<{d}>' for d in orgs)} .\n"
-        f'<#bcodmo> a void:Dataset ; dcterms:modified "{bcodmo_modified}"^^xsd:date ;\n'
-        f"  void:dataDump {', '.join(f'<{d}>' for d in bcodmo_dumps)} .\n"
-    )
-    return site.put(f"/{provider}/void.ttl", text)
-
-
-def bcodmo_archives(site, void_fixtures, provider: str, cruise_label: str) -> list[str]:
-    """A .tar.gz holding a .ttl and an .rdf member, and a .zip holding an .rdf member."""
-    tar = tar_gz({
-        "bcodmo/cruise.ttl": f'{CRUISE} {LABEL} "{cruise_label}" .\n'.encode(),
-        "bcodmo/funding.rdf": (void_fixtures / FUNDING).read_bytes(),
-    })
-    return [
-        site.put(f"/{provider}/bcodmo.tar.gz", tar, "application/gzip"),
-        site.put(f"/{provider}/persons.zip", zipped({"persons.rdf": (void_fixtures / PERSONS).read_bytes()}),
-                 "application/zip"),
-    ]
-
+from ingest_assets_tests.support import tar_bytes
+from ingest_assets_tests.support.linked_data import (
+    CRUISE, FUNDING, LABEL, LINKS, ORGS, PERSONS, RDFXML_BOMB, bcodmo_archives, publish, zipped,
+)
 
 def harvest(case, http, url: str, provider: str):
     result = import_update(ProviderSource(provider, url, allow_private=True), case.store, http, case.graphs(provider))

@@ -16,7 +16,7 @@ from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets.settings import Settings
 from ingest_assets.storage.activities import RecordStream, write_activity
 from ingest_assets.storage.avro import ORIGINAL_RECORD
-from ingest_assets_tests.records.mapping.test_hub_profiles import CALISPHERE
+from ingest_assets_tests.support.mapping import CALISPHERE
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 

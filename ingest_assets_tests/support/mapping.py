@@ -1,0 +1,32 @@
+"""Mapping test material: a realistic Calisphere (CDL) Solr record, since no shared fixture holds one."""
+
+# the fields CdlMapping reads, values from a Calisphere photograph record
+CALISPHERE = {
+    "id": "ark:/13030/kt2g5019mv",
+    "title_ss": ["Mission San Juan Capistrano, ruins of the great stone church"],
+    "alternative_title_ss": ["San Juan Capistrano mission"],
+    "creator_ss": ["Pierce, C.C. (Charles C.), 1861-1946"],
+    "contributor_ss": ["California Historical Society"],
+    "date_ss": ["circa 1900"],
+    "description": ["Photograph of the ruins of the stone church.", "Gift of the Title Insurance and Trust Company."],
+    "subject_ss": ["Missions--California.", "San Juan Capistrano (Calif.); Church buildings"],
+    "coverage_ss": ["San Juan Capistrano (Calif.)"],
+    "temporal_ss": ["1900-1909"],
+    "type": ["image"],
+    "format": ["photographic print", "image", "8 x 10 in."],
+    "extent_ss": ["1 photographic print"],
+    "genre_ss": ["photographs"],
+    "identifier_ss": ["CHS-1234", "ark:/13030/kt2g5019mv"],
+    "language_ss": ["English"],
+    "publisher_ss": ["California Historical Society"],
+    "relation_ss": ["Title Insurance and Trust, and C.C. Pierce Photography Collection"],
+    "rights_ss": ["Please contact the contributing institution for more information regarding the copyright."],
+    "rights_note_ss": ["Copyright undetermined."],
+    "rightsholder_ss": ["USC Libraries"],
+    "rights_uri": "http://rightsstatements.org/vocab/UND/1.0/",
+    "collection_name": ["Title Insurance and Trust, and C.C. Pierce Photography Collection, 1860-1960"],
+    "campus_name": ["University of Southern California"],
+    "repository_name": ["USC Libraries Special Collections", "University of Southern California Digital Library"],
+    "url_item": "https://calisphere.org/item/ark:/13030/kt2g5019mv/",
+    "reference_image_md5": "6a1c2c1b2f0e7bd33f0d4b67a3e8a1e2",
+}
