@@ -25,7 +25,6 @@ from ingest_assets.records.harvest.api import ApiHarvester
 from ingest_assets.records.harvest.checkpoint import Checkpoint, StorageCheckpoint
 from ingest_assets.records.harvest.files import FileHarvester
 from ingest_assets.records.harvest.oai import OaiHarvester
-from ingest_assets.records.harvest.resourcesync import ResourceSyncHarvester
 from ingest_assets.records.harvest.original import (
     MIMETYPE_SYMBOLS,
     HarvestStats,
@@ -105,6 +104,8 @@ def harvest_records(
             requests=requests,
         )
     elif isinstance(config, ResourceSyncHarvest):
+        from ingest_assets.records.harvest.resourcesync import ResourceSyncHarvester  # resync loads when used
+
         harvester = ResourceSyncHarvester(
             provider.name, config, ingest_ts=ts, started=started, incremental=window is not None, http=http,
             checkpoint=checkpoint, stats=stats, requests=requests,
