@@ -13,7 +13,6 @@ Blank nodes get fresh labels, so two files (or two harvests) never share one by 
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import re
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from lxml import etree
 from pyoxigraph import BlankNode, RdfFormat, parse
 
 from ingest_assets import archives
+from ingest_assets.digests import MultiHasher
 from ingest_assets.errors import ParseError, context
 from ingest_assets.http import HttpClient
 from ingest_assets.linked_data import formats
@@ -215,12 +215,12 @@ def stage_all(
         if rdf_format is None:
             raise unsupported(member.name, provider=provider, url=dump.url, member=member.name)
         copy = spool.with_name(f"{spool.name}-{number}.member")
-        digest = hashlib.sha256()
+        digest = MultiHasher(("sha256",))
         with copy.open("wb") as out:  # streamed: pyoxigraph and the RDF/XML screen each need their own pass
             for chunk in iter(lambda: member.stream.read(CHUNK), b""):
                 digest.update(chunk)
                 out.write(chunk)
-        part = Download(f"{dump.url}!{member.name}", copy, None, member.size, digest.hexdigest())
+        part = Download(f"{dump.url}!{member.name}", copy, None, member.size, digest.hexdigests()["sha256"])
         yield stage(part, spool.with_name(f"{spool.name}-{number}.nt"), provider=provider, hint=None,
                     max_bytes=max_bytes, subjects=subjects, rdf_format=rdf_format)
         copy.unlink()
