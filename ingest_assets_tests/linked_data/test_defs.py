@@ -1,6 +1,7 @@
 """Dagster wiring: the VoID sensor (build_sensor_context) and the assets (dagster.materialize)."""
 
 import gzip
+from datetime import datetime, timezone
 import json
 import uuid
 
@@ -10,6 +11,7 @@ from dagster._core.test_utils import create_run_for_test
 from pyoxigraph import RdfFormat, parse
 
 from ingest_assets.defs.linked_data import sensors as sensor_module
+from ingest_assets.defs.linked_data import assets as assets_module
 from ingest_assets.defs.linked_data.assets import linked_data_export, provider_graph
 from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.linked_data.sensors import PROVIDER_TAG, void_sensor
@@ -160,6 +162,23 @@ def test_import_asset_status_document_and_export(instance, wiring, site, backend
     quads = list(parse(input=gzip.decompress(storage.read_bytes(f"{folder}/graphs.nq.gz")), format=RdfFormat.N_QUADS))
     graph_name = wiring["triplestore"].graphs("a").name
     assert len(quads) == 387 and {q.graph_name.value for q in quads} == {graph_name}
+
+
+def test_exports_in_the_same_second_each_keep_their_own_folder(instance, wiring, monkeypatch):
+    """Exports are never overwritten: a second export within the same second takes the next one."""
+    moment = datetime(2026, 1, 15, 12, 0, 0, tzinfo=timezone.utc)
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return moment
+
+    monkeypatch.setattr(assets_module, "datetime", Frozen)
+    for _ in range(2):
+        assert _materialize(instance, wiring, [provider_graph, linked_data_export], selection=[linked_data_export]).success
+    storage = wiring["storage"].get_client()
+    folders = sorted({k.rsplit("/", 1)[0] for k in storage.list_keys("_linked_data") if k.endswith("/_MANIFEST")})
+    assert [f.rsplit("/", 1)[1] for f in folders] == ["20260115_120000-export", "20260115_120001-export"]
 
 
 def test_export_follows_any_provider_graph_change(instance, wiring):

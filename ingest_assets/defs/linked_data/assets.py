@@ -1,7 +1,7 @@
 """Linked-data assets: one provider graph per provider partition, and the export of their union."""
 
 import gzip
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from functools import partial
 
 import dagster as dg
@@ -118,6 +118,9 @@ def linked_data_export(
     each provider's N-Quads are published through the ``linked_data`` change feed."""
     started = datetime.now(timezone.utc)
     key = hub_dated_key(LINKED_DATA, started, "export")
+    while storage.get_client().exists(key):  # exports are never overwritten: one in the same second takes the next
+        started += timedelta(seconds=1)
+        key = hub_dated_key(LINKED_DATA, started, "export")
     providers = list(registry.load())
     feed = resourcesync.capability_feed("linked_data", storage.get_client())
     with triplestore.get_client(writable=False) as store, storage.get_client().folder(key) as folder:
