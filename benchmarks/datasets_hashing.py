@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ingest_assets.datasets.download import download
 from ingest_assets.datasets.hashing import hash_file
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 
 BLOCK = 16 * 1024 * 1024
 

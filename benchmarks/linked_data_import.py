@@ -20,10 +20,10 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode, RdfFormat, Store
 
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 from ingest_assets.linked_data.graphs import ProviderGraphs
 from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
-from ingest_assets.linked_data.oxigraph_store import OxigraphStore
+from ingest_assets.linked_data.oxigraph import OxigraphStore
 from ingest_assets.linked_data.void import parse_void
 
 PER_SUBJECT = 10

@@ -87,7 +87,7 @@ def run_pipeline(root: str, providers: list[str]) -> dict:
 
     from ingest_assets.definitions import build_definitions
     from ingest_assets.defs.providers import record_providers
-    from ingest_assets.settings import Settings
+    from ingest_assets.core.settings import Settings
 
     settings = Settings.from_env({"INGEST_HOME": root, "INGEST_REGISTRY": f"{root}/registry.yaml"})
     job = build_definitions(settings).resolve_job_def("record_pipeline").get_subset(
@@ -110,7 +110,7 @@ def run_raw(root: str, providers: list[str]) -> dict:
 
     from ingest_assets.records.indexing import index_record
     from ingest_assets.records.mapping import mapper_for
-    from ingest_assets.registry import load_registry
+    from ingest_assets.core.registry import load_registry
     from ingest_assets.storage import LocalStorage, layout
     from ingest_assets.storage.activities import RecordSource, RecordStream, write_activity
     from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD

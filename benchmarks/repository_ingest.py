@@ -17,14 +17,14 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from lxml import etree
 
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.bookkeeping import Bookkeeping
 from ingest_assets.repository.index import ObjectIndex
 from ingest_assets.repository.ingest import IngestSettings, RepositoryIngest
-from ingest_assets.repository.ocfl_store import OcflRepository
+from ingest_assets.repository.ocfl import OcflRepository
 from ingest_assets.repository.template_index import TemplateIndexClient
 from ingest_assets.repository.validation import load_vocabularies
-from ingest_assets.sql import make_engine
+from ingest_assets.core.sql import make_engine
 
 WIKI = "http://www.keytonature.eu/wiki/"
 

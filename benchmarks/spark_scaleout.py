@@ -56,7 +56,7 @@ def prepare(root: Path, total: int, part_records: int) -> list[str]:
 
 def _chain(storage, entry, stream) -> int:
     """mapping -> enrichment -> indexing of one provider; returns the harvest's record count."""
-    from ingest_assets.records.steps import RecordActivity
+    from ingest_assets.records.engines.steps import RecordActivity
     from ingest_assets.storage.activities import latest_source, write_activity, RecordSource
     from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD
 
@@ -99,9 +99,9 @@ class JvmPeak(threading.Thread):
 
 def run_engine(root: str, engine: str, master: str | None) -> dict:
     """One engine over every provider (the driver process); big and small partitions timed apart."""
-    from ingest_assets.records.spark_engine import spark_stream
-    from ingest_assets.records.steps import in_process
-    from ingest_assets.registry import load_registry
+    from ingest_assets.records.engines.spark import spark_stream
+    from ingest_assets.records.engines.steps import in_process
+    from ingest_assets.core.registry import load_registry
     from ingest_assets.storage import LocalStorage
 
     storage = LocalStorage(f"{root}/storage")
@@ -145,7 +145,7 @@ def main() -> None:
         print(json.dumps(run_engine(args.root, args.engine, args.master)))
         return
 
-    from ingest_assets.records.spark_cluster import standalone_cluster
+    from ingest_assets.records.engines.spark_cluster import standalone_cluster
 
     part_records = args.part_records or max(1, -(-args.records // (len(pipeline.FORMATS) * 8)))
     figures = {}

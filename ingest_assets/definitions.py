@@ -15,7 +15,7 @@ from ingest_assets.defs.records.resources import RecordEngineResource, SearchInd
 from ingest_assets.defs.repository.resources import RepositoryResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
-from ingest_assets.settings import Settings
+from ingest_assets.core.settings import Settings
 
 
 def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:

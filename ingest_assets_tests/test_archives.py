@@ -9,8 +9,8 @@ import tarfile
 
 import pytest
 
-from ingest_assets.archives import Limits, members, scan
-from ingest_assets.errors import ArchiveError, ParseError
+from ingest_assets.core.archives import Limits, members, scan
+from ingest_assets.core.errors import ArchiveError, ParseError
 from ingest_assets_tests.support import tar_bytes, zip_bytes
 
 MiB = 1024 * 1024

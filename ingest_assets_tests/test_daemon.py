@@ -22,7 +22,7 @@ from dagster._core.utils import make_new_backfill_id
 from ingest_assets.demo.oai_server import serve_in_thread
 from ingest_assets.demo.samples import sample_records
 from ingest_assets.definitions import build_definitions
-from ingest_assets.settings import Settings
+from ingest_assets.core.settings import Settings
 from ingest_assets.storage import LocalStorage, layout
 from ingest_assets_tests.support import stop_group
 

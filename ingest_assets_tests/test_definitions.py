@@ -12,7 +12,7 @@ from ingest_assets.defs.resources import SqlResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.resourcesync.events import record_event
 from ingest_assets.resourcesync.model import ResourceSet
-from ingest_assets.settings import Settings
+from ingest_assets.core.settings import Settings
 
 
 def test_everything_loads_as_one_code_location(tmp_path):

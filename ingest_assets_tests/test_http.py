@@ -2,8 +2,8 @@
 
 import pytest
 
-from ingest_assets.errors import FetchError
-from ingest_assets.http import HttpClient, check_url
+from ingest_assets.core.errors import FetchError
+from ingest_assets.core.http import HttpClient, check_url
 
 
 def app_factory(script):
@@ -106,7 +106,7 @@ def test_retry_after_as_an_http_date_is_honoured_and_capped(http_server, monkeyp
     import time
     from email.utils import formatdate
 
-    import ingest_assets.http
+    import ingest_assets.core.http
 
     arrivals = []
     not_before = math.ceil(time.time()) + 2
@@ -122,7 +122,7 @@ def test_retry_after_as_an_http_date_is_honoured_and_capped(http_server, monkeyp
     assert HttpClient(allow_private=True, backoff=0.01).get(f"{base}/").content == b"fine"
     assert len(arrivals) == 2 and arrivals[1] >= not_before  # waited for the date, not the 0.01 s backoff
 
-    monkeypatch.setattr(ingest_assets.http, "MAX_RETRY_AFTER", 0.1)  # an hour's Retry-After waits only the cap
+    monkeypatch.setattr(ingest_assets.core.http, "MAX_RETRY_AFTER", 0.1)  # an hour's Retry-After waits only the cap
     busy.append(("429 Slow down", [("Retry-After", "3600")], b""))
     assert HttpClient(allow_private=True, backoff=0.01).get(f"{base}/").content == b"fine"
     assert len(arrivals) == 4
@@ -192,7 +192,7 @@ def test_a_pinned_connection_keeps_the_host_name_and_follows_checked_redirects(h
     import ipaddress
     import socket
 
-    import ingest_assets.http
+    import ingest_assets.core.http
 
     seen = []
 
@@ -216,7 +216,7 @@ def test_a_pinned_connection_keeps_the_host_name_and_follows_checked_redirects(h
 
     monkeypatch.setattr(socket, "getaddrinfo", resolve)
     # 127.0.0.1 counts as public here, so the names are pinned to the local test server
-    monkeypatch.setattr(ingest_assets.http, "_addresses_within", lambda address: [ipaddress.ip_address("93.184.216.34")])
+    monkeypatch.setattr(ingest_assets.core.http, "_addresses_within", lambda address: [ipaddress.ip_address("93.184.216.34")])
     response = HttpClient(retries=0).get(f"http://first.example:{port}/old")
     assert response.content == b"moved here"
     assert seen == [("/old", f"first.example:{port}"), ("/new", f"second.example:{port}")]
@@ -262,7 +262,7 @@ def body_app(pieces):
 
 @pytest.mark.parametrize("limit", [4096, 4095])
 def test_a_body_exactly_at_the_cap_passes_and_one_byte_over_fails(http_server, tmp_path, limit):
-    from ingest_assets.errors import TooLargeError
+    from ingest_assets.core.errors import TooLargeError
 
     base = http_server(app=body_app([b"x" * 1000, b"y" * 3096]))  # 4096 bytes in two pieces
     client = HttpClient(allow_private=True, retries=0)
@@ -320,7 +320,7 @@ def test_a_50_mb_download_streams_to_disk_in_flat_memory(http_server, tmp_path):
 
 
 def test_context_fills_only_missing_fields_and_keeps_type_retryability_and_cause(http_server):
-    from ingest_assets.errors import IngestError, ParseError, context
+    from ingest_assets.core.errors import IngestError, ParseError, context
 
     app, _ = app_factory({"/down": [("503 Busy", [], b"try later")]})
     url = f"{http_server(app=app)}/down"

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ingest_assets.errors import ConfigError
-from ingest_assets.registry import OaiHarvest, ProviderEntry, load_registry, parse_registry
-from ingest_assets.settings import Settings
+from ingest_assets.core.errors import ConfigError
+from ingest_assets.core.registry import OaiHarvest, ProviderEntry, load_registry, parse_registry
+from ingest_assets.core.settings import Settings
 
 GEOLINK = """
 bcodmo:

@@ -10,9 +10,9 @@ import pytest
 import ingest_assets
 from ingest_assets.defs.resources import SqlResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
-from ingest_assets.errors import ConfigError
-from ingest_assets.registry import Registry
-from ingest_assets.settings import Settings
+from ingest_assets.core.errors import ConfigError
+from ingest_assets.core.registry import Registry
+from ingest_assets.core.settings import Settings
 from ingest_assets.storage import LocalStorage
 from ingest_assets.storage.avro import ORIGINAL_RECORD, schema_with_doc, write_parts
 

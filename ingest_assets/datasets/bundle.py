@@ -1,6 +1,6 @@
 """List (and hash) the files inside a downloaded zip/tar bundle without trusting it or extracting it.
 
-Bundles are hostile input: the checks of :mod:`ingest_assets.archives` apply, and the first bad entry refuses
+Bundles are hostile input: the checks of :mod:`ingest_assets.core.archives` apply, and the first bad entry refuses
 the whole bundle (``bundle-unsafe``). Links that stay inside the bundle are listed with their target.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest_assets.archives import Limits, members
+from ingest_assets.core.archives import Limits, members
 from ingest_assets.datasets.hashing import Digests, hash_file
 from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.errors import ArchiveError
+from ingest_assets.core.errors import ArchiveError
 
 
 @dataclass(frozen=True)

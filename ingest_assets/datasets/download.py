@@ -8,8 +8,8 @@ from pathlib import Path
 from ingest_assets.datasets.fetch import timestamp14
 from ingest_assets.datasets.hashing import ALGORITHMS, Digests
 from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.errors import FetchError, TooLargeError
-from ingest_assets.http import HttpClient
+from ingest_assets.core.errors import FetchError, TooLargeError
+from ingest_assets.core.http import HttpClient
 
 DROP_HEADERS = {"content-encoding", "transfer-encoding", "content-length", "connection", "keep-alive"}
 

@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 from requests.structures import CaseInsensitiveDict
 
 from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.errors import FetchError
-from ingest_assets.http import HttpClient, HttpResponse
+from ingest_assets.core.errors import FetchError
+from ingest_assets.core.http import HttpClient, HttpResponse
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 

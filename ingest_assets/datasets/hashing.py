@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ingest_assets.digests import MultiHasher
+from ingest_assets.core.digests import MultiHasher
 
 CHUNK_SIZE = 4 * 1024 * 1024
 ALGORITHMS = ("md5", "sha1", "sha256")  # md5, the slowest, first: MultiHasher runs it beside the others

@@ -21,9 +21,9 @@ from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import Engine
 
-from ingest_assets import json_input
-from ingest_assets.archives import Limits
-from ingest_assets.datasets.archive import (
+from ingest_assets.core import json_input
+from ingest_assets.core.archives import Limits
+from ingest_assets.datasets.deposit import (
     ArchiveOrgUploader,
     item_file_names,
     item_metadata,
@@ -48,12 +48,12 @@ from ingest_assets.datasets.status import (
     is_retryable,
 )
 from ingest_assets.datasets.strategy import Thresholds, choose_strategy
-from ingest_assets.errors import IngestError, ValidationError
-from ingest_assets.http import HttpClient
+from ingest_assets.core.errors import IngestError, ValidationError
+from ingest_assets.core.http import HttpClient
 from ingest_assets.resourcesync.feed import ChangeFeed
 from ingest_assets.storage import Storage
 from ingest_assets.storage.layout import dataset_key, dataset_lineage_key
-from ingest_assets.version import SOFTWARE_VERSION
+from ingest_assets.core.version import SOFTWARE_VERSION
 
 
 @dataclass

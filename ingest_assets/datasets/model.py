@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ingest_assets.errors import ValidationError
+from ingest_assets.core.errors import ValidationError
 
 INGEST_TYPE = "dataset"
 

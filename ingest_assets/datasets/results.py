@@ -28,7 +28,7 @@ from sqlalchemy.dialects import postgresql
 
 from ingest_assets.datasets.model import FilesetResult, IngestRequest
 from ingest_assets.datasets.status import is_retryable
-from ingest_assets.sql import insert_for
+from ingest_assets.core.sql import insert_for
 
 metadata = MetaData()
 

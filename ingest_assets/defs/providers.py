@@ -7,7 +7,7 @@ UI only offers partitions that can run: a linked-data entry is no record partiti
 import dagster as dg
 
 from ingest_assets.defs.resources import RegistryResource
-from ingest_assets.errors import ConfigError
+from ingest_assets.core.errors import ConfigError
 
 record_providers = dg.DynamicPartitionsDefinition(name="record_providers")
 linked_data_providers = dg.DynamicPartitionsDefinition(name="linked_data_providers")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 from pydantic import Field, PrivateAttr
-from ingest_assets.registry import Registry, load_registry
+from ingest_assets.core.registry import Registry, load_registry
 from ingest_assets.defs.s3 import storage_opener
 from ingest_assets.storage import Storage
 
@@ -52,7 +52,7 @@ class SqlResource(dg.ConfigurableResource):
 
     def get_client(self) -> "Engine":
         if self._engine is None:
-            from ingest_assets.sql import make_engine  # SQLAlchemy loads with the first run that needs it
+            from ingest_assets.core.sql import make_engine  # SQLAlchemy loads with the first run that needs it
 
             self._engine = make_engine(self.url)
         return self._engine

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from ingest_assets.datasets.model import INGEST_TYPE
-from ingest_assets.errors import NotFoundError
+from ingest_assets.core.errors import NotFoundError
 from ingest_assets.lineage import Lineage, Step
 from ingest_assets.storage import Storage
 from ingest_assets.storage.layout import dataset_lineage_key

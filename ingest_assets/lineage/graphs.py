@@ -3,7 +3,7 @@ VoID read, its ``modified``, every dump's URL, size and sha256), newest first, f
 
 from __future__ import annotations
 
-from ingest_assets.errors import NotFoundError
+from ingest_assets.core.errors import NotFoundError
 from ingest_assets.lineage import Lineage, Step
 from ingest_assets.linked_data.status import read_status, status_key
 from ingest_assets.storage import Storage

@@ -3,9 +3,9 @@ source (export file, MediaWiki API or template index) its record came from, as t
 
 from __future__ import annotations
 
-from ingest_assets.errors import NotFoundError
+from ingest_assets.core.errors import NotFoundError
 from ingest_assets.lineage import Lineage, Step
-from ingest_assets.repository.store import Repository
+from ingest_assets.repository.backend import Repository
 
 
 def object_lineage(repository: Repository, pid: str, where: str) -> Lineage:

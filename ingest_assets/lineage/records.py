@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
-from ingest_assets.errors import NotFoundError
+from ingest_assets.core.errors import NotFoundError
 from ingest_assets.lineage import Lineage, Step
 from ingest_assets.records.harvest.requests import REQUEST_LOG, page_of
 from ingest_assets.records.mapping.mapper import mint_id

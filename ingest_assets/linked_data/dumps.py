@@ -1,7 +1,7 @@
 """Dump files: download (size-limited), then parse (Turtle, N-Triples, N-Quads, TriG, RDF/XML, JSON-LD,
 optionally gzip-compressed) into a normalised N-Triples spool, collecting the subjects for delete-by-subject.
 
-A dump packed as a zip or tar (.tar.gz/.tgz/.tar.bz2/.tar.xz) is read with :mod:`ingest_assets.archives` (its
+A dump packed as a zip or tar (.tar.gz/.tgz/.tar.bz2/.tar.xz) is read with :mod:`ingest_assets.core.archives` (its
 guards: traversal, links, ratio, member count and size): each member is copied to a file of its own in turn
 and parsed by its extension (screened like any RDF/XML dump). A dump or member in a syntax with no parser
 (``.hdt``, ``.xlsx``...) is refused with a :class:`ParseError` naming it and the supported formats.
@@ -25,13 +25,13 @@ from urllib.parse import urlsplit
 from lxml import etree
 from pyoxigraph import BlankNode, RdfFormat, parse
 
-from ingest_assets import archives
-from ingest_assets.digests import MultiHasher
-from ingest_assets.errors import ParseError, context
-from ingest_assets.http import HttpClient
+from ingest_assets.core import archives
+from ingest_assets.core.digests import MultiHasher
+from ingest_assets.core.errors import ParseError, context
+from ingest_assets.core.http import HttpClient
 from ingest_assets.linked_data import formats
-from ingest_assets.linked_data.store import Term
-from ingest_assets.xml_input import HARDENED
+from ingest_assets.linked_data.triplestore import Term
+from ingest_assets.core.xml_input import HARDENED
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ingest_assets.linked_data.graphs import DEFAULT_BASE, ProviderGraphs, current_graphs
-from ingest_assets.linked_data.store import TripleStore, iri
+from ingest_assets.linked_data.triplestore import TripleStore, iri
 from ingest_assets.resourcesync.feed import ChangeFeed
 
 NQUADS = "application/n-quads"

@@ -17,9 +17,9 @@ from datetime import datetime
 
 from pyoxigraph import Literal, NamedNode
 
-from ingest_assets.linked_data.modified import parse_modified
-from ingest_assets.linked_data.store import TripleStore, iri
-from ingest_assets.registry import NAME_RE
+from ingest_assets.core.modified import parse_modified
+from ingest_assets.linked_data.triplestore import TripleStore, iri
+from ingest_assets.core.registry import NAME_RE
 from ingest_assets.storage.layout import timestamp
 
 DEFAULT_BASE = "urn:x-ingest-assets:graph:"

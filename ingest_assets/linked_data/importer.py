@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ingest_assets.errors import IngestError, context
-from ingest_assets.http import HttpClient, check_url
+from ingest_assets.core.errors import IngestError, context
+from ingest_assets.core.http import HttpClient, check_url
 from ingest_assets.linked_data import dumps
 from ingest_assets.linked_data.graphs import GraphState, ProviderGraphs, SubsetStamp
-from ingest_assets.linked_data.store import Term, TripleStore, batches, delete_subjects_sparql
+from ingest_assets.linked_data.triplestore import Term, TripleStore, batches, delete_subjects_sparql
 from ingest_assets.linked_data.void import VoidDescription, parse_void
-from ingest_assets.registry import LinkedDataSettings, ProviderEntry
+from ingest_assets.core.registry import LinkedDataSettings, ProviderEntry
 
 log = logging.getLogger(__name__)
 VOID_MAX_BYTES = 8 << 20

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from pyoxigraph import QueryResultsFormat, QuerySolutions, RdfFormat, Triple, parse, parse_query_results
 
-from ingest_assets.errors import FetchError
-from ingest_assets.http import HttpClient
-from ingest_assets.linked_data.store import Term, TripleStore, iri
+from ingest_assets.core.errors import FetchError
+from ingest_assets.core.http import HttpClient
+from ingest_assets.linked_data.triplestore import Term, TripleStore, iri
 
 
 class SparqlEndpointStore(TripleStore):

@@ -13,7 +13,7 @@ from typing import Any
 
 from ingest_assets.linked_data.graphs import GraphState
 from ingest_assets.linked_data.importer import ImportResult
-from ingest_assets.linked_data.modified import format_modified
+from ingest_assets.core.modified import format_modified
 from ingest_assets.storage import Storage
 from ingest_assets.storage.layout import provider_state_key
 

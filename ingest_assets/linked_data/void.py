@@ -7,7 +7,7 @@ https://www.w3.org/ns/formats/ are kept as a hint for the dumps' syntax.
 
 Parsing never fetches: a JSON-LD VoID whose ``@context`` (at any depth) or ``@import`` is a reference
 rather than an inline object is refused, since rdflib would fetch it itself, bypassing
-:class:`~ingest_assets.http.HttpClient`'s guards.
+:class:`~ingest_assets.core.http.HttpClient`'s guards.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from defusedxml import DefusedXmlException
 from pyoxigraph import RdfFormat
 from rdflib.namespace import DCTERMS, RDF, VOID
 
-from ingest_assets import json_input
-from ingest_assets.errors import ParseError, ValidationError
+from ingest_assets.core import json_input
+from ingest_assets.core.errors import ParseError, ValidationError
 from ingest_assets.linked_data import formats
-from ingest_assets.linked_data.modified import parse_modified
+from ingest_assets.core.modified import parse_modified
 
 FULL, PARTIAL = "fulldump", "partialdump"
 # rdflib rewrites literals from their Python value by default, which drops the zone of an xsd:date

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ingest_assets.errors import IngestError
+from ingest_assets.core.errors import IngestError
 from ingest_assets.repository.index import utc
 from ingest_assets.repository.tables import create_tables, last_success, watchdog
 

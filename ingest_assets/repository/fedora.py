@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import quote
 
-from ingest_assets.errors import FetchError
-from ingest_assets.http import HttpClient
+from ingest_assets.core.errors import FetchError
+from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.model import RepositoryObject
-from ingest_assets.repository.store import (
+from ingest_assets.repository.backend import (
     Conflict,
     ObjectGone,
     ObjectNotFound,

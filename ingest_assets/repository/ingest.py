@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Protocol
 
-from ingest_assets.errors import IngestError, ValidationError
+from ingest_assets.core.errors import IngestError, ValidationError
 from ingest_assets.repository.bookkeeping import Bookkeeping, Lease, LeaseLost
 from ingest_assets.repository.index import ObjectIndex
 from ingest_assets.repository.mapping import (
@@ -43,7 +43,7 @@ from ingest_assets.repository.mapping import (
 from ingest_assets.repository.model import FEED_MIME, RepositoryObject, feed_path
 from ingest_assets.repository.records import TemplateRecord, page_url
 from ingest_assets.repository.report import render_report
-from ingest_assets.repository.store import Repository
+from ingest_assets.repository.backend import Repository
 from ingest_assets.repository.validation import Issue, Vocabulary, validate
 from ingest_assets.resourcesync.feed import ChangeFeed
 from ingest_assets.storage import Storage

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ingest_assets.errors import ValidationError
+from ingest_assets.core.errors import ValidationError
 from ingest_assets.repository.model import RepositoryObject
 from ingest_assets.repository.pids import member_pid, pid_from_uri, type_code
 from ingest_assets.repository.records import TemplateRecord, page_url
-from ingest_assets.version import SOFTWARE_VERSION
+from ingest_assets.core.version import SOFTWARE_VERSION
 
 MULTI_SEPARATOR = re.compile(r"\s*;\s*")
 

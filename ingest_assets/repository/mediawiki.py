@@ -13,12 +13,12 @@ from datetime import datetime, timezone
 import mwparserfromhell
 from lxml import etree
 
-from ingest_assets import json_input
-from ingest_assets.errors import IngestError, ParseError
-from ingest_assets.http import HttpClient
+from ingest_assets.core import json_input
+from ingest_assets.core.errors import IngestError, ParseError
+from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.markup import clean
 from ingest_assets.repository.records import TemplateRecord, make_record, parse_timestamp, template_name
-from ingest_assets.xml_input import HARDENED, UnresolvedEntity, declares_entities, resolve_entity_refs
+from ingest_assets.core.xml_input import HARDENED, UnresolvedEntity, declares_entities, resolve_entity_refs
 
 
 MAX_API_ANSWER = 1024 * 1024

@@ -12,7 +12,7 @@ import hashlib
 import re
 from urllib.parse import unquote
 
-from ingest_assets.errors import ValidationError
+from ingest_assets.core.errors import ValidationError
 
 NAMESPACE = "K2N"
 MAX_LENGTH = 64

@@ -14,11 +14,11 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import delete, insert, select, update
 
-from ingest_assets.errors import FetchError
-from ingest_assets.http import HttpClient
+from ingest_assets.core.errors import FetchError
+from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.index import ObjectIndex, utc
 from ingest_assets.repository.ingest import publish_changes
-from ingest_assets.repository.store import Repository
+from ingest_assets.repository.backend import Repository
 from ingest_assets.repository.tables import source_checks
 from ingest_assets.resourcesync.feed import ChangeFeed
 

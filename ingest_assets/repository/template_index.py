@@ -14,11 +14,11 @@ from urllib.parse import urlencode
 
 from lxml import etree
 
-from ingest_assets.errors import ParseError, context
-from ingest_assets.http import HttpClient
+from ingest_assets.core.errors import ParseError, context
+from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.markup import clean
 from ingest_assets.repository.records import TemplateRecord, make_record, parse_timestamp
-from ingest_assets.xml_input import HARDENED
+from ingest_assets.core.xml_input import HARDENED
 
 FIXED_FIELDS = {"Harvested", "Modified", "TemplateName", "BaseURL", "PageName", "page_name"}
 MAX_BYTES = 64 * 1024 * 1024

@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
-from ingest_assets.errors import ConfigError
+from ingest_assets.core.errors import ConfigError
 from ingest_assets.repository.model import RepositoryObject
-from ingest_assets.xml_input import safe_parser
+from ingest_assets.core.xml_input import safe_parser
 
 PACKAGED_VOCABULARIES = files("ingest_assets.repository") / "vocabularies"
 SINGLE_VALUED = {"dc:title", "dc:type", "Best_Quality_URI", "Resource_ID", "Subtype", "Interactivity",

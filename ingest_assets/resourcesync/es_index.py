@@ -19,8 +19,8 @@ from datetime import datetime, timedelta, timezone
 from elasticsearch import ApiError, NotFoundError
 
 from ingest_assets import schemas
-from ingest_assets.elastic import connect, redacted, translated
-from ingest_assets.errors import IngestError
+from ingest_assets.core.search_clients import connect, redacted, translated
+from ingest_assets.core.errors import IngestError
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import listing_time, stored_time
 

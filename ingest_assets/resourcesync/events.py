@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime as Datetime
 from datetime import timezone
 
-from ingest_assets.errors import ValidationError
+from ingest_assets.core.errors import ValidationError
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import CHANGES, Location, ResourceSet, doc_id, resource_id, stored_time
 

@@ -24,8 +24,8 @@ from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
-from ingest_assets.digests import MultiHasher
-from ingest_assets.errors import IngestError, ValidationError
+from ingest_assets.core.digests import MultiHasher
+from ingest_assets.core.errors import IngestError, ValidationError
 from ingest_assets.resourcesync.events import record_event
 from ingest_assets.resourcesync.files import ResourceFiles
 from ingest_assets.resourcesync.index import ResourceIndex

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import quote, urlsplit
 
-from ingest_assets.errors import ValidationError
+from ingest_assets.core.errors import ValidationError
 
 CHANGES = ("created", "updated", "deleted")
 URL_SAFE = "/~!$&'()*+,;=:@-._"

@@ -1,8 +1,5 @@
-"""A small HTTP server for the published documents and the resources of each set.
-
-    python -m ingest_assets.resourcesync.server [--host 127.0.0.1] [--port 8080] [--publish]
-
-serves ``/<path>`` from the storage key ``_resourcesync/<path>`` (see :mod:`.publish`) and
+"""A small HTTP server for the published documents and the resources of each set (``ingest-assets
+serve-resourcesync``): serves ``/<path>`` from the storage key ``_resourcesync/<path>`` (see :mod:`.publish`) and
 ``/<set>/resources/<relative path>`` from the set's files (its root, or its storage area: :mod:`.files`),
 and, for a set publishing its provider's outputs, ``/<set>/resources/outputs/<path>`` from the storage key
 ``<set>/<path>`` of a complete output or its prov file (:mod:`.outputs`).
@@ -12,11 +9,9 @@ validated; symlinks do not leave a local root).
 
 from __future__ import annotations
 
-import argparse
 import mimetypes
 import os
 from collections.abc import Callable, Iterable
-from functools import partial
 from pathlib import Path
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -24,7 +19,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from ingest_assets.resourcesync.files import ResourceFiles
 from ingest_assets.resourcesync.model import ResourceSet
 from ingest_assets.resourcesync.outputs import OUTPUTS, output_key, output_mime
-from ingest_assets.storage.backends import Storage, open_storage
+from ingest_assets.storage.backends import Storage
 from ingest_assets.storage.layout import resourcesync_key
 
 CHUNK = 64 * 1024
@@ -130,7 +125,7 @@ class RegistrySets:
         self._sets: list[ResourceSet] = []
 
     def __call__(self) -> list[ResourceSet]:
-        from ingest_assets.registry import load_registry
+        from ingest_assets.core.registry import load_registry
         from ingest_assets.resourcesync.config import resource_sets
 
         stat = self.path.stat()
@@ -138,35 +133,3 @@ class RegistrySets:
             self._sets = resource_sets(load_registry(self.path), self.base, self.capabilities)
             self._stamp = (stat.st_mtime, stat.st_size)
         return self._sets
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Serve (after publishing once with ``--publish``) with the platform's settings and registry."""
-    from ingest_assets.resourcesync.config import open_resource_index
-    from ingest_assets.resourcesync.publish import Publisher
-    from ingest_assets.settings import Settings
-    from ingest_assets.sql import make_engine
-
-    parser = argparse.ArgumentParser(description="Serve the published ResourceSync documents and resources.")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8080)
-    parser.add_argument("--publish", action="store_true", help="regenerate the documents from the index first")
-    args = parser.parse_args(argv)
-    settings = Settings.current()
-    storage = open_storage(settings.storage_url)
-    server = make_app_server(None, args.host, args.port)
-    base = settings.resourcesync_url or f"http://{args.host}:{server.server_port}"
-    sets = RegistrySets(settings.registry_path, base, settings.resourcesync_capabilities)
-    if args.publish:
-        index = open_resource_index(settings.search, partial(make_engine, settings.database_url))
-        try:
-            Publisher(index, storage, base).publish(sets())
-        finally:
-            index.close()
-    server.set_app(ResourceSyncApp(storage, sets))
-    print(f"serving ResourceSync on {base}/.well-known/resourcesync", flush=True)
-    server.serve_forever()
-
-
-if __name__ == "__main__":
-    main()

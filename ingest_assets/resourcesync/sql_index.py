@@ -16,7 +16,7 @@ from sqlalchemy import BigInteger, Column, Engine, Index, MetaData, String, Tabl
 
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import doc_id, listing_time
-from ingest_assets.sql import insert_for
+from ingest_assets.core.sql import insert_for
 
 metadata = MetaData()
 

@@ -9,12 +9,12 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from ingest_assets.errors import ConfigError, IngestError
+from ingest_assets.core.errors import ConfigError, IngestError
 from ingest_assets.storage import layout
 from ingest_assets.storage.avro import WriteStats, read_folder, schema_with_doc, write_parts
 from ingest_assets.storage.backends import FolderWriter, Storage
 from ingest_assets.storage.manifest import Manifest, plan_document, prov_document
-from ingest_assets.version import SOFTWARE_VERSION
+from ingest_assets.core.version import SOFTWARE_VERSION
 
 
 @dataclass

@@ -17,8 +17,8 @@ import fastavro
 from fastavro.write import Writer
 
 from ingest_assets import schemas
-from ingest_assets.errors import IngestError, ParseError
-from ingest_assets.settings import Settings
+from ingest_assets.core.errors import IngestError, ParseError
+from ingest_assets.core.settings import Settings
 from ingest_assets.storage.backends import FolderWriter, Storage
 
 ORIGINAL_RECORD = "dpla.avro.v1.OriginalRecord"

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
-from ingest_assets.registry import NAME_RE
+from ingest_assets.core.registry import NAME_RE
 from ingest_assets.storage.backends import Storage, check_key
 
 ACTIVITIES = ("harvest", "mapping", "enrichment", "indexing")

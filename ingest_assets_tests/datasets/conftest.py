@@ -21,8 +21,8 @@ import pytest
 from ingest_assets.datasets.ingest import IngestContext
 from ingest_assets.datasets.platforms import PlatformConfig
 from ingest_assets.datasets.results import ResultStore
-from ingest_assets.http import HttpClient
-from ingest_assets.sql import make_engine
+from ingest_assets.core.http import HttpClient
+from ingest_assets.core.sql import make_engine
 
 
 @dataclass

@@ -14,7 +14,7 @@ import os
 import requests
 from internetarchive import get_session
 
-from ingest_assets.datasets.archive import ArchiveOrgUploader
+from ingest_assets.datasets.deposit import ArchiveOrgUploader
 from ingest_assets.datasets.ingest import ingest_request
 from ingest_assets.datasets.model import IngestRequest
 from ingest_assets.datasets.strategy import Thresholds

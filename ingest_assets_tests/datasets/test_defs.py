@@ -9,14 +9,14 @@ from datetime import datetime, timedelta, timezone
 import dagster as dg
 import pytest
 
-from ingest_assets.datasets.cli import submit
+from ingest_assets.cli.datasets import submit
 from ingest_assets.defs.datasets.assets import dataset_ingest_results
 from ingest_assets.defs.datasets.resources import DatasetIngestResource
 from ingest_assets.defs.datasets.sensors import dataset_requests_sensor
 from ingest_assets.defs.resources import SqlResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
-from ingest_assets.errors import ValidationError
-from ingest_assets.registry import Registry
+from ingest_assets.core.errors import ValidationError
+from ingest_assets.core.registry import Registry
 from ingest_assets.storage.layout import dataset_key
 from ingest_assets_tests.support.resync import Mirror, tree
 
@@ -93,8 +93,8 @@ def test_asset_materializes_results_and_metadata(tmp_path, tmp_storage, platform
 
 def test_process_refuses_non_http_and_private_urls(tmp_path, monkeypatch):
     """The CLI's immediate mode uses the production HttpClient: no file:// and no private addresses."""
-    from ingest_assets.datasets.cli import process
-    from ingest_assets.settings import Settings
+    from ingest_assets.cli.datasets import process
+    from ingest_assets.core.settings import Settings
 
     monkeypatch.setenv("INGEST_HOME", str(tmp_path / "home"))
     requests_file = tmp_path / "r.jsonl"

@@ -10,7 +10,7 @@ import zipfile
 
 from warcio.archiveiterator import ArchiveIterator
 
-from ingest_assets.datasets.archive import item_name
+from ingest_assets.datasets.deposit import item_name
 from ingest_assets.datasets.ingest import ingest_request
 from ingest_assets.datasets.model import IngestRequest
 from ingest_assets.datasets.status import is_retryable

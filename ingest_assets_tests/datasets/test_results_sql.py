@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from ingest_assets.datasets.ingest import run_requests
 from ingest_assets.datasets.model import FilesetResult
 from ingest_assets.datasets.results import ResultStore
-from ingest_assets.sql import make_engine
+from ingest_assets.core.sql import make_engine
 
 DDL = Path(__file__).resolve().parents[2] / "ingest_assets" / "schemas" / "datasets-ingest_fileset_result.sql"
 

@@ -9,7 +9,7 @@ import tarfile
 
 import pytest
 
-from ingest_assets.archives import Limits, safe_member_path
+from ingest_assets.core.archives import Limits, safe_member_path
 from ingest_assets.datasets.bundle import list_bundle
 from ingest_assets.datasets.detect import match_url, normalize_doi, parse_landing
 from ingest_assets.datasets.hashing import ALGORITHMS, Digests, hash_file, mismatch, normalize_hex
@@ -17,7 +17,7 @@ from ingest_assets.datasets.model import ManifestFile, PlatformManifest
 from ingest_assets.datasets.platforms import parse_checksum
 from ingest_assets.datasets.status import DatasetIngestFailure
 from ingest_assets.datasets.strategy import Thresholds, choose_strategy
-from ingest_assets.digests import MultiHasher
+from ingest_assets.core.digests import MultiHasher
 from ingest_assets_tests.support import tar_bytes, zip_bytes
 
 MiB = 1024 * 1024

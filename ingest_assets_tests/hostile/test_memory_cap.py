@@ -14,11 +14,11 @@ from ingest_assets_tests.support.linked_data import OAI_BOMB, RDFXML_BOMB
 CAP_MB = 2048  # far below what the bombs below expand to (gigabytes), far above what a refusal needs
 
 IMPORT = """
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 from ingest_assets.linked_data.graphs import ProviderGraphs
 from ingest_assets.linked_data.importer import ProviderSource, import_update
-from ingest_assets.linked_data.oxigraph_store import OxigraphStore
-from ingest_assets.errors import IngestError
+from ingest_assets.linked_data.oxigraph import OxigraphStore
+from ingest_assets.core.errors import IngestError
 try:
     import_update(ProviderSource("lod", VOID, allow_private=True), OxigraphStore(STORE, writable=True),
                   HttpClient(allow_private=True), ProviderGraphs("lod"))
@@ -28,11 +28,11 @@ except IngestError as exc:
 
 HARVEST = """
 from datetime import datetime, timezone
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.storage import LocalStorage
-from ingest_assets.errors import IngestError
+from ingest_assets.core.errors import IngestError
 entry = ProviderEntry("bombed", {"harvest": {"type": "oai", "endpoint": ENDPOINT, "allow_private": True, "full": True}})
 try:
     list(harvest_records(entry, started=datetime.now(timezone.utc), window=None, http=HttpClient(allow_private=True),

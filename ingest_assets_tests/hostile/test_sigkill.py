@@ -40,7 +40,7 @@ def test_a_harvest_killed_mid_write_leaves_the_last_complete_output_and_a_rerun_
     visible_before = sorted(storage.list_keys("demo/harvest"))
 
     gate.hang(lambda environ: "resumptionToken" in environ.get("QUERY_STRING", ""))  # page 2 never comes
-    worker = Worker(f"import sys; from ingest_assets.cli import main; sys.exit(main({harvest[1:]!r}))", env)
+    worker = Worker(f"import sys; from ingest_assets.cli.main import main; sys.exit(main({harvest[1:]!r}))", env)
     wait_for("the harvest to ask for page 2", gate.reached.is_set, 120)
     time.sleep(0.3)  # page 1's records are in the staged part file
     worker.kill()
@@ -56,10 +56,10 @@ def test_a_harvest_killed_mid_write_leaves_the_last_complete_output_and_a_rerun_
 
 LD_WORKER = """
 import sys
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 from ingest_assets.linked_data.graphs import ProviderGraphs
 from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
-from ingest_assets.linked_data.oxigraph_store import OxigraphStore
+from ingest_assets.linked_data.oxigraph import OxigraphStore
 store = OxigraphStore(sys.argv[1], writable=True)
 graphs = ProviderGraphs("lod")
 result = import_update(ProviderSource("lod", sys.argv[2], allow_private=True), store, HttpClient(allow_private=True), graphs)
@@ -70,7 +70,7 @@ print(result.strategy, flush=True)
 
 def _current_triples(path: Path) -> int:
     from ingest_assets.linked_data.graphs import ProviderGraphs
-    from ingest_assets.linked_data.oxigraph_store import OxigraphStore
+    from ingest_assets.linked_data.oxigraph import OxigraphStore
 
     store = OxigraphStore(path, writable=False)
     current = ProviderGraphs("lod").read_state(store).current
@@ -118,7 +118,7 @@ def test_a_linked_data_import_killed_mid_way_keeps_the_old_graph_whole(serve, tm
 DATASET_WORKER = """
 import sys
 from ingest_assets.datasets.ingest import make_context, run_requests
-from ingest_assets.sql import make_engine
+from ingest_assets.core.sql import make_engine
 from ingest_assets.storage import LocalStorage
 ctx = make_context(LocalStorage(sys.argv[1]), make_engine(sys.argv[2]), allow_private=True)
 with open(sys.argv[3]) as lines, open(sys.argv[4], "w") as out:
@@ -144,7 +144,7 @@ def test_a_dataset_download_killed_mid_file_archives_nothing_and_a_rerun_is_exac
     storage = LocalStorage(tmp_path / "storage")
     assert [k for k in storage.list_keys("") if k.startswith(("_datasets-web", "_datasets-items"))] == []
     from ingest_assets.datasets.results import ResultStore
-    from ingest_assets.sql import make_engine
+    from ingest_assets.core.sql import make_engine
 
     assert ResultStore(make_engine(database)).get("dataset", url) is None  # no result row, so it is retried
 

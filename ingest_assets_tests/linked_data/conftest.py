@@ -18,11 +18,11 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 import pytest
 import requests
 
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 from ingest_assets.linked_data.graphs import ProviderGraphs
-from ingest_assets.linked_data.oxigraph_store import OxigraphStore
+from ingest_assets.linked_data.oxigraph import OxigraphStore
 from ingest_assets.linked_data.sparql_endpoint import SparqlEndpointStore
-from ingest_assets.linked_data.store import TripleStore
+from ingest_assets.linked_data.triplestore import TripleStore
 from ingest_assets_tests.support import free_port, stop_group
 from ingest_assets_tests.support.linked_data import FULL
 

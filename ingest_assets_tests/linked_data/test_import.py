@@ -6,7 +6,7 @@ import io
 import pytest
 from pyoxigraph import RdfFormat, parse
 
-from ingest_assets.errors import FetchError, IngestError, ParseError
+from ingest_assets.core.errors import FetchError, IngestError, ParseError
 from ingest_assets.linked_data import importer
 from ingest_assets.linked_data.export import export
 from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update

@@ -5,9 +5,9 @@ import threading
 import pytest
 from pyoxigraph import NamedNode
 
-from ingest_assets.errors import IngestError
-from ingest_assets.linked_data.oxigraph_store import OxigraphStore
-from ingest_assets.linked_data.store import delete_subjects_sparql, iri
+from ingest_assets.core.errors import IngestError
+from ingest_assets.linked_data.oxigraph import OxigraphStore
+from ingest_assets.linked_data.triplestore import delete_subjects_sparql, iri
 
 
 def test_second_writer_waits_then_gets_the_store(tmp_path):

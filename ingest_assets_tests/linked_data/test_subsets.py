@@ -7,10 +7,10 @@ import tarfile
 import pytest
 
 from ingest_assets.defs.linked_data.sensors import run_key
-from ingest_assets.errors import ArchiveError, ParseError
+from ingest_assets.core.errors import ArchiveError, ParseError
 from ingest_assets.linked_data import importer
 from ingest_assets.linked_data.importer import ProviderSource, check, cleanup, fetch_void, import_update
-from ingest_assets.linked_data.modified import parse_modified
+from ingest_assets.core.modified import parse_modified
 from ingest_assets_tests.support import tar_bytes
 from ingest_assets_tests.support.linked_data import (
     CRUISE, FUNDING, LABEL, LINKS, ORGS, PERSONS, RDFXML_BOMB, bcodmo_archives, publish, zipped,

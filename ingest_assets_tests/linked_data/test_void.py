@@ -5,13 +5,13 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from ingest_assets.errors import ConfigError, FetchError, ParseError, ValidationError
+from ingest_assets.core.errors import ConfigError, FetchError, ParseError, ValidationError
 from ingest_assets.linked_data.graphs import GraphState
 from ingest_assets.linked_data.importer import ProviderSource, check, fetch_void
-from ingest_assets.linked_data.modified import parse_modified
+from ingest_assets.core.modified import parse_modified
 from ingest_assets.linked_data import void as void_module
 from ingest_assets.linked_data.void import parse_void
-from ingest_assets.registry import ProviderEntry, load_registry
+from ingest_assets.core.registry import ProviderEntry, load_registry
 
 UTC = timezone.utc
 

@@ -12,7 +12,7 @@ import pytest
 from ingest_assets.defs.records.partitions import record_partitions as partitions_from
 from ingest_assets.defs.records.io_managers import BACKFILL, Part, PartitionStreams, RecordIOManager, record_metadata
 from ingest_assets.defs.resources import StorageResource
-from ingest_assets.errors import ConfigError, FetchError
+from ingest_assets.core.errors import ConfigError, FetchError
 from ingest_assets.storage import LocalStorage, S3Storage, layout
 from ingest_assets.storage.activities import RecordSource, RecordStream
 from ingest_assets.storage.avro import INDEX_RECORD, ORIGINAL_RECORD

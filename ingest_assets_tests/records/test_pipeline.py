@@ -12,7 +12,7 @@ from ingest_assets.definitions import build_definitions
 from ingest_assets.demo.oai_server import serve_in_thread
 from ingest_assets.demo.samples import sample_records
 from ingest_assets.records.indexing import open_search_index
-from ingest_assets.settings import Settings
+from ingest_assets.core.settings import Settings
 from ingest_assets.storage import LocalStorage, layout
 from ingest_assets.storage.activities import RecordSource
 from ingest_assets.storage.manifest import Manifest

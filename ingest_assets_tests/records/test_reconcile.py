@@ -6,9 +6,9 @@ import pytest
 
 from ingest_assets.records.harvest.original import original_record
 from ingest_assets.records.mapping import mint_id
-from ingest_assets.records.reconcile import MAX_MISSING, harvest_balance, indexing_balance, mapping_balance
-from ingest_assets.records.steps import RecordActivity, in_process
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.records.audit.reconcile import MAX_MISSING, harvest_balance, indexing_balance, mapping_balance
+from ingest_assets.records.engines.steps import RecordActivity, in_process
+from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.storage.activities import RecordSource, RecordStream, write_activity
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, ORIGINAL_RECORD
 

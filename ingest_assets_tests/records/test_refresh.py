@@ -8,8 +8,8 @@ import pytest
 
 from ingest_assets.defs.records.refresh import refresh_day, refresh_sensor
 from ingest_assets.defs.resources import RegistryResource
-from ingest_assets.errors import ConfigError
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.core.errors import ConfigError
+from ingest_assets.core.registry import ProviderEntry
 
 HARVEST = {"type": "oai", "endpoint": "https://example.org/oai", "metadata_prefix": "oai_dc"}
 

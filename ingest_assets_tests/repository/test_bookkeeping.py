@@ -10,7 +10,7 @@ from sqlalchemy import text
 from ingest_assets.repository.bookkeeping import Bookkeeping, LeaseLost
 from ingest_assets.repository.index import ObjectIndex, guid_key
 from ingest_assets.repository.model import RepositoryObject
-from ingest_assets.sql import make_engine
+from ingest_assets.core.sql import make_engine
 
 SOURCE = "http://www.keytonature.eu/TemplateParameterIndex"
 

@@ -11,8 +11,8 @@ from ingest_assets.defs.repository.sensors import harvesting_sensor, verificatio
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.repository.bookkeeping import Bookkeeping
-from ingest_assets.repository.ocfl_store import OcflRepository
-from ingest_assets.sql import make_engine
+from ingest_assets.repository.ocfl import OcflRepository
+from ingest_assets.core.sql import make_engine
 from ingest_assets_tests.support import next_second
 from ingest_assets_tests.support.resync import Mirror, tree
 

@@ -7,10 +7,10 @@ import uuid
 import pytest
 import requests
 
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.fedora import FedoraRepository
 from ingest_assets.repository.model import RepositoryObject
-from ingest_assets.repository.store import Conflict, ObjectGone, ObjectNotFound, PreconditionFailed
+from ingest_assets.repository.backend import Conflict, ObjectGone, ObjectNotFound, PreconditionFailed
 
 TX_HEADER = "Atomic-ID"
 

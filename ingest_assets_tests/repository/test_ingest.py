@@ -12,18 +12,18 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from ingest_assets.errors import IngestError
-from ingest_assets.http import HttpClient
+from ingest_assets.core.errors import IngestError
+from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.bookkeeping import Bookkeeping
 from ingest_assets.repository.fedora import FedoraRepository
 from ingest_assets.repository.index import ObjectIndex
 from ingest_assets.repository.ingest import IngestSettings, RepositoryIngest
 from ingest_assets.repository.mediawiki import MediaWikiApi, WikiEditor, WikiPage, WikiTemplateSource
-from ingest_assets.repository.ocfl_store import OcflRepository
+from ingest_assets.repository.ocfl import OcflRepository
 from ingest_assets.repository.pids import pid_from_uri
 from ingest_assets.repository.template_index import TemplateIndexClient, xml_datetime
 from ingest_assets.repository.validation import load_vocabularies
-from ingest_assets.sql import make_engine
+from ingest_assets.core.sql import make_engine
 from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support import next_second
 
@@ -155,7 +155,7 @@ def test_ingest_on_fedora_is_one_transaction_per_collection(template_index, serv
 
 
 def run_process(url, tmp_path, max_duration):
-    command = [sys.executable, "-m", "ingest_assets.repository", "--template-index", url,
+    command = [sys.executable, "-m", "ingest_assets.cli", "repository", "--template-index", url,
                "--database", f"sqlite:///{tmp_path / 'ingest.sqlite3'}", "--repository", str(tmp_path / "ocfl"),
                "--storage", str(tmp_path / "storage"), "--allow-private", "--max-duration", str(max_duration)]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

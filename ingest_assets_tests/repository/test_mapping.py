@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 import pytest
 from rdflib import Literal, URIRef
 
-from ingest_assets.errors import ConfigError, ValidationError
+from ingest_assets.core.errors import ConfigError, ValidationError
 from ingest_assets.repository.mapping import map_key_start, map_metadata, map_organisation, page_collection
 from ingest_assets.repository.model import DC, K2N, REL, RepositoryObject
 from ingest_assets.repository.pids import member_pid, pid_from_uri

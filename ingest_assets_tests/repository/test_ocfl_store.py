@@ -6,8 +6,8 @@ import ocfl
 import pytest
 
 from ingest_assets.repository.model import RepositoryObject
-from ingest_assets.repository.ocfl_store import OcflRepository
-from ingest_assets.repository.store import ObjectGone, ObjectNotFound, RepositoryError
+from ingest_assets.repository.ocfl import OcflRepository
+from ingest_assets.repository.backend import ObjectGone, ObjectNotFound, RepositoryError
 
 
 def key(title: str) -> RepositoryObject:

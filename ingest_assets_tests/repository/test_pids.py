@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ingest_assets.errors import ValidationError
+from ingest_assets.core.errors import ValidationError
 from ingest_assets.repository.pids import (
     MAX_LENGTH,
     PID_RE,

@@ -2,16 +2,16 @@
 
 from datetime import datetime, timedelta, timezone
 
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.index import ObjectIndex
 from ingest_assets.repository.ingest import publish_changes
 from ingest_assets.repository.model import RepositoryObject, feed_path
-from ingest_assets.repository.ocfl_store import OcflRepository
+from ingest_assets.repository.ocfl import OcflRepository
 from ingest_assets.repository.removal import GarbageCollector
 from ingest_assets.resourcesync.config import capability_set
 from ingest_assets.resourcesync.feed import ChangeFeed
 from ingest_assets.resourcesync.sql_index import SqlResourceIndex
-from ingest_assets.sql import make_engine
+from ingest_assets.core.sql import make_engine
 from ingest_assets.storage import LocalStorage
 
 

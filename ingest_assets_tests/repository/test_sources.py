@@ -4,8 +4,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ingest_assets.errors import FetchError, ParseError
-from ingest_assets.http import HttpClient
+from ingest_assets.core.errors import FetchError, ParseError
+from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.markup import clean
 from ingest_assets.repository.mediawiki import MediaWikiApi, WikiTemplateSource, export_pages, template_records
 from ingest_assets.repository.template_index import TemplateIndexClient
@@ -126,8 +126,8 @@ def test_a_registry_wiki_export_is_a_template_source(tmp_path):
     from importlib.resources import files
 
     from ingest_assets.defs.repository.assets import ingest_settings, template_source
-    from ingest_assets.errors import ConfigError
-    from ingest_assets.registry import ProviderEntry
+    from ingest_assets.core.errors import ConfigError
+    from ingest_assets.core.registry import ProviderEntry
 
     export = str(files("ingest_assets.demo") / "wiki-export.xml")
     entry = ProviderEntry("wiki", {"repository": {"wiki_export": export, "base_url": "http://wiki.example/wiki/"}})

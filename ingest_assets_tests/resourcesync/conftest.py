@@ -17,7 +17,7 @@ from ingest_assets.resourcesync.model import ResourceSet
 from ingest_assets.resourcesync.publish import Publisher
 from ingest_assets.resourcesync.server import ResourceSyncApp
 from ingest_assets.resourcesync.sql_index import SqlResourceIndex
-from ingest_assets.sql import make_engine
+from ingest_assets.core.sql import make_engine
 from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support import resync as support_resync
 from ingest_assets_tests.support.elasticsearch import FakeElasticsearch

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from ingest_assets.errors import ConfigError, FetchError, IngestError
+from ingest_assets.core.errors import ConfigError, FetchError, IngestError
 from ingest_assets.resourcesync.events import record_event
 from ingest_assets.resourcesync.es_index import ElasticsearchResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet, resource_id
 from ingest_assets.resourcesync.publish import Publisher
 from ingest_assets.resourcesync.sql_index import SqlResourceIndex
-from ingest_assets.sql import make_engine
+from ingest_assets.core.sql import make_engine
 from ingest_assets.storage import LocalStorage
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "ingest_assets" / "schemas"

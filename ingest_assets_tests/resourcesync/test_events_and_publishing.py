@@ -12,12 +12,12 @@ from urllib.request import Request, urlopen
 import pytest
 from sqlalchemy import text
 
-from ingest_assets.errors import ValidationError
+from ingest_assets.core.errors import ValidationError
 from ingest_assets.resourcesync.events import record_event
 from ingest_assets.resourcesync.model import Location, ResourceSet
 from ingest_assets.resourcesync.server import ResourceSyncApp
 from ingest_assets.resourcesync.sql_index import SqlResourceIndex
-from ingest_assets.sql import make_engine
+from ingest_assets.core.sql import make_engine
 
 
 def test_abs_path_resolves_under_the_root_and_never_outside(tmp_path):
@@ -221,7 +221,7 @@ def test_event_committed_after_a_publish_read_is_published_next_time(source, t0,
 
 
 def test_one_command_publishes_and_serves(tmp_path, t0):
-    """``python -m ingest_assets.resourcesync.server --publish`` with the platform's settings and registry."""
+    """``ingest-assets serve-resourcesync --publish`` with the platform's settings and registry."""
     files = tmp_path / "files"
     files.mkdir()
     (files / "a.txt").write_bytes(b"served")
@@ -233,7 +233,7 @@ def test_one_command_publishes_and_serves(tmp_path, t0):
     demo = ResourceSet("demo", "http://unused.example.org/", str(files))
     record_event(index, demo, str(files / "a.txt"), "created", t0, t0, length=6)
     server = subprocess.Popen(
-        [sys.executable, "-m", "ingest_assets.resourcesync.server", "--port", "0", "--publish"],
+        [sys.executable, "-m", "ingest_assets.cli", "serve-resourcesync", "--port", "0", "--publish"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

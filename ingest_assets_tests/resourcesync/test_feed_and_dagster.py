@@ -14,9 +14,9 @@ from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageR
 from ingest_assets.defs.resourcesync import feed_indexed_records
 from ingest_assets.defs.resourcesync.assets import resourcesync_documents
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
-from ingest_assets.errors import ConfigError
+from ingest_assets.core.errors import ConfigError
 from ingest_assets.records.indexing import deletion_record
-from ingest_assets.registry import load_registry
+from ingest_assets.core.registry import load_registry
 from ingest_assets.resourcesync.config import resource_sets
 from ingest_assets.resourcesync.feed import ChangeFeed, feed_index_records
 

@@ -8,11 +8,11 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from ingest_assets.errors import FetchError
-from ingest_assets.http import HttpClient
+from ingest_assets.core.errors import FetchError
+from ingest_assets.core.http import HttpClient
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
 from ingest_assets.records.harvest import resourcesync as harvester
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.core.registry import ProviderEntry
 
 DAY = (datetime(2026, 11, 22, tzinfo=timezone.utc), datetime(2026, 11, 23, tzinfo=timezone.utc))
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ingest_assets.records.spark_cluster import standalone_cluster
+from ingest_assets.records.engines.spark_cluster import standalone_cluster
 from ingest_assets_tests.support import require
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource
 from ingest_assets.storage.avro import ORIGINAL_RECORD, schema_with_doc, write_parts

@@ -2,10 +2,10 @@
 
 import pytest
 
-from ingest_assets.errors import ConfigError
-from ingest_assets.records.engine import choose_engine, spark_config
-from ingest_assets.registry import ProviderEntry
-from ingest_assets.settings import Settings
+from ingest_assets.core.errors import ConfigError
+from ingest_assets.records.engines.choice import choose_engine, spark_config
+from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.core.settings import Settings
 
 
 def test_registry_setting_overrides_the_global_default():

@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 import pyarrow.parquet as pq
 import pytest
 
-from ingest_assets.errors import IngestError
-from ingest_assets.records.parquet_export import export_parquet
-from ingest_assets.records.steps import RecordActivity, in_process
+from ingest_assets.core.errors import IngestError
+from ingest_assets.records.export.parquet import export_parquet
+from ingest_assets.records.engines.steps import RecordActivity, in_process
 from ingest_assets.storage import LocalStorage, layout
 from ingest_assets.storage.activities import RecordSource, write_activity
 from ingest_assets.storage.avro import MAP_RECORD

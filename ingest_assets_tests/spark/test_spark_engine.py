@@ -17,9 +17,9 @@ import pytest
 from pyspark import TaskContext, cloudpickle
 
 from ingest_assets.defs.resources import StorageResource
-from ingest_assets.errors import IngestError
-from ingest_assets.records.spark_engine import spark_stream
-from ingest_assets.records.steps import RecordActivity, in_process
+from ingest_assets.core.errors import IngestError
+from ingest_assets.records.engines.spark import spark_stream
+from ingest_assets.records.engines.steps import RecordActivity, in_process
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import PlanRef, RecordSource, write_activity
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, part_keys
@@ -176,7 +176,7 @@ def test_a_failed_job_leaves_no_visible_output(spark, hub, shared_fixtures):
 def test_record_pipeline_runs_on_the_spark_engine_by_registry_setting(spark, tmp_path, shared_fixtures):
     """The Dagster assets: ``engine: auto`` picks Spark for a harvest above the threshold."""
     from ingest_assets.definitions import build_definitions
-    from ingest_assets.settings import Settings
+    from ingest_assets.core.settings import Settings
 
     registry = tmp_path / "registry.yaml"
     registry.write_text(json.dumps({PROVIDER: {**SETTINGS, "engine": "auto"}}))

@@ -141,7 +141,7 @@ def test_a_full_disk_is_an_error_naming_provider_activity_and_path(tmp_path, mon
     """The kernel's ENOSPC (writes to /dev/full) comes out as a retryable IngestError, and nothing is published."""
     from datetime import date, datetime, timezone
 
-    from ingest_assets.errors import IngestError
+    from ingest_assets.core.errors import IngestError
     from ingest_assets.storage import backends
     from ingest_assets.storage.activities import RecordStream, write_activity
     from ingest_assets.storage.avro import ORIGINAL_RECORD

@@ -49,7 +49,7 @@ def test_incomplete_outputs_are_ignored(tmp_storage):
 def test_a_damaged_part_is_an_error_naming_the_file(tmp_storage):
     import pytest
 
-    from ingest_assets.errors import ParseError
+    from ingest_assets.core.errors import ParseError
     from ingest_assets.storage.activities import RecordSource
 
     harvest(tmp_storage, date(2026, 3, 1), {f"r{i}": "x" * 500 for i in range(50)}, mode="full")

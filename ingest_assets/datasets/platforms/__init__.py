@@ -9,8 +9,8 @@ from typing import Any
 from ingest_assets.datasets.detect import PlatformMatch
 from ingest_assets.datasets.model import PlatformManifest
 from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.errors import FetchError
-from ingest_assets.http import HttpClient
+from ingest_assets.core.errors import FetchError
+from ingest_assets.core.http import HttpClient
 
 
 @dataclass(frozen=True)

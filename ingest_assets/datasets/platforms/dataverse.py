@@ -9,7 +9,7 @@ from ingest_assets.datasets.hashing import normalize_hex
 from ingest_assets.datasets.model import ManifestFile, PlatformManifest
 from ingest_assets.datasets.platforms import PlatformConfig, api_json
 from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 
 CHECKSUM_TYPES = {"MD5": "md5", "SHA-1": "sha1", "SHA1": "sha1", "SHA-256": "sha256", "SHA256": "sha256"}
 

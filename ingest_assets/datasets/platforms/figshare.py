@@ -7,7 +7,7 @@ from ingest_assets.datasets.hashing import normalize_hex
 from ingest_assets.datasets.model import ManifestFile, PlatformManifest
 from ingest_assets.datasets.platforms import PlatformConfig, api_json
 from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 
 
 def build_manifest(client: HttpClient, match: PlatformMatch, config: PlatformConfig) -> PlatformManifest:

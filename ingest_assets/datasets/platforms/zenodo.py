@@ -7,7 +7,7 @@ from ingest_assets.datasets.hashing import normalize_hex
 from ingest_assets.datasets.model import ManifestFile, PlatformManifest
 from ingest_assets.datasets.platforms import PlatformConfig, api_json, parse_checksum
 from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 
 OUT_OF_SCOPE_TYPES = {"publication"}  # papers go to the file ingest, not here
 

@@ -9,7 +9,7 @@ import dagster as dg
 from ingest_assets.defs.datasets.assets import DATASETS, dataset_ingest_results
 from ingest_assets.defs.datasets.resources import DatasetIngestResource
 from ingest_assets.defs.datasets.sensors import dataset_requests_sensor
-from ingest_assets.settings import Settings
+from ingest_assets.core.settings import Settings
 
 dataset_ingest_job = dg.define_asset_job(
     "dataset_ingest",

@@ -10,14 +10,14 @@ from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.providers import linked_data_providers
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
-from ingest_assets.errors import IngestError
+from ingest_assets.core.errors import IngestError
 from ingest_assets.linked_data.export import export
 from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
-from ingest_assets.linked_data.modified import format_modified
+from ingest_assets.core.modified import format_modified
 from ingest_assets.linked_data.status import check_fields, harvest_fields, lineage_fields, read_status, update_status
 from ingest_assets.storage.layout import MANIFEST, hub_dated_key
 from ingest_assets.storage.manifest import Manifest
-from ingest_assets.version import SOFTWARE_VERSION
+from ingest_assets.core.version import SOFTWARE_VERSION
 
 LINKED_DATA = "linked_data"
 EXPORT_FILES = ("graphs.nq.gz", "combined.nt.gz")

@@ -9,7 +9,7 @@ import dagster as dg
 from ingest_assets.linked_data.graphs import DEFAULT_BASE, ProviderGraphs
 
 if TYPE_CHECKING:
-    from ingest_assets.linked_data.store import TripleStore
+    from ingest_assets.linked_data.triplestore import TripleStore
 
 
 class TripleStoreResource(dg.ConfigurableResource):
@@ -33,7 +33,7 @@ class TripleStoreResource(dg.ConfigurableResource):
         """A new store handle per call, for a ``with`` block (not kept: an embedded reader is a snapshot of the
         moment, the embedded writer holds the store's lock until closed)."""
         if not self.is_endpoint:
-            from ingest_assets.linked_data.oxigraph_store import OxigraphStore
+            from ingest_assets.linked_data.oxigraph import OxigraphStore
 
             return OxigraphStore(self.location, writable=writable)
         from ingest_assets.linked_data.sparql_endpoint import SparqlEndpointStore

@@ -30,9 +30,9 @@ from ingest_assets.defs.linked_data.assets import provider_graph, status_metadat
 from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.providers import linked_data_providers
 from ingest_assets.defs.resources import RegistryResource, StorageResource
-from ingest_assets.errors import IngestError
+from ingest_assets.core.errors import IngestError
 from ingest_assets.linked_data.importer import ProviderSource, check, fetch_void
-from ingest_assets.linked_data.modified import format_modified
+from ingest_assets.core.modified import format_modified
 from ingest_assets.linked_data.void import VoidDescription
 from ingest_assets.linked_data.status import check_fields, read_status, update_status
 

@@ -8,7 +8,7 @@ from ingest_assets.defs.records.counts import record_counts
 from ingest_assets.defs.records.parquet import parquet_asset
 from ingest_assets.defs.records.refresh import refresh_sensor
 from ingest_assets.defs.records.search import search_assets
-from ingest_assets.settings import Settings
+from ingest_assets.core.settings import Settings
 
 
 def build_defs(settings: Settings, partitions: dg.MultiPartitionsDefinition) -> dg.Definitions:

@@ -12,9 +12,9 @@ from ingest_assets.defs.records.io_managers import BACKFILL, PartitionStreams, P
 from ingest_assets.defs.records.resources import RecordEngineResource
 from ingest_assets.defs.records.partitions import day_window
 from ingest_assets.defs.resources import RegistryResource, StorageResource
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
-from ingest_assets.records.steps import RecordActivity
+from ingest_assets.records.engines.steps import RecordActivity
 from ingest_assets.storage.activities import RecordSource, RecordStream, source_from_path
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, ORIGINAL_RECORD
 

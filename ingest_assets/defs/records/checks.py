@@ -12,8 +12,8 @@ import dagster as dg
 
 from ingest_assets.defs.records.io_managers import run_parts
 from ingest_assets.defs.resources import RegistryResource, StorageResource
-from ingest_assets.records.quality import count_drop, failure_rate
-from ingest_assets.records.reconcile import Balance, harvest_balance, indexing_balance, mapping_balance
+from ingest_assets.records.audit.count_drop import count_drop, failure_rate
+from ingest_assets.records.audit.reconcile import Balance, harvest_balance, indexing_balance, mapping_balance
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import latest_source
 

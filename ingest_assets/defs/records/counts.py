@@ -7,7 +7,7 @@ import dagster as dg
 from pydantic import Field
 
 from ingest_assets.defs.resources import RegistryResource, StorageResource
-from ingest_assets.records.counts import DayCounts, recent_counts
+from ingest_assets.records.audit.counts import DayCounts, recent_counts
 
 # any indexed_records partition materialized since the last evaluation (a non-partitioned asset over
 # partitioned parents: eager() would wait until no provider-day is missing, i.e. never)

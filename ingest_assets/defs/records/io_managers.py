@@ -24,7 +24,7 @@ from dagster._core.storage.tags import (  # the pinned Dagster's run tags for pa
 
 from ingest_assets.defs.records.partitions import partition_parts
 from ingest_assets.defs.resources import StorageResource
-from ingest_assets.errors import IngestError
+from ingest_assets.core.errors import IngestError
 from ingest_assets.storage.activities import PlanRef, RecordSource, RecordStream, latest_source, write_activity
 from ingest_assets.storage.layout import parse_timestamp, timestamp
 

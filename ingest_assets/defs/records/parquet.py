@@ -24,7 +24,7 @@ def enriched_parquet(
 ) -> dg.MaterializeResult:
     """The newest enriched output of each partition as one Parquet file (zstd, row groups of 10,000 records)
     at ``<provider>/export/<yyyymmdd>/<ts>-<provider>-MAP4_x.MAPRecord.v1.parquet``."""
-    from ingest_assets.records.parquet_export import export_parquet  # pyarrow loads with the first export
+    from ingest_assets.records.export.parquet import export_parquet  # pyarrow loads with the first export
 
     for partition, part in run_parts(context.partition_keys):
         source = enriched_records[part]

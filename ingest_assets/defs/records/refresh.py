@@ -21,8 +21,8 @@ from dagster._utils.schedules import get_latest_completed_cron_tick, is_valid_cr
 from ingest_assets.defs.providers import record_providers
 from ingest_assets.defs.records.partitions import partition_key
 from ingest_assets.defs.resources import RegistryResource
-from ingest_assets.errors import ConfigError
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.core.errors import ConfigError
+from ingest_assets.core.registry import ProviderEntry
 
 
 def refresh_day(entry: ProviderEntry, now: datetime) -> date | None:

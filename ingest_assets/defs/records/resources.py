@@ -10,10 +10,10 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from ingest_assets.defs.resources import StorageResource
-from ingest_assets.records.engine import SPARK, choose_engine, spark_config
+from ingest_assets.records.engines.choice import SPARK, choose_engine, spark_config
 from ingest_assets.records.indexing import DEFAULT_ALIAS, SearchIndex, open_search_index
-from ingest_assets.records.steps import RecordActivity, in_process
-from ingest_assets.settings import Settings
+from ingest_assets.records.engines.steps import RecordActivity, in_process
+from ingest_assets.core.settings import Settings
 from ingest_assets.storage.activities import RecordSource, RecordStream
 
 
@@ -42,7 +42,7 @@ class RecordEngineResource(dg.ConfigurableResource):
     def stream(self, activity: RecordActivity, inputs: Sequence[RecordSource], storage: StorageResource) -> RecordStream:
         records = inputs[0].manifest().record_count
         if choose_engine(activity.entry, self.default, self.threshold, records) == SPARK:
-            from ingest_assets.records.spark_engine import spark_stream
+            from ingest_assets.records.engines.spark import spark_stream
 
             return spark_stream(self.spark_session(), storage.get_client(), activity, inputs, storage.opener())
         return in_process(activity, inputs)

@@ -4,7 +4,7 @@ import dagster as dg
 
 from ingest_assets.defs.repository.assets import repository_collections, repository_verification
 from ingest_assets.defs.repository.sensors import harvesting_sensor, verification_sensor
-from ingest_assets.settings import Settings
+from ingest_assets.core.settings import Settings
 
 
 def build_defs(settings: Settings) -> dg.Definitions:

@@ -25,10 +25,10 @@ from ingest_assets.defs.providers import repository_providers
 from ingest_assets.defs.repository.resources import RepositoryResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
-from ingest_assets.errors import ConfigError
-from ingest_assets.http import HttpClient
-from ingest_assets.registry import ProviderEntry
-from ingest_assets.settings import Settings
+from ingest_assets.core.errors import ConfigError
+from ingest_assets.core.http import HttpClient
+from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.core.settings import Settings
 
 if TYPE_CHECKING:  # the repository domain (SQLAlchemy, lxml, mwparserfromhell) loads with the first run or tick
     from ingest_assets.repository.bookkeeping import Bookkeeping

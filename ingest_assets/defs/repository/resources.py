@@ -5,10 +5,10 @@ from __future__ import annotations
 import dagster as dg
 from pydantic import PrivateAttr
 
-from ingest_assets.http import HttpClient
-from ingest_assets.repository.backends import open_repository
-from ingest_assets.repository.store import Repository
-from ingest_assets.settings import Settings
+from ingest_assets.core.http import HttpClient
+from ingest_assets.repository.backend import open_repository
+from ingest_assets.repository.backend import Repository
+from ingest_assets.core.settings import Settings
 
 
 class RepositoryResource(dg.ConfigurableResource):

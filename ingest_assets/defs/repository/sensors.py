@@ -8,7 +8,7 @@ import dagster as dg
 from ingest_assets.defs.providers import repository_providers
 from ingest_assets.defs.repository.assets import BLOCK, bookkeeping
 from ingest_assets.defs.resources import RegistryResource, SqlResource
-from ingest_assets.errors import ConfigError
+from ingest_assets.core.errors import ConfigError
 
 VERIFICATION_INTERVAL = 24 * 3600
 

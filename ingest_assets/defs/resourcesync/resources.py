@@ -1,5 +1,5 @@
 """The ResourceSync resource: which resource index backend (Elasticsearch or the embedded tables of the
-``sql`` resource) and the publishing parameters; defaults come from :class:`ingest_assets.settings.Settings`."""
+``sql`` resource) and the publishing parameters; defaults come from :class:`ingest_assets.core.settings.Settings`."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from ingest_assets.defs.resources import SqlResource
-from ingest_assets.registry import Registry
+from ingest_assets.core.registry import Registry
 from ingest_assets.resourcesync.config import DEFAULT_BASE_URL, capability_set, open_resource_index, resource_sets
 from ingest_assets.resourcesync.documents import SITEMAP_LIMIT
 from ingest_assets.resourcesync.feed import ChangeFeed
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet
 from ingest_assets.resourcesync.publish import Publisher
-from ingest_assets.settings import CHANGE_FEED_CAPABILITIES, Settings
+from ingest_assets.core.settings import CHANGE_FEED_CAPABILITIES, Settings
 from ingest_assets.storage import Storage
 
 

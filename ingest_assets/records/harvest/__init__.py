@@ -20,7 +20,7 @@ import copy
 from collections.abc import Iterator
 from datetime import datetime
 
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 from ingest_assets.records.harvest.api import ApiHarvester
 from ingest_assets.records.harvest.checkpoint import Checkpoint, StorageCheckpoint
 from ingest_assets.records.harvest.files import FileHarvester
@@ -33,7 +33,7 @@ from ingest_assets.records.harvest.original import (
     mimetype_symbol,
 )
 from ingest_assets.records.harvest.requests import REQUEST_LOG, RequestLog
-from ingest_assets.registry import ApiHarvest, FileHarvest, HarvestBlock, OaiHarvest, ProviderEntry, ResourceSyncHarvest
+from ingest_assets.core.registry import ApiHarvest, FileHarvest, HarvestBlock, OaiHarvest, ProviderEntry, ResourceSyncHarvest
 
 __all__ = [
     "MIMETYPE_SYMBOLS",

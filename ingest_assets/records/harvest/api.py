@@ -24,11 +24,11 @@ from urllib.parse import urljoin
 
 import requests
 
-from ingest_assets import json_input
-from ingest_assets.errors import IngestError, ParseError, ValidationError, context
-from ingest_assets.http import HttpClient, HttpResponse
+from ingest_assets.core import json_input
+from ingest_assets.core.errors import IngestError, ParseError, ValidationError, context
+from ingest_assets.core.http import HttpClient, HttpResponse
 from ingest_assets.records.harvest.checkpoint import Checkpoint
-from ingest_assets.registry import ApiHarvest
+from ingest_assets.core.registry import ApiHarvest
 from ingest_assets.records.harvest.original import HarvestStats, original_record
 from ingest_assets.records.harvest.progress import Progress
 from ingest_assets.records.harvest.requests import RequestLog

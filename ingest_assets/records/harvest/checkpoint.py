@@ -21,8 +21,8 @@ from typing import Protocol, runtime_checkable
 
 import fastavro
 
-from ingest_assets.errors import IngestError
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.core.errors import IngestError
+from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.storage import Storage
 from ingest_assets.storage.avro import DAMAGED_AVRO, ORIGINAL_RECORD, default_codec, schema_with_doc
 from ingest_assets.storage.layout import provider_state_key

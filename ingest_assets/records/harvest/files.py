@@ -4,7 +4,7 @@ The source is a local ``path`` or a ``url`` (downloaded with :class:`HttpClient`
 within its size limit). Everything is streamed: XML through ``iterparse`` (each record is cleared once
 yielded), JSON lines one line at a time, zip members straight from the archive (nothing is extracted).
 
-Zip (or tar) members are hostile: :mod:`ingest_assets.archives` checks them (``harvest.limits``); a refused
+Zip (or tar) members are hostile: :mod:`ingest_assets.core.archives` checks them (``harvest.limits``); a refused
 member, or one that cannot be read or parsed, is reported and the others are still harvested. Files carry no
 deletions and are not checkpointed (one pass, nothing to resume).
 """
@@ -23,14 +23,14 @@ from typing import BinaryIO
 
 from lxml import etree
 
-from ingest_assets import archives, json_input
-from ingest_assets.errors import ArchiveError, ConfigError, IngestError, ParseError, ValidationError, context
-from ingest_assets.http import HttpClient
+from ingest_assets.core import archives, json_input
+from ingest_assets.core.errors import ArchiveError, ConfigError, IngestError, ParseError, ValidationError, context
+from ingest_assets.core.http import HttpClient
 from ingest_assets.records.harvest.api import record_id
 from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
 from ingest_assets.records.harvest.requests import RequestLog
-from ingest_assets.registry import FileHarvest
-from ingest_assets.xml_input import HARDENED, UnresolvedEntity, declares_entities, standalone
+from ingest_assets.core.registry import FileHarvest
+from ingest_assets.core.xml_input import HARDENED, UnresolvedEntity, declares_entities, standalone
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 

@@ -16,7 +16,7 @@
   attributes) or self-closing token. ``noRecordsMatch`` is an empty list, not an error (on a resumed
   page, where some servers send it once the rest of the list has gone, it ends the list).
 * A page that is not well-formed is repaired only by dropping XML-1.0-illegal control characters
-  (see :mod:`ingest_assets.xml_input`); otherwise :class:`ParseError` names the provider, page number and URL.
+  (see :mod:`ingest_assets.core.xml_input`); otherwise :class:`ParseError` names the provider, page number and URL.
   Transport retries and backoff are :class:`HttpClient`'s.
 
 Checkpoint, spool and token policy
@@ -48,14 +48,14 @@ from datetime import datetime, timedelta, timezone
 
 from lxml import etree
 
-from ingest_assets.errors import FetchError, IngestError, LimitError, ParseError, ValidationError, context
-from ingest_assets.http import HttpClient, HttpResponse
+from ingest_assets.core.errors import FetchError, IngestError, LimitError, ParseError, ValidationError, context
+from ingest_assets.core.http import HttpClient, HttpResponse
 from ingest_assets.records.harvest.checkpoint import Checkpoint
-from ingest_assets.registry import OaiHarvest
+from ingest_assets.core.registry import OaiHarvest
 from ingest_assets.records.harvest.original import HarvestStats, original_record
 from ingest_assets.records.harvest.progress import Progress
 from ingest_assets.records.harvest.requests import RequestLog
-from ingest_assets.xml_input import UnresolvedEntity, UnsafeXML, parse_xml, standalone
+from ingest_assets.core.xml_input import UnresolvedEntity, UnsafeXML, parse_xml, standalone
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ingest_assets.errors import IngestError, ValidationError
+from ingest_assets.core.errors import IngestError, ValidationError
 
 log = logging.getLogger(__name__)
 

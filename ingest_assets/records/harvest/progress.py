@@ -28,9 +28,9 @@ import time
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
-from ingest_assets.errors import IngestError, LimitError
+from ingest_assets.core.errors import IngestError, LimitError
 from ingest_assets.records.harvest.checkpoint import Checkpoint
-from ingest_assets.registry import PageBounds
+from ingest_assets.core.registry import PageBounds
 from ingest_assets.records.harvest.original import HarvestStats, SeenIds
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ingest_assets.http import HttpResponse
+from ingest_assets.core.http import HttpResponse
 
 REQUEST_LOG = "harvest-requests.jsonl"
 

@@ -2,7 +2,7 @@
 
 * ``url`` is a Source Description naming one Capability List, or a Capability List. Every sitemap (lists
   and their indexes) is fetched with :class:`HttpClient` (size cap, private-address guard), parsed by
-  :mod:`ingest_assets.xml_input` and read by resync's :class:`~resync.sitemap.Sitemap`; relative ``loc``s
+  :mod:`ingest_assets.core.xml_input` and read by resync's :class:`~resync.sitemap.Sitemap`; relative ``loc``s
   are resolved against the sitemap's URL.
 * Each resource becomes an OriginalRecord: id = its URI, document = its content when that is XML, JSON or
   Turtle (by the list's ``type``, else the response's Content-Type). Content whose length, md5 or sha-256
@@ -37,15 +37,15 @@ from resync.resource import Resource
 from resync.resource_container import ResourceContainer
 from resync.sitemap import RS_NS, Sitemap, SitemapIndexError, SitemapParseError
 
-from ingest_assets import json_input
-from ingest_assets.errors import IngestError, LimitError, ParseError, ValidationError, context
-from ingest_assets.http import HttpClient, HttpResponse
+from ingest_assets.core import json_input
+from ingest_assets.core.errors import IngestError, LimitError, ParseError, ValidationError, context
+from ingest_assets.core.http import HttpClient, HttpResponse
 from ingest_assets.records.harvest.checkpoint import Checkpoint
 from ingest_assets.records.harvest.original import HarvestStats, original_record
 from ingest_assets.records.harvest.progress import Progress
 from ingest_assets.records.harvest.requests import RequestLog
-from ingest_assets.registry import ResourceSyncHarvest
-from ingest_assets.xml_input import UnsafeXML, parse_xml, standalone
+from ingest_assets.core.registry import ResourceSyncHarvest
+from ingest_assets.core.xml_input import UnsafeXML, parse_xml, standalone
 
 PAGE_SIZE = 100  # resources per spooled page
 STATE = "resourcesync"

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 
-from ingest_assets.errors import ValidationError
+from ingest_assets.core.errors import ValidationError
 from ingest_assets.records.enrichment.language import normalize_language
 
 ITEM_URI = "http://dp.la/api/items/"

@@ -17,7 +17,7 @@ from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 
-from ingest_assets.errors import IngestError
+from ingest_assets.core.errors import IngestError
 from ingest_assets.records.indexing.naming import build_name, check_alias
 from ingest_assets.records.indexing.results import (
     DEFAULT_MAX_FAILURE_RATE,

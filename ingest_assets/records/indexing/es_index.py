@@ -11,8 +11,8 @@ from elasticsearch import ApiError, NotFoundError
 from elasticsearch.helpers import streaming_bulk
 
 from ingest_assets import schemas
-from ingest_assets.elastic import connect, error_type, reason, redacted, translated
-from ingest_assets.errors import FetchError, IngestError
+from ingest_assets.core.search_clients import connect, error_type, reason, redacted, translated
+from ingest_assets.core.errors import FetchError, IngestError
 from ingest_assets.records.indexing.naming import build_name, check_alias
 from ingest_assets.records.indexing.results import (
     DEFAULT_MAX_FAILURE_RATE,

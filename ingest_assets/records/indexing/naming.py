@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from ingest_assets.errors import ConfigError
+from ingest_assets.core.errors import ConfigError
 
 ALIAS_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,200}")
 

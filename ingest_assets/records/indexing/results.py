@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ingest_assets.errors import IngestError
+from ingest_assets.core.errors import IngestError
 from ingest_assets.records.indexing.documents import MAX_ID_BYTES
 
 MAX_FAILURES = 20  # per-document failures kept in IndexStats.failures (all are counted)

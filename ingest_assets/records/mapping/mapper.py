@@ -10,8 +10,8 @@ from typing import Any
 
 from lxml import etree
 
-from ingest_assets import json_input
-from ingest_assets.errors import ConfigError
+from ingest_assets.core import json_input
+from ingest_assets.core.errors import ConfigError
 from ingest_assets.records.mapping.fields import FIELDS, SHAPERS, SR_FIELDS, SR_REQUIRED_ARRAYS
 from ingest_assets.records.mapping.profiles import PROFILES, Profile, merge_rules, paths_for
 from ingest_assets.records.mapping.rules import Rule, compile_rule

@@ -20,8 +20,8 @@ import jmespath
 from jmespath.exceptions import JMESPathError
 from lxml import etree
 
-from ingest_assets import json_input
-from ingest_assets.errors import ConfigError, IngestError, ParseError
+from ingest_assets.core import json_input
+from ingest_assets.core.errors import ConfigError, IngestError, ParseError
 from ingest_assets.records.indexing import index_record
 from ingest_assets.records.mapping.fields import FIELDS
 from ingest_assets.records.mapping.mapper import UNPARSEABLE, Mapper, MappingResult, Message
@@ -30,7 +30,7 @@ from ingest_assets.records.mapping.report import MappingReport
 from ingest_assets.records.mapping.rules import compile_rule
 from ingest_assets.storage import avro, layout
 from ingest_assets.storage.backends import Storage
-from ingest_assets.xml_input import UnsafeXML, parse_xml, standalone
+from ingest_assets.core.xml_input import UnsafeXML, parse_xml, standalone
 
 HARVEST = "harvest:"
 OAI = "{http://www.openarchives.org/OAI/2.0/}"

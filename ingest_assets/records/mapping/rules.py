@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from lxml import etree
 
-from ingest_assets.errors import ConfigError
+from ingest_assets.core.errors import ConfigError
 
 COMMON_KEYS = frozenset({"value", "split", "pattern", "template", "exclude", "map", "index", "first", "default"})
 

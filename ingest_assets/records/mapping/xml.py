@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lxml import etree
-from ingest_assets.xml_input import safe_parser
+from ingest_assets.core.xml_input import safe_parser
 
 # Prefixes usable in mapping XPaths (registry overrides included).
 NAMESPACES = {

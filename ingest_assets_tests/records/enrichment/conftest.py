@@ -10,7 +10,7 @@ import pytest
 from lxml import etree
 
 from ingest_assets.records.mapping import mapper_for
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.core.registry import ProviderEntry
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 SCHEMA = Path(__file__).resolve().parents[3] / "ingest_assets" / "schemas" / "dpla.avro.v1.MAP4_x.MAPRecord.avsc"

@@ -7,7 +7,7 @@ import copy
 from fastavro.validation import validate
 
 from ingest_assets.records.enrichment import enrich
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.core.registry import ProviderEntry
 
 
 def test_maryland_qdc(maryland, map_schema):

@@ -15,9 +15,9 @@ from oaipmh import common, error
 from oaipmh.metadata import MetadataRegistry
 from oaipmh.server import Server, decodeResumptionToken
 
-from ingest_assets.http import HttpClient
+from ingest_assets.core.http import HttpClient
 from ingest_assets.records.harvest import StorageCheckpoint
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.storage.layout import provider_state_key
 
 OAI = "http://www.openarchives.org/OAI/2.0/"

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from ingest_assets.errors import FetchError, ParseError
+from ingest_assets.core.errors import FetchError, ParseError
 from ingest_assets.records.harvest import REQUEST_LOG, harvest_records
 
 STYLES = {

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from ingest_assets.errors import LimitError, ParseError
+from ingest_assets.core.errors import LimitError, ParseError
 from ingest_assets.records.harvest import harvest_records, progress
 
 OAI_PAGE = """<?xml version="1.0" encoding="UTF-8"?>

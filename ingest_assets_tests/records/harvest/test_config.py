@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ingest_assets.errors import ConfigError
+from ingest_assets.core.errors import ConfigError
 from ingest_assets.records.harvest import (
     MIMETYPE_SYMBOLS,
     StorageCheckpoint,
@@ -14,7 +14,7 @@ from ingest_assets.records.harvest import (
     mimetype_from_symbol,
     mimetype_symbol,
 )
-from ingest_assets.registry import ApiHarvest, FileHarvest, OaiHarvest, ProviderEntry
+from ingest_assets.core.registry import ApiHarvest, FileHarvest, OaiHarvest, ProviderEntry
 
 OAI_NS = {"oai": "http://www.openarchives.org/OAI/2.0/"}
 

@@ -11,7 +11,7 @@ import zipfile
 import pytest
 from lxml import etree
 
-from ingest_assets.errors import ConfigError, ParseError
+from ingest_assets.core.errors import ConfigError, ParseError
 from ingest_assets.records.harvest import REQUEST_LOG, harvest_records
 
 OAI_NS = {"oai": "http://www.openarchives.org/OAI/2.0/"}

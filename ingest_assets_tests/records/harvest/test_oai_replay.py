@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 from lxml import etree
 
-from ingest_assets.errors import ParseError
+from ingest_assets.core.errors import ParseError
 from ingest_assets.records.harvest import harvest_records
 
 OAI = "http://www.openarchives.org/OAI/2.0/"

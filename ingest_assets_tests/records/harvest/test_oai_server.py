@@ -9,7 +9,7 @@ import pytest
 import requests
 from lxml import etree
 
-from ingest_assets.errors import FetchError, IngestError
+from ingest_assets.core.errors import FetchError, IngestError
 from ingest_assets.lineage.records import record_lineage
 from ingest_assets.records.harvest import REQUEST_LOG, StorageCheckpoint, harvest_records
 from ingest_assets.records.mapping import mint_id

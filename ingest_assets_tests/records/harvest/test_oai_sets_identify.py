@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ingest_assets.errors import FetchError
+from ingest_assets.core.errors import FetchError
 from ingest_assets.records.harvest import harvest_records
 
 DAY = "YYYY-MM-DD"

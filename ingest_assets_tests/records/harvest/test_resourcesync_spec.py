@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 from lxml import etree
 
-from ingest_assets.errors import FetchError, ValidationError
+from ingest_assets.core.errors import FetchError, ValidationError
 from ingest_assets.records.harvest import harvest_records
 
 RECORD = b"<?xml version='1.0' encoding='UTF-8'?>\n<record xmlns='http://purl.org/dc/elements/1.1/'><title>Res 7</title></record>"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ingest_assets.errors import ValidationError
+from ingest_assets.core.errors import ValidationError
 from ingest_assets.records.indexing import deletion_record, index_record
 
 

@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from ingest_assets.errors import ConfigError, FetchError, IngestError
+from ingest_assets.core.errors import ConfigError, FetchError, IngestError
 from ingest_assets.records.indexing import (
     IndexBuildRefused,
     deletion_record,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest_assets.errors import IngestError
+from ingest_assets.core.errors import IngestError
 from ingest_assets.records.indexing import (
     EmbeddedSearchIndex,
     IndexBuildRefused,
@@ -135,7 +135,7 @@ def test_bad_alias_and_missing_index(index):
 def test_command_line_search(tmp_path, records):
     open_search_index(tmp_path / "search").full_build("dpla-map4", records)
     env = {**os.environ, "INGEST_HOME": str(tmp_path)}  # default index: <home>/search
-    command = [sys.executable, "-m", "ingest_assets.records.indexing"]
+    command = [sys.executable, "-m", "ingest_assets.cli", "search"]
 
     found = subprocess.run([*command, "paducah"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     assert found.returncode == 0, found.stderr

@@ -10,7 +10,7 @@ import pytest
 from fastavro.validation import validate
 
 from ingest_assets.records.mapping import mapper_for
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.core.registry import ProviderEntry
 
 MARYLAND_ID = "oai:collections.digitalmaryland.org:mamo/29817"
 

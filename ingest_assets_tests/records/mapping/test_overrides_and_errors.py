@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ingest_assets.errors import ConfigError
+from ingest_assets.core.errors import ConfigError
 from ingest_assets.records.mapping import mapper_for
-from ingest_assets.registry import ProviderEntry, parse_registry
+from ingest_assets.core.registry import ProviderEntry, parse_registry
 
 
 @pytest.fixture

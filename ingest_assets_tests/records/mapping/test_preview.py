@@ -9,11 +9,11 @@ from datetime import datetime, timezone
 import pytest
 from lxml import etree
 
-from ingest_assets.cli import main
+from ingest_assets.cli.main import main
 from ingest_assets.records.mapping.mapper import build_mapper
 from ingest_assets.records.mapping.preview import preview, read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
-from ingest_assets.settings import Settings
+from ingest_assets.core.settings import Settings
 from ingest_assets.storage.activities import RecordStream, write_activity
 from ingest_assets.storage.avro import ORIGINAL_RECORD
 from ingest_assets_tests.support.mapping import CALISPHERE

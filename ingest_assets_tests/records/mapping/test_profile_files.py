@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ingest_assets.errors import ConfigError
+from ingest_assets.core.errors import ConfigError
 from ingest_assets.records.mapping.mapper import Mapper
 from ingest_assets.records.mapping.profiles import PROFILES, load_profile
 

@@ -6,7 +6,7 @@ import csv
 import io
 
 from ingest_assets.records.mapping import MappingReport, mapper_for
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.core.registry import ProviderEntry
 
 
 def run(mapper, records) -> MappingReport:

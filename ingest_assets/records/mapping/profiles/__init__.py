@@ -29,7 +29,7 @@ import yaml
 from jmespath.exceptions import JMESPathError
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ingest_assets.errors import ConfigError
+from ingest_assets.core.errors import ConfigError
 from ingest_assets.records.mapping.fields import FIELDS
 from ingest_assets.records.mapping.json_paths import JsonPaths
 from ingest_assets.records.mapping.paths import Paths

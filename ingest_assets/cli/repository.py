@@ -1,5 +1,5 @@
 """Run one repository ingest interval as its own process (the spec's "every harvesting starts its own
-process" option): ``python -m ingest_assets.repository --template-index URL [...]`` (or ``--wiki-api URL``
+process" option): ``ingest-assets repository --template-index URL [...]`` (or ``--wiki-api URL``
 / ``--export FILE`` with ``--base-url``: a wiki read directly).
 
 Prints a JSON summary; exit status 0 = done, 3 = refused (another ingest is running), 1 = units failed.
@@ -12,22 +12,22 @@ import json
 import sys
 from datetime import datetime, timedelta
 
-from ingest_assets.http import HttpClient
-from ingest_assets.repository.backends import open_repository
+from ingest_assets.core.http import HttpClient
+from ingest_assets.repository.backend import open_repository
 from ingest_assets.repository.bookkeeping import Bookkeeping
 from ingest_assets.repository.index import ObjectIndex
 from ingest_assets.repository.ingest import IngestSettings, RepositoryIngest
 from ingest_assets.repository.mediawiki import MediaWikiApi, WikiTemplateSource
 from ingest_assets.repository.template_index import TemplateIndexClient
 from ingest_assets.repository.validation import load_vocabularies
-from ingest_assets.settings import Settings
-from ingest_assets.sql import make_engine
+from ingest_assets.core.settings import Settings
+from ingest_assets.core.sql import make_engine
 from ingest_assets.storage import open_storage
 
 
 def main(argv: list[str] | None = None) -> int:
     settings = Settings.current()
-    parser = argparse.ArgumentParser(prog="python -m ingest_assets.repository", description=__doc__)
+    parser = argparse.ArgumentParser(prog="ingest-assets repository", description=__doc__)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--template-index", help="TemplateParameterIndex URL")
     source.add_argument("--wiki-api", help="MediaWiki api.php URL (read the wiki directly)")

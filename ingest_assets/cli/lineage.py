@@ -14,10 +14,10 @@ import argparse
 import sys
 from datetime import date
 
-from ingest_assets.errors import ConfigError, IngestError
+from ingest_assets.core.errors import ConfigError, IngestError
 from ingest_assets.lineage import Lineage
-from ingest_assets.registry import NAME_RE
-from ingest_assets.settings import Settings
+from ingest_assets.core.registry import NAME_RE
+from ingest_assets.core.settings import Settings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,7 +57,7 @@ def _lineage(args: argparse.Namespace, settings: Settings) -> Lineage:
         return graph_lineage(storage, args.graph)
     if args.object:
         from ingest_assets.lineage.objects import object_lineage
-        from ingest_assets.repository.backends import open_repository
+        from ingest_assets.repository.backend import open_repository
 
         repository = open_repository(settings.repository, auth=settings.fedora_auth())
         return object_lineage(repository, args.object, settings.repository)

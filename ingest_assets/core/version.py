@@ -6,7 +6,7 @@ import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from ingest_assets.settings import Settings
+from ingest_assets.core.settings import Settings
 
 
 def _package_version() -> str:

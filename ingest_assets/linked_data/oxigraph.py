@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pyoxigraph import BlankNode, NamedNode, Quad, QuerySolutions, RdfFormat, Store, Triple
 
-from ingest_assets.errors import IngestError
-from ingest_assets.linked_data.store import Term, TripleStore
+from ingest_assets.core.errors import IngestError
+from ingest_assets.linked_data.triplestore import Term, TripleStore
 
 
 def _open_writable(path: Path, wait_seconds: float) -> Store:

@@ -21,9 +21,9 @@ from warcio.warcwriter import WARCWriter
 
 from ingest_assets.datasets.download import Capture
 from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.xml_input import ILLEGAL_BYTES
+from ingest_assets.core.xml_input import ILLEGAL_BYTES
 from ingest_assets.storage import Storage
-from ingest_assets.version import SOFTWARE_VERSION
+from ingest_assets.core.version import SOFTWARE_VERSION
 
 ITEM_NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import ocfl
 
 from ingest_assets.repository.model import RepositoryObject
-from ingest_assets.repository.store import ObjectGone, ObjectNotFound, Repository, RepositoryError, Transaction
+from ingest_assets.repository.backend import ObjectGone, ObjectNotFound, Repository, RepositoryError, Transaction
 
 LAYOUT = "0003-hash-and-id-n-tuple-storage-layout"
 TOMBSTONE = "TOMBSTONE"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from ingest_assets.datasets.ingest import make_context, parse_request_lines, run_requests
 from ingest_assets.datasets.model import IngestRequest
-from ingest_assets.errors import ValidationError
-from ingest_assets.settings import Settings
-from ingest_assets.sql import make_engine
+from ingest_assets.core.errors import ValidationError
+from ingest_assets.core.settings import Settings
+from ingest_assets.core.sql import make_engine
 from ingest_assets.storage import Storage, open_storage
 from ingest_assets.storage.layout import dataset_key
 

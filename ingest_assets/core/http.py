@@ -32,10 +32,10 @@ from urllib3.exceptions import LocationParseError, MaxRetryError
 from urllib3.util import parse_url
 from urllib3.util.retry import Retry
 
-from ingest_assets import json_input
-from ingest_assets.digests import MultiHasher
-from ingest_assets.errors import FetchError, TooLargeError
-from ingest_assets.version import SOFTWARE_VERSION
+from ingest_assets.core import json_input
+from ingest_assets.core.digests import MultiHasher
+from ingest_assets.core.errors import FetchError, TooLargeError
+from ingest_assets.core.version import SOFTWARE_VERSION
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -82,7 +82,7 @@ class Downloaded:
 
 class Body:
     """An open response, read once through :meth:`chunks`: more than ``max_bytes`` raises a TooLargeError, and
-    every chunk is fed to the hashlib algorithms named in ``hashes`` (:class:`~ingest_assets.digests.MultiHasher`)."""
+    every chunk is fed to the hashlib algorithms named in ``hashes`` (:class:`~ingest_assets.core.digests.MultiHasher`)."""
 
     def __init__(self, response: requests.Response, history: list[tuple[str, int]], *, max_bytes: int,
                  hashes: tuple[str, ...], chunk_size: int):

@@ -9,8 +9,8 @@ Registry (per provider, overriding ``INGEST_ENGINE``)::
 
 from __future__ import annotations
 
-from ingest_assets.registry import ProviderEntry
-from ingest_assets.settings import ENGINES
+from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.core.settings import ENGINES
 
 IN_PROCESS, SPARK, AUTO = ENGINES
 

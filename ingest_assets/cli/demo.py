@@ -1,4 +1,5 @@
-"""Command line: ``ingest-assets demo`` runs all five capabilities once on embedded defaults."""
+"""``ingest-assets demo`` runs all five capabilities once on embedded defaults against a local site of our own
+making; ``ingest-assets serve-demo`` serves that site's OAI-PMH endpoint for runs from the UI."""
 
 from __future__ import annotations
 
@@ -13,15 +14,7 @@ from importlib.resources import files
 from pathlib import Path
 
 DEMO_PORT = 8765
-# Capability commands with their own argument parsers: ``ingest-assets <name> ...`` hands the rest on.
-DELEGATED = {
-    "harvest": ("ingest_assets.harvest_command", "run the record pipeline for a provider's day(s) on the instance"),
-    "search": ("ingest_assets.records.indexing.__main__", "query the search index"),
-    "serve-resourcesync": ("ingest_assets.resourcesync.server", "serve the ResourceSync documents over HTTP"),
-    "repository": ("ingest_assets.repository.__main__", "repository ingest commands"),
-    "datasets": ("ingest_assets.datasets.cli", "submit or process dataset ingest requests"),
-    "lineage": ("ingest_assets.lineage.cli", "where a record, graph, object or dataset came from"),
-}
+DEMO_DAY = date(2026, 1, 15)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -30,7 +23,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     from ingest_assets.demo.samples import sample_records
     from ingest_assets.demo.site import PortInUse, serve_site
-    from ingest_assets.settings import Settings
+    from ingest_assets.core.settings import Settings
 
     logging.getLogger("alembic").setLevel(logging.WARNING)
     dagster_home = os.environ.setdefault("DAGSTER_HOME", str(Path.cwd()))  # the Dagster instance (`dagster dev`)
@@ -79,7 +72,7 @@ def _demo_runs(settings, instance, day: date, base: str) -> list[bool]:
     """Run each capability's assets once and print what each wrote; returns success per capability."""
     import dagster as dg
 
-    from ingest_assets.datasets.cli import submit
+    from ingest_assets.cli.datasets import submit
     from ingest_assets.definitions import build_definitions
     from ingest_assets.defs.providers import linked_data_providers, record_providers, repository_providers
     from ingest_assets.demo.site import dataset_url
@@ -165,105 +158,15 @@ def _serve_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _snapshot(args: argparse.Namespace) -> int:
-    from datetime import datetime, timezone
-
-    from ingest_assets.settings import Settings
-    from ingest_assets.storage import open_storage
-    from ingest_assets.storage.activities import RecordStream, write_activity
-    from ingest_assets.storage.avro import ORIGINAL_RECORD
-    from ingest_assets.storage.snapshot import snapshot_records, snapshot_sources
-
-    storage = open_storage(Settings.current().storage_url)
-    sources = snapshot_sources(storage, args.provider, args.as_of)
-    if not sources:
-        print(f"no harvest of {args.provider} at or before {args.as_of}", file=sys.stderr)
-        return 1
-    started = datetime.now(timezone.utc)
-    stream = RecordStream(snapshot_records(sources), inputs=sources, started=started, summary=lambda: {"mode": "snapshot"})
-    result = write_activity(storage, stream, provider=args.provider, activity="harvest", day=args.as_of,
-                            started=started, schema=ORIGINAL_RECORD, partition=f"snapshot as of {args.as_of}")
-    print(f"{result.records} records as of {args.as_of} from {len(sources)} harvests -> {result.uri}")
-    print(f"re-map it: run mapped_records with config {{source: {result.output.folder}}}")
-    return 0
-
-
-def _map(args: argparse.Namespace) -> int:
-    """Map files or a provider's newest harvest with a profile, writing nothing (``records/mapping/preview.py``)."""
-    import yaml
-
-    from ingest_assets.errors import ConfigError, IngestError
-    from ingest_assets.records.mapping.mapper import build_mapper
-    from ingest_assets.records.mapping.preview import HARVEST, preview, read_inputs
-    from ingest_assets.records.mapping.profiles import PROFILES, load_profile
-    from ingest_assets.settings import Settings
-    from ingest_assets.storage import open_storage
-
-    harvests = [given[len(HARVEST):] for given in args.inputs if given.startswith(HARVEST)]
-    provider = args.provider or (harvests[0] if harvests else "preview")
-    try:
-        profile = PROFILES[args.profile] if args.profile in PROFILES else load_profile(args.profile)
-        overrides = {}
-        if args.override:
-            try:
-                overrides = yaml.safe_load(args.override.read_text(encoding="utf-8")) or {}
-            except (OSError, yaml.YAMLError) as exc:
-                raise ConfigError(f"cannot read the overrides: {exc}", file=str(args.override)) from None
-        mapper = build_mapper(provider, args.label or provider, profile, overrides)
-        storage = open_storage(Settings.current().storage_url) if harvests else None
-        report = preview(mapper, read_inputs(args.inputs, profile, provider, storage), sys.stdout,
-                         output=args.format, limit=args.limit)
-    except IngestError as exc:
-        print(f"ingest-assets map: {exc}", file=sys.stderr)
-        return 2
-    return 1 if report.failed else 0
-
-
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in DELEGATED:
-        from importlib import import_module
-
-        return import_module(DELEGATED[argv[0]][0]).main(argv[1:]) or 0
-    parser = argparse.ArgumentParser(prog="ingest-assets", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    demo = commands.add_parser("demo", help="all five capabilities once, on embedded defaults, against a local demo site")
-    demo.add_argument("--date", type=date.fromisoformat, default=date(2026, 1, 15))
-    demo.add_argument("--port", type=int, default=0, help="the demo site's port (default: any free port)")
-    demo.set_defaults(handler=_demo)
-
-    serve = commands.add_parser("serve-demo", help="serve the demo OAI-PMH endpoint (for runs from the UI)")
-    serve.add_argument("--date", type=date.fromisoformat, default=date(2026, 1, 15))
-    serve.add_argument("--port", type=int, default=DEMO_PORT)
-    serve.set_defaults(handler=_serve_demo)
-
-    snap = commands.add_parser("snapshot", help="rebuild a provider's records as of a date (newest versions, deletions applied)")
-    snap.add_argument("provider")
-    snap.add_argument("--as-of", type=date.fromisoformat, required=True)
-    snap.set_defaults(handler=_snapshot)
-
-    preview = commands.add_parser(
-        "map", help="preview a mapping profile on files or a provider's newest harvest (writes nothing)",
-        description="Map XML, JSON, JSON lines or OAI-PMH files, or harvest:<provider> (its newest harvest output), "
-                    "and print per record the MAP JSON-LD and the mapping messages, then the field coverage.")
-    preview.add_argument("inputs", nargs="+", metavar="INPUT")
-    preview.add_argument("--profile", required=True, help="a shipped profile (oai_dc, qdc, mods, nara, mdl, cdl...) "
-                                                          "or a profile file of one's own")
-    preview.add_argument("--override", type=Path, metavar="FILE",
-                         help="YAML: field -> rule, merged onto the profile as a registry's mapping_overrides")
-    preview.add_argument("--provider", help="provider name for DPLA ids (default: the harvest's provider, or 'preview')")
-    preview.add_argument("--label", help="provider label (default: the provider name)")
-    preview.add_argument("--limit", type=int, help="print only the first N records (all are counted)")
-    preview.add_argument("--format", choices=("table", "json"), default="table")
-    preview.set_defaults(handler=_map)
-
-    for name, (_, help_text) in DELEGATED.items():  # listed in --help; main() hands them on before parsing
-        commands.add_parser(name, help=f"{help_text} (see: ingest-assets {name} --help)")
-
-    args = parser.parse_args(argv)
-    return args.handler(args)
+    parser = argparse.ArgumentParser(prog="ingest-assets demo", description=__doc__)
+    parser.add_argument("--date", type=date.fromisoformat, default=DEMO_DAY)
+    parser.add_argument("--port", type=int, default=0, help="the demo site's port (default: any free port)")
+    return _demo(parser.parse_args(argv))
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def serve(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ingest-assets serve-demo", description="Serve the demo OAI-PMH endpoint.")
+    parser.add_argument("--date", type=date.fromisoformat, default=DEMO_DAY)
+    parser.add_argument("--port", type=int, default=DEMO_PORT)
+    return _serve_demo(parser.parse_args(argv))

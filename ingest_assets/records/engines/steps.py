@@ -18,7 +18,7 @@ from typing import Any
 from ingest_assets.records.enrichment import EnrichmentReport, enrich
 from ingest_assets.records.indexing import deletion_record, index_record
 from ingest_assets.records.mapping import MappingReport, mapper_for, mint_id
-from ingest_assets.registry import ProviderEntry
+from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.storage.activities import RecordSource, RecordStream
 
 Step = Callable[[dict], "dict | None"]

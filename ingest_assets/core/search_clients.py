@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 from elasticsearch import ApiError, Elasticsearch, TransportError
 
-from ingest_assets.errors import ConfigError, FetchError
+from ingest_assets.core.errors import ConfigError, FetchError
 
 _USERINFO = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*:)?//)?[^/?#]*@")
 

@@ -17,7 +17,7 @@ import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ingest_assets.errors import IngestError
+from ingest_assets.core.errors import IngestError
 from ingest_assets.storage.avro import load_schema
 from ingest_assets.storage.backends import Storage
 

@@ -8,9 +8,9 @@ import argparse
 import sys
 from datetime import date, datetime, timedelta, timezone
 
-from ingest_assets.errors import ConfigError
-from ingest_assets.registry import load_registry
-from ingest_assets.settings import Settings
+from ingest_assets.core.errors import ConfigError
+from ingest_assets.core.registry import load_registry
+from ingest_assets.core.settings import Settings
 
 MAX_DAYS = 366  # a longer range is a backfill for the daemon (UI or `dagster job backfill`)
 

@@ -84,7 +84,7 @@ class ParseError(IngestError):
 
 
 class ArchiveError(ParseError):
-    """A zip or tar is unreadable, or it or one of its members breaks a safety rule (:mod:`ingest_assets.archives`)."""
+    """A zip or tar is unreadable, or it or one of its members breaks a safety rule (:mod:`ingest_assets.core.archives`)."""
 
 
 class LimitError(IngestError):

@@ -2,7 +2,7 @@
 
 Writes happen in a transaction: ``with repo.transaction() as tx: tx.put(obj); tx.delete(pid)``.
 Leaving the block normally commits (Fedora: atomically; OCFL: object by object, see
-:mod:`~ingest_assets.repository.ocfl_store`); an exception rolls back (Fedora: ``fcr:tx``; OCFL: nothing
+:mod:`~ingest_assets.repository.ocfl`); an exception rolls back (Fedora: ``fcr:tx``; OCFL: nothing
 of the buffered work is written). ``delete`` leaves a tombstone and purges it, so the PID can be re-used.
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 
-from ingest_assets.errors import IngestError
+from ingest_assets.core.errors import IngestError
+from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.model import RepositoryObject
 
 
@@ -55,3 +56,19 @@ class Repository(ABC):
 
     @abstractmethod
     def exists(self, pid: str) -> bool: ...
+
+
+def open_repository(target: str, *, http: HttpClient | None = None, auth: tuple[str, str] | None = None) -> Repository:
+    """``auth``: the Fedora user and password (settings ``FEDORA_USER`` / ``FEDORA_PASSWORD``), if it needs them.
+    Only the chosen backend's libraries are imported."""
+    if target.startswith(("http://", "https://")):
+        # the Fedora URL is operator configuration, not provider input: private addresses are fine
+        from ingest_assets.repository.fedora import FedoraRepository
+
+        client = http or HttpClient(allow_private=True)
+        if auth:
+            client.session.auth = auth
+        return FedoraRepository(target, client)
+    from ingest_assets.repository.ocfl import OcflRepository
+
+    return OcflRepository(target)

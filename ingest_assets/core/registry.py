@@ -33,8 +33,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from ingest_assets.errors import ConfigError
-from ingest_assets.linked_data.modified import parse_modified
+from ingest_assets.core.errors import ConfigError
+from ingest_assets.core.modified import parse_modified
 
 NAME_RE = re.compile(r"[a-z0-9]+")
 MAX_NAME_LENGTH = 64  # it is a folder, a graph IRI and a file-name part
@@ -189,7 +189,7 @@ class ApiHarvest(_Harvest):
 
 
 class ArchiveBounds(Block):
-    """Bounds on a zip of records (``harvest.limits``), as :class:`ingest_assets.archives.Limits` reads them."""
+    """Bounds on a zip of records (``harvest.limits``), as :class:`ingest_assets.core.archives.Limits` reads them."""
 
     max_members: Positive = 100_000
     max_member_bytes: Positive = 1024 * MiB

@@ -13,7 +13,7 @@ from datetime import date
 from functools import cache
 from pathlib import Path
 
-from ingest_assets.errors import ConfigError
+from ingest_assets.core.errors import ConfigError
 
 AVRO_CODECS = ("null", "deflate", "snappy", "bzip2", "xz", "zstandard", "lz4")
 ENGINES = ("in-process", "spark", "auto")

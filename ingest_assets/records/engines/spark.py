@@ -1,7 +1,7 @@
 """Mapping, enrichment and indexing on Spark: the same steps and the same storage layout as in-process.
 
 One Spark task per input part file (parts hold up to 250,000 records, like a file split). A task streams
-its part through the activity's step (:mod:`ingest_assets.records.steps`, built once per task), writes one
+its part through the activity's step (:mod:`ingest_assets.records.engines.steps`, built once per task), writes one
 Avro part to a local temporary file, uploads it under ``_spark-staging/<job>/`` with a name unique to the
 task attempt, and returns its record count and report. The driver copies the winning attempt of each
 task into the output folder as ``part-NNNNN.avro`` (input order), merges the reports in the same order, and
@@ -28,8 +28,8 @@ from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
-from ingest_assets.errors import IngestError
-from ingest_assets.records.steps import RecordActivity
+from ingest_assets.core.errors import IngestError
+from ingest_assets.records.engines.steps import RecordActivity
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource, RecordStream
 from ingest_assets.storage.avro import WriteStats, default_codec, part_keys, read_part, write_parts
@@ -155,5 +155,5 @@ def _collect(spark, tasks: SparkTasks) -> list:
         cause = next((line for line in reversed(lines) if "Error" in line), lines[-1] if lines else repr(exc))
         raise IngestError(  # our own typed errors (bad input) do not go away on a retry; cluster failures may
             f"{tasks.activity.activity} on Spark failed: {cause.strip()}", provider=tasks.activity.entry.name,
-            retryable="ingest_assets.errors." not in text,
+            retryable="ingest_assets.core.errors." not in text,
         ) from exc

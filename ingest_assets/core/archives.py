@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from ingest_assets.errors import ArchiveError
+from ingest_assets.core.errors import ArchiveError
 
 RATIO_CHECK_FROM = 1024 * 1024  # smaller members may compress as well as they like
 MAX_LINK_BYTES = 4096

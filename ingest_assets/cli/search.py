@@ -1,4 +1,4 @@
-"""Query the search index from the command line: ``python -m ingest_assets.records.indexing QUERY``."""
+"""``ingest-assets search QUERY``: query the search index from the command line."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import argparse
 import json
 import sys
 
-from ingest_assets.errors import IngestError
+from ingest_assets.core.errors import IngestError
 from ingest_assets.records.indexing import DEFAULT_ALIAS, open_search_index
-from ingest_assets.settings import Settings
+from ingest_assets.core.settings import Settings
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ingest_assets.records.indexing", description=__doc__)
+    parser = argparse.ArgumentParser(prog="ingest-assets search", description=__doc__)
     parser.add_argument("query", help="words that must all match; \"a phrase\", prefix*; '*' lists documents")
     parser.add_argument("--index", help="index directory or Elasticsearch URL (default: INGEST_SEARCH setting)")
     parser.add_argument("--alias", default=DEFAULT_ALIAS, help=f"alias to query (default {DEFAULT_ALIAS})")
@@ -39,6 +39,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(hits)} hit(s) shown, {total} document(s) in {args.alias!r}", file=sys.stderr)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,7 @@
+"""``python -m ingest_assets.cli ...`` is ``ingest-assets ...``."""
+
+import sys
+
+from ingest_assets.cli.main import main
+
+sys.exit(main())

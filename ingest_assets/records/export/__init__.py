@@ -1,0 +1,1 @@
+"""Exports of published records for other programs (Parquet)."""
