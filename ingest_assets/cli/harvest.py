@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         registry = load_registry(settings.registry_path)
         registry[args.provider]
+        from ingest_assets.records.mapping import check_registry
+
+        check_registry(registry)  # an unknown profile or a bad rule stops here, before any harvest
     except ConfigError as exc:
         print(f"ingest-assets harvest: {exc}", file=sys.stderr)
         return 2

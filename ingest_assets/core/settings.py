@@ -41,6 +41,7 @@ class Settings:
     repository_removal_grace_days: float = 7.0
     fedora_user: str | None = None
     resourcesync_capabilities: tuple[str, ...] = CHANGE_FEED_CAPABILITIES
+    profiles_path: Path | None = None  # a folder of mapping profiles (and vocabularies/) beside the shipped ones
     # secrets (FEDORA_PASSWORD, IA_*, the wiki credentials a registry entry names) are looked up, never shown
     _environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -74,6 +75,7 @@ class Settings:
             ),
             fedora_user=env.get("FEDORA_USER") or None,
             resourcesync_capabilities=_capabilities(env.get("INGEST_RESOURCESYNC_CAPABILITIES")),
+            profiles_path=Path(env["INGEST_PROFILES"]).resolve() if env.get("INGEST_PROFILES") else None,
             _environ=env,
         )
 

@@ -8,11 +8,20 @@ encodings (in UTF-16/32 those bytes belong to other characters). Anything else s
 A page declaring entities in a DTD is refused: unexpanded references would leak into the records. References
 to entities of an *external* DTD (``&nbsp;`` under an XHTML doctype) are resolved when HTML names them and
 refused otherwise, per record (:func:`resolve_entity_refs`).
+
+Records as real hubs send them use prefixes they never declare (``xsi:``, ``dc:`` in a record cut out of its
+page). Given ``prefixes`` (what a prefix means: :data:`NAMESPACES` and a mapping profile's own), such a
+document is read as if its root element declared them: the first parse fails on undefined prefixes only,
+the declarations are added to the root's start tag and the same hardened parser reads it again (a prefix
+nobody knows gets ``urn:x-undeclared-prefix:<prefix>``). No limit is loosened: the text is the same but for
+those declarations, and every other error is still an error.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from html import escape
 from html.entities import name2codepoint
 
 from lxml import etree
@@ -21,6 +30,32 @@ ILLEGAL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 ILLEGAL_REFS = re.compile(rb"&#(?:[xX]0*(?:[0-8bBcCeEfF]|1[0-9a-fA-F])|0*(?:[0-8]|1[124-9]|2[0-9]|3[01]));")
 WIDE_ENCODING = re.compile(rb"""encoding\s*=\s*["'](?:utf-?16|utf-?32|ucs-?[24]|ebcdic|cp0?37|ibm0?37|cp500)""", re.I)
 WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+UNDECLARED_URI = "urn:x-undeclared-prefix:"
+_UNDEFINED_PREFIX = re.compile(r"Namespace prefix ([^\s:]+) (?:for \S+ )?on \S+ is not defined")
+# up to the end of the root element's name: optional BOM and XML declaration, then space, comments, PIs, DOCTYPE
+_ROOT_NAME = re.compile(rb"(?:\xef\xbb\xbf)?(?:<\?xml[^>]*\?>)?(?:\s|<!--.*?-->|<\?.*?\?>"
+                        rb"|<!DOCTYPE(?:[^\[>]|\[.*?\])*>)*<[^\s/>]+", re.DOTALL)
+_DECLARATION_ROUNDS = 3  # a parser that stops listing errors early shows the rest on the next parse
+
+# Prefixes every mapping profile may use, and what these prefixes mean when a record uses them undeclared.
+NAMESPACES = {
+    "oai": "http://www.openarchives.org/OAI/2.0/",
+    "oai_dc": "http://www.openarchives.org/OAI/2.0/oai_dc/",
+    "oai_qdc": "http://worldcat.org/xmlschemas/qdc-1.0/",
+    "oclcdc": "http://worldcat.org/xmlschemas/oclcdc-1.0/",
+    "dc": "http://purl.org/dc/elements/1.1/",
+    "dcterms": "http://purl.org/dc/terms/",
+    "mods": "http://www.loc.gov/mods/v3",
+    "marc": "http://www.loc.gov/MARC21/slim",
+    "xlink": "http://www.w3.org/1999/xlink",
+    "xsi": "http://www.w3.org/2001/XMLSchema-instance",
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "skos": "http://www.w3.org/2004/02/skos/core#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "foaf": "http://xmlns.com/foaf/0.1/",
+    "bibo": "http://purl.org/ontology/bibo/",
+    "edm": "http://www.europeana.eu/schemas/edm/",
+}
 
 
 class UnsafeXML(ValueError):
@@ -35,27 +70,80 @@ def safe_parser(**options) -> etree.XMLParser:
     return etree.XMLParser(**HARDENED, **options)
 
 
-def parse_xml(content: bytes) -> tuple[etree._Element, int]:
+def parse_xml(content: bytes, prefixes: Mapping[str, str] | None = None) -> tuple[etree._Element, int]:
     """Parse a whole document from bytes (the XML declaration, not HTTP headers, decides the encoding).
 
     Returns the root and the number of illegal characters removed (0 if the page was well-formed).
     Raises ``etree.XMLSyntaxError`` when the page is broken beyond that repair, :class:`UnsafeXML` when it
-    declares entities.
+    declares entities. With ``prefixes``, undeclared prefixes are read as the module says.
     """
     removed = 0
+    parser = safe_parser()
     try:
-        root = etree.fromstring(content, safe_parser())
+        root = parse_document(content, parser, prefixes)
     except etree.XMLSyntaxError:
-        if content.startswith(WIDE_BOMS) or b"\x00<" in content[:4] or WIDE_ENCODING.search(content[:200]):
+        if _wide(content):
             raise
         cleaned, raw = ILLEGAL_BYTES.subn(b"", content)
         cleaned, refs = ILLEGAL_REFS.subn(b"", cleaned)
         if raw + refs == 0:
             raise
-        root, removed = etree.fromstring(cleaned, safe_parser()), raw + refs
+        root, removed = parse_document(cleaned, parser, prefixes), raw + refs
     if declares_entities(root):
         raise UnsafeXML("the document declares entities in its DTD (refused)")
     return root, removed
+
+
+def parse_document(document: str | bytes, parser: etree.XMLParser,
+                   prefixes: Mapping[str, str] | None = None) -> etree._Element:
+    """One document with ``parser`` (one of :func:`safe_parser`); a decoded ``str`` loses its XML declaration,
+    whose encoding no longer applies. With ``prefixes``, undeclared prefixes are declared as the module says.
+    Raises ``etree.XMLSyntaxError``."""
+    if isinstance(document, str):
+        document = document.lstrip("\ufeff \t\r\n")
+        if document.startswith("<?xml"):
+            end = document.find("?>")
+            document = document[end + 2:] if end != -1 else document
+        document = document.encode("utf-8")
+    for _ in range(_DECLARATION_ROUNDS):
+        try:
+            return etree.fromstring(document, parser)
+        except etree.XMLSyntaxError:
+            undefined = _undefined_prefixes(parser) if prefixes is not None and not _wide(document) else None
+            declared = _declare(document, undefined, prefixes) if undefined else None
+            if declared is None:
+                raise
+            document = declared
+    return etree.fromstring(document, parser)
+
+
+def _wide(content: bytes) -> bool:
+    """A UTF-16/32 (or EBCDIC) document, whose bytes a byte-level repair must not touch."""
+    return content.startswith(WIDE_BOMS) or b"\x00<" in content[:4] or bool(WIDE_ENCODING.search(content[:200]))
+
+
+def _undefined_prefixes(parser: etree.XMLParser) -> set[str] | None:
+    """The prefixes the parser's last (failed) run found undeclared, or ``None`` when anything else was wrong
+    too (the parser's own log: the exception's also holds earlier parses' errors)."""
+    found = set()
+    for entry in parser.error_log:
+        match = _UNDEFINED_PREFIX.match(entry.message) if entry.type_name == "NS_ERR_UNDEFINED_NAMESPACE" else None
+        if match is None:
+            return None
+        found.add(match.group(1))
+    return found or None
+
+
+def _declare(document: bytes, undefined: set[str], prefixes: Mapping[str, str]) -> bytes | None:
+    """``document`` with ``xmlns:<prefix>`` declarations added to its root element's start tag."""
+    match = _ROOT_NAME.match(document)
+    if match is None:
+        return None
+    declarations = "".join(
+        f' xmlns:{prefix}="{escape(prefixes.get(prefix) or UNDECLARED_URI + prefix, quote=True)}"'
+        for prefix in sorted(undefined)
+    )
+    return document[:match.end()] + declarations.encode("utf-8") + document[match.end():]
 
 
 def declares_entities(element: etree._Element) -> bool:

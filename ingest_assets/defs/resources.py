@@ -60,9 +60,14 @@ class SqlResource(dg.ConfigurableResource):
 
 class RegistryResource(dg.ConfigurableResource):
     """The provider registry YAML file, re-read by every ``load()`` so edits apply without a restart (a file
-    read, not a backend client: nothing is opened or kept)."""
+    read, not a backend client: nothing is opened or kept). A loaded registry's mapping profiles and rules are
+    checked before anything uses it (an unknown profile or a bad rule is a ConfigError naming entry and file)."""
 
     path: str
 
     def load(self) -> Registry:
-        return load_registry(self.path)
+        from ingest_assets.records.mapping import check_registry  # the profiles load with the first registry
+
+        registry = load_registry(self.path)
+        check_registry(registry)
+        return registry

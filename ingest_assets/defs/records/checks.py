@@ -86,8 +86,13 @@ def mapping_reconciles(
     )
 
 
-def indexing_reconciles(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> dg.AssetCheckResult:
-    return _judge_each(context, lambda provider, day: _balance_result(indexing_balance(storage.get_client(), provider, day)))
+def indexing_reconciles(
+    context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource
+) -> dg.AssetCheckResult:
+    entries = registry.load()
+    return _judge_each(
+        context, lambda provider, day: _balance_result(indexing_balance(storage.get_client(), entries[provider], day))
+    )
 
 
 def harvest_count_drop(

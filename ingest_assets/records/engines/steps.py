@@ -17,7 +17,7 @@ from typing import Any
 
 from ingest_assets.records.enrichment import EnrichmentReport, enrich
 from ingest_assets.records.indexing import deletion_record, index_record
-from ingest_assets.records.mapping import MappingReport, mapper_for, mint_id
+from ingest_assets.records.mapping import MappingReport, mapper_for, minter_for
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.storage.activities import RecordSource, RecordStream
 
@@ -74,7 +74,7 @@ class RecordActivity:
                 return result
 
             return [enrich_one]
-        provider = self.entry.name
+        mint = minter_for(self.entry)
 
         def document(record: dict) -> dict:
             report.documents += 1
@@ -84,7 +84,7 @@ class RecordActivity:
             if not original.get("deleted"):
                 return None
             report.deletions += 1
-            return deletion_record(mint_id(provider, original["id"]))
+            return deletion_record(mint(original["id"]))
 
         return [document, deletion]
 

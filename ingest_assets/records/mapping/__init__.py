@@ -21,7 +21,16 @@ field rules (``rules.py``) hold XPaths for XML sources or JMESPath expressions f
 A Mapper compiles its paths once and keeps its own lxml parser: build one per thread or process.
 """
 
-from ingest_assets.records.mapping.mapper import Mapper, MappingResult, Message, mapper_for, mint_id
+from ingest_assets.records.mapping.mapper import (
+    Mapper,
+    MappingResult,
+    Message,
+    check_registry,
+    mapper_for,
+    minter_for,
+    mint_id,
+)
 from ingest_assets.records.mapping.report import MappingReport
 
-__all__ = ["Mapper", "MappingReport", "MappingResult", "Message", "mapper_for", "mint_id"]
+__all__ = ["Mapper", "MappingReport", "MappingResult", "Message", "check_registry", "mapper_for", "minter_for",
+           "mint_id"]

@@ -4,6 +4,12 @@ Most mapping XPaths are unions of child steps (``dc:title``, ``mods:originInfo/m
 with attribute tests (``mods:url[@access='preview' and not(@usage)]``) and a final attribute step
 (``mods:accessCondition/@xlink:href``). Those are merged into one tree of steps and answered by a single walk
 of the document, in document order as XPath gives them; any other expression is evaluated by lxml.
+
+Three kinds of expression are registered: text (``add``: the strings a rule maps), nodes (``add_nodes``: the
+elements a rule's ``each`` iterates over, answered by the same walk) and conditions (``add_condition``: a
+rule's ``when``, XPath's ``boolean()``; attribute tests such as ``@code='v' or @code='x'`` are answered
+without lxml). ``.`` is the context element's own text, ``@name`` one of its attributes. The expressions
+relative to ``each`` items live in a ``child()`` set, selected per item.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from typing import Any
 
 from lxml import etree
 
-from ingest_assets.records.mapping.xml import NAMESPACES, strings
+from ingest_assets.core.xml_input import NAMESPACES
 
 Test = Callable[[etree._Element], bool]
 
@@ -29,27 +35,33 @@ class _Unsupported(Exception):
 
 
 class _Step:
-    """One element step of the merged tree: the ids of the expressions ending here (``ends``), the
-    attribute steps after it (``attributes``: (name, id)) and the element steps below it (``children``)."""
+    """One element step of the merged tree: the ids of the text expressions ending here (``ends``), of the node
+    expressions ending here (``nodes``), the attribute steps after it (``attributes``: (name, id)) and the
+    element steps below it (``children``)."""
 
-    __slots__ = ("ends", "attributes", "children")
+    __slots__ = ("ends", "nodes", "attributes", "children")
 
     def __init__(self) -> None:
         self.ends: list[int] = []
+        self.nodes: list[int] = []
         self.attributes: list[tuple[str, int]] = []
         self.children: dict[str, list[tuple[str, Test | None, _Step]]] = {}
 
 
 class Paths:
     """Register expressions with ``add`` (compiled once); ``select(root)`` answers all of them for a document.
-    ``namespaces`` maps the prefixes the expressions may use (default: ``xml.NAMESPACES``)."""
+    ``namespaces`` maps the prefixes the expressions may use (default: ``xml_input.NAMESPACES``)."""
 
     KEY = "xpath"  # the rule key that holds these expressions
 
+    SELF = "."  # the context element's own text
+
     def __init__(self, namespaces: dict[str, str] | None = None) -> None:
         self.namespaces = NAMESPACES if namespaces is None else namespaces
-        self._ids: dict[str, int] = {}
+        self._ids: dict[tuple[str, str], int] = {}
         self._xpaths: dict[int, etree.XPath] = {}
+        self._tests: dict[int, Test] = {}  # conditions answered by attribute tests
+        self._own: list[tuple[int, str | None]] = []  # (id, attribute name or None: the text) of the context
         self._top = _Step()
 
     @property
@@ -57,69 +69,116 @@ class Paths:
         """What expressions may use, for error messages."""
         return f"prefixes: {sorted(self.namespaces)}"
 
+    def child(self) -> Paths:
+        """An empty set with the same prefixes, for expressions relative to ``each`` items."""
+        return Paths(self.namespaces)
+
     def add(self, expr: str) -> int:
-        """The id of ``expr`` (raises ``etree.XPathError``/``TypeError`` when lxml rejects it)."""
-        xpath = etree.XPath(expr, namespaces=self.namespaces, smart_strings=False)
-        xpath(etree.Element("probe"))  # unknown prefixes and functions only show on evaluation
-        if expr in self._ids:
-            return self._ids[expr]
-        key = len(self._ids)
-        self._ids[expr] = key
+        """The id of text expression ``expr`` (raises ``etree.XPathError``/``TypeError`` when lxml rejects it)."""
+        own = expr.strip()
+        match = _ATTRIBUTE_STEP.match(own)
+        if own == self.SELF or match:
+            if ("text", own) not in self._ids:
+                self._own.append((self._new(("text", own)), _clark(match.group(1), self.namespaces) if match else None))
+            return self._ids[("text", own)]
+        return self._register("text", expr, expr)
+
+    def add_nodes(self, expr: str) -> int:
+        """The id of node expression ``expr``: the elements it selects, in document order."""
+        return self._register("nodes", expr, expr)
+
+    def add_condition(self, expr: str) -> int:
+        """The id of condition ``expr``: XPath's ``boolean()`` of it."""
+        key = self._register("condition", expr, f"boolean({expr})")
         try:
-            self._merge(_alternatives(expr, self.namespaces), key)
+            self._tests[key] = _test(expr, self.namespaces)
+        except _Unsupported:
+            pass
+        return key
+
+    def select(self, root: etree._Element, record: etree._Element | None = None) -> Selection:
+        """The answers for the document (or ``each`` item) ``root``; ``record`` is the whole record, whose OAI-PMH
+        header rules may read (default: ``root``)."""
+        texts: dict[int, list] = {}
+        if self._top.children:
+            _walk(root, self._top.children, texts)
+        for key, attribute in self._own:
+            texts[key] = strings([root] if attribute is None else [root.get(attribute) or ""])
+        return Selection(root, root if record is None else record, texts, self._xpaths, self._tests)
+
+    def _new(self, ident: tuple[str, str]) -> int:
+        key = len(self._ids)
+        self._ids[ident] = key
+        return key
+
+    def _register(self, kind: str, expr: str, source: str) -> int:
+        xpath = etree.XPath(source, namespaces=self.namespaces, smart_strings=False)
+        xpath(etree.Element("probe"))  # unknown prefixes and functions only show on evaluation
+        if (kind, expr) in self._ids:
+            return self._ids[(kind, expr)]
+        key = self._new((kind, expr))
+        try:
+            if kind == "condition":
+                raise _Unsupported(expr)
+            self._merge(_alternatives(expr, self.namespaces), key, nodes=kind == "nodes")
         except _Unsupported:
             self._xpaths[key] = xpath
         return key
 
-    def select(self, root: etree._Element) -> Selection:
-        texts: dict[int, list[str]] = {}
-        if self._top.children:
-            _walk(root, self._top.children, texts)
-        return Selection(root, texts, self._xpaths)
-
-    def _merge(self, alternatives: list[tuple[list[tuple[str, str, Test | None]], str | None]], key: int) -> None:
-        # Within one union, two alternatives may not reach the same element through different tests (the walk
-        # would give it twice or out of document order), nor take two attributes of one element (XPath orders
-        # those as the document does).
-        attributes: dict[tuple, set[str]] = {}
-        for steps, attribute in alternatives:
-            for other, _ in alternatives:
-                for depth in range(1, min(len(steps), len(other)) + 1):
-                    tags = [step[0] for step in steps[:depth]] == [step[0] for step in other[:depth]]
-                    if tags and [step[:2] for step in steps[:depth]] != [step[:2] for step in other[:depth]]:
-                        raise _Unsupported(steps)
-            if attribute is not None:
-                attributes.setdefault(tuple(step[:2] for step in steps), set()).add(attribute)
-        if any(len(names) > 1 for names in attributes.values()):
-            raise _Unsupported(attributes)
+    def _merge(self, alternatives: list[tuple[list[tuple[str, str, Test | None]], str | None]], key: int,
+               nodes: bool = False) -> None:
+        _check_mergeable(alternatives, nodes)
         for steps, attribute in alternatives:
             node = self._top
             for tag, source, test in steps:
                 branches = node.children.setdefault(tag, [])
-                for branch_source, _, child in branches:
-                    if branch_source == source:
-                        node = child
-                        break
-                else:
-                    child = _Step()
-                    branches.append((source, test, child))
-                    node = child
+                node = next((child for branch_source, _, child in branches if branch_source == source), None)
+                if node is None:
+                    node = _Step()
+                    branches.append((source, test, node))
+            ends = node.nodes if nodes else node.ends
             if attribute is None:
-                if key not in node.ends:
-                    node.ends.append(key)
+                if key not in ends:
+                    ends.append(key)
             elif (attribute, key) not in node.attributes:
                 node.attributes.append((attribute, key))
 
 
+def _check_mergeable(alternatives: list[tuple[list[tuple[str, str, Test | None]], str | None]], nodes: bool) -> None:
+    """Within one union, two alternatives may not reach the same element through different tests (the walk would
+    give it twice or out of document order), nor take two attributes of one element (XPath orders those as the
+    document does); a node expression takes no attributes."""
+    attributes: dict[tuple, set[str]] = {}
+    for steps, attribute in alternatives:
+        for other, _ in alternatives:
+            for depth in range(1, min(len(steps), len(other)) + 1):
+                tags = [step[0] for step in steps[:depth]] == [step[0] for step in other[:depth]]
+                if tags and [step[:2] for step in steps[:depth]] != [step[:2] for step in other[:depth]]:
+                    raise _Unsupported(steps)
+        if attribute is not None:
+            attributes.setdefault(tuple(step[:2] for step in steps), set()).add(attribute)
+    if any(len(names) > 1 for names in attributes.values()) or (nodes and attributes):
+        raise _Unsupported(attributes)
+
+
 class Selection:
-    """The answers for one document: ``strings(id)`` is ``xml.strings`` of the XPath's result."""
+    """The answers for one document (or ``each`` item): ``strings(id)`` is :func:`strings` of the XPath's result,
+    ``nodes(id)`` its elements, ``holds(id)`` a condition's truth, ``header(name)`` the texts of the record's
+    OAI-PMH header children called ``name`` (in any namespace: ``identifier``, ``datestamp``, ``setSpec``)."""
 
-    __slots__ = ("_root", "_texts", "_xpaths")
+    __slots__ = ("_root", "_record", "_texts", "_xpaths", "_tests")
 
-    def __init__(self, root: etree._Element, texts: dict[int, list[str]], xpaths: dict[int, etree.XPath]):
+    def __init__(self, root: etree._Element, record: etree._Element, texts: dict[int, list],
+                 xpaths: dict[int, etree.XPath], tests: dict[int, Test]):
         self._root = root
+        self._record = record
         self._texts = texts
         self._xpaths = xpaths
+        self._tests = tests
+
+    @property
+    def record(self) -> etree._Element:
+        return self._record
 
     def strings(self, key: int) -> list[str]:
         texts = self._texts.get(key)
@@ -128,9 +187,52 @@ class Selection:
         xpath = self._xpaths.get(key)
         return strings(xpath(self._root)) if xpath is not None else []
 
+    def nodes(self, key: int) -> list[etree._Element]:
+        found = self._texts.get(key)
+        if found is None:
+            xpath = self._xpaths.get(key)
+            found = xpath(self._root) if xpath is not None else []
+            found = [item for item in found if isinstance(item, etree._Element)] if isinstance(found, list) else []
+        return found
 
-def _walk(parent: etree._Element, children: dict[str, list], texts: dict[int, list[str]]) -> None:
-    """Collect, per expression id, the stripped non-empty strings ``xml.strings`` makes of the nodes."""
+    def holds(self, key: int) -> bool:
+        test = self._tests.get(key)
+        return bool(test(self._root) if test is not None else self._xpaths[key](self._root))
+
+    def header(self, name: str) -> list[str]:
+        header = next((child for child in self._record.iterchildren(etree.Element) if _local(child.tag) == "header"),
+                      None)
+        if header is None:
+            return []
+        return strings([child for child in header.iterchildren(etree.Element) if _local(child.tag) == name])
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+def strings(results: object) -> list[str]:
+    """Non-empty stripped strings from an XPath result (elements, attributes, text nodes or a scalar string)."""
+    if not isinstance(results, list):
+        results = [results] if results not in (None, "") else []
+    out = []
+    for item in results:
+        if isinstance(item, str):
+            text = item
+        elif isinstance(item, etree._Element):
+            text = item.text if len(item) == 0 else "".join(item.itertext())
+        else:
+            continue
+        if text:
+            text = text.strip()
+            if text:
+                out.append(text)
+    return out
+
+
+def _walk(parent: etree._Element, children: dict[str, list], texts: dict[int, list]) -> None:
+    """Collect, per expression id, the stripped non-empty strings :func:`strings` makes of the nodes (or, for
+    node expressions, the elements themselves)."""
     for element in parent:
         branches = children.get(element.tag)
         if branches is None:
@@ -139,27 +241,35 @@ def _walk(parent: etree._Element, children: dict[str, list], texts: dict[int, li
         for _, test, step in branches:
             if test is not None and not test(element):
                 continue
+            if step.nodes:
+                _append(texts, step.nodes, element)
             if step.ends:
                 if text is None:
                     text = element.text if len(element) == 0 else "".join(element.itertext())
                     text = text.strip() if text else ""
                 if text:
-                    for key in step.ends:
-                        if key in texts:
-                            texts[key].append(text)
-                        else:
-                            texts[key] = [text]
-            for name, key in step.attributes:
-                value = element.get(name)
-                if value:
-                    value = value.strip()
-                    if value:
-                        if key in texts:
-                            texts[key].append(value)
-                        else:
-                            texts[key] = [value]
+                    _append(texts, step.ends, text)
+            if step.attributes:
+                _attributes(element, step.attributes, texts)
             if step.children:
                 _walk(element, step.children, texts)
+
+
+def _append(texts: dict[int, list], keys: list[int], value: Any) -> None:
+    for key in keys:
+        if key in texts:
+            texts[key].append(value)
+        else:
+            texts[key] = [value]
+
+
+def _attributes(element: etree._Element, attributes: list[tuple[str, int]], texts: dict[int, list]) -> None:
+    for name, key in attributes:
+        value = element.get(name)
+        if value:
+            value = value.strip()
+            if value:
+                _append(texts, [key], value)
 
 
 def _alternatives(expr: str, namespaces: dict[str, str]) -> list[tuple[list[tuple[str, str, Test | None]], str | None]]:

@@ -10,7 +10,7 @@ import pytest
 from lxml import etree
 
 from ingest_assets.cli.main import main
-from ingest_assets.records.mapping.mapper import build_mapper
+from ingest_assets.records.mapping.mapper import ProviderSettings, build_mapper
 from ingest_assets.records.mapping.preview import preview, read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets.core.settings import Settings
@@ -120,7 +120,7 @@ def test_the_newest_harvest_output_of_a_provider(tmp_storage, monkeypatch, capsy
             [row(CALISPHERE), {**row(CALISPHERE), "id": "gone", "document": "", "deleted": True}])
     before = sorted(p.relative_to(tmp_storage.root) for p in tmp_storage.root.rglob("*"))
 
-    report = preview(build_mapper("calif", "Calisphere", PROFILES["cdl"], {}),
+    report = preview(build_mapper(ProviderSettings("calif", "Calisphere"), PROFILES["cdl"], {}),
                      read_inputs(["harvest:calif"], PROFILES["cdl"], "calif", tmp_storage), _Sink(), output="json")
     assert (report.attempted, report.mapped, report.deleted) == (2, 1, 1)
 
@@ -142,7 +142,8 @@ class _Sink:
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
-    (["--profile", "marc", "x.xml"], "cannot read the profile"),
+    (["--profile", "marc", "x.xml"], "unknown mapping 'marc'"),
+    (["--profile", "marc.yaml", "x.xml"], "cannot read the profile"),
     (["--profile", "oai_dc", "missing.xml"], "cannot read the input"),
     (["--profile", "oai_dc", "harvest:nobody"], "no complete harvest output"),
 ])
