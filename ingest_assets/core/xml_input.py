@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 from html import escape
 from html.entities import name2codepoint
 
@@ -109,8 +110,12 @@ def parse_document(document: str | bytes, parser: etree.XMLParser,
         try:
             return etree.fromstring(document, parser)
         except etree.XMLSyntaxError:
-            undefined = _undefined_prefixes(parser) if prefixes is not None and not _wide(document) else None
-            declared = _declare(document, undefined, prefixes) if undefined else None
+            if prefixes is None or _wide(document):
+                raise
+            undefined, other = _parse_errors(parser)
+            if other is not None:  # say what else was wrong, not the prefixes that would have been declared
+                raise etree.XMLSyntaxError(other.message, other.type, other.line, other.column) from None
+            declared = _declare(document, undefined, prefixes)
             if declared is None:
                 raise
             document = declared
@@ -122,16 +127,16 @@ def _wide(content: bytes) -> bool:
     return content.startswith(WIDE_BOMS) or b"\x00<" in content[:4] or bool(WIDE_ENCODING.search(content[:200]))
 
 
-def _undefined_prefixes(parser: etree.XMLParser) -> set[str] | None:
-    """The prefixes the parser's last (failed) run found undeclared, or ``None`` when anything else was wrong
-    too (the parser's own log: the exception's also holds earlier parses' errors)."""
+def _parse_errors(parser: etree.XMLParser) -> tuple[set[str], Any]:
+    """The prefixes the parser's last (failed) run found undeclared, and its first other error (the parser's own
+    log: the exception's also holds earlier parses' errors)."""
     found = set()
     for entry in parser.error_log:
         match = _UNDEFINED_PREFIX.match(entry.message) if entry.type_name == "NS_ERR_UNDEFINED_NAMESPACE" else None
         if match is None:
-            return None
+            return found, entry
         found.add(match.group(1))
-    return found or None
+    return found, None
 
 
 def _declare(document: bytes, undefined: set[str], prefixes: Mapping[str, str]) -> bytes | None:

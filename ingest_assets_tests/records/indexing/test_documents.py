@@ -117,3 +117,36 @@ def test_index_languages_agree_with_enrichment():
         code, name = normalize_language(value)
         assert _language(value) == {"name": name, "iso639_3": code}
     assert _language("Klingon-ish") == {"name": "Klingon-ish"}
+
+
+def test_the_iiif_manifest_is_at_the_top_level_as_dpla_documents_carry_it(map_records, dpla_sources):
+    carried = [(r, s) for r, s in zip(map_records, dpla_sources) if s.get("iiifManifest")]
+    assert carried  # the UNT search hit has one
+    for record, source in carried:
+        doc = json.loads(index_record({**record, "iiifManifest": source["iiifManifest"]})["document"])
+        assert doc["iiifManifest"] == source["iiifManifest"]
+    assert "iiifManifest" not in json.loads(index_record(map_records[0])["document"])
+
+
+def test_map_records_written_before_the_extension_fields_stay_readable(map_records):
+    """iiifManifest, originalId and dplaUri are defaulted: an output written without them reads, indexes and is
+    written again with the current schema."""
+    import io
+
+    import fastavro
+
+    from ingest_assets.storage.avro import MAP_RECORD, load_schema
+
+    current = load_schema(MAP_RECORD)
+    older = {**current, "fields": [f for f in current["fields"] if f["name"] not in ("iiifManifest", "originalId", "dplaUri")]}
+    record = {k: v for k, v in map_records[0].items() if k not in ("iiifManifest", "originalId", "dplaUri")}
+    written = io.BytesIO()
+    fastavro.writer(written, fastavro.parse_schema(older), [record])
+    written.seek(0)
+    (as_written,) = fastavro.reader(written)
+    written.seek(0)
+    (as_current,) = fastavro.reader(written, reader_schema=fastavro.parse_schema(current))
+    assert (as_current["iiifManifest"], as_current["originalId"], as_current["dplaUri"]) == (None, None, None)
+    assert index_record(as_written)["document"] == index_record(as_current)["document"]
+    again = io.BytesIO()
+    fastavro.writer(again, fastavro.parse_schema(current), [as_written])  # enrichment re-run on an old mapping

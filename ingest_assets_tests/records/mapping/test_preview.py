@@ -17,6 +17,7 @@ from ingest_assets.core.settings import Settings
 from ingest_assets.storage.activities import RecordStream, write_activity
 from ingest_assets.storage.avro import ORIGINAL_RECORD
 from ingest_assets_tests.support.mapping import CALISPHERE
+from ingest_assets_tests.support.parity import hubs as parity_hubs
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 
@@ -173,3 +174,25 @@ def test_broken_xml_input_is_named(tmp_path, capsys):
     assert main(["map", "--profile", "oai_dc", str(broken)]) == 2
     err = capsys.readouterr().err
     assert "not readable XML" in err and str(broken) in err
+
+
+@pytest.mark.parametrize("hub", [hub.hub for hub in parity_hubs()])
+def test_each_hub_profile_maps_its_ingestion3_fixture_from_the_command_line(shared_fixtures, capsys, hub):
+    fixture = next(h for h in parity_hubs([hub])).data["fixture"]
+    code, out = run_json(capsys, "--profile", hub, str(shared_fixtures / "ingestion3" / fixture))
+    assert code == 0, out["records"][0]["messages"]
+    (entry,) = out["records"]
+    assert entry["jsonld"]["provider"]["name"] == PROFILES[hub].provider.label
+    assert entry["jsonld"]["@id"] == f"http://dp.la/api/items/{entry['id']}"
+
+
+def test_a_file_of_several_records_is_split_below_the_document_element(shared_fixtures, tmp_path):
+    one = (shared_fixtures / "ingestion3" / "tx.xml").read_text()
+    two = one.replace("metapth2355", "metapth9999").replace("partner:UNT", "partner:SMU")
+    page = tmp_path / "records.xml"
+    page.write_text(f"<records>{one}{two}</records>")
+    originals = list(read_inputs([str(page)], PROFILES["tx"], "tx"))
+    assert [o["id"] for o in originals] == ["info:ark/67531/metapth2355", "info:ark/67531/metapth9999"]
+    records = [build_mapper(ProviderSettings("tx", "Texas", None, "texas"), PROFILES["tx"], {}).map(o).record
+               for o in originals]
+    assert [r["dataProvider"] for r in records] == ["UNT Libraries", "Southern Methodist University Libraries"]

@@ -43,8 +43,12 @@ from ingest_assets.core.xml_input import NAMESPACES
 from ingest_assets.records.mapping import vocabularies as vocab
 from ingest_assets.records.mapping.fields import FIELDS
 from ingest_assets.records.mapping.json_paths import JsonPaths
+from ingest_assets.records.mapping.model import SOURCE_KEYS as _SOURCES
 from ingest_assets.records.mapping.paths import Paths
 from ingest_assets.records.mapping.rules import compile_rule
+
+
+SOURCE_KEYS = frozenset({*_SOURCES, "each", "separator"})  # what an override's own source replaces
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,8 @@ def paths_for(profile: Profile) -> Paths | JsonPaths:
 
 def merge_rules(base: Mapping[str, Any], overrides: Any, fail: Callable[[str], ConfigError]) -> dict[str, Any]:
     """``base`` rules with ``overrides`` (field -> rule, list of rules, or null) applied; ``fail(reason)`` makes
-    the ConfigError. A list replaces the inherited rule, as a rule with ``value`` does."""
+    the ConfigError. A list replaces the inherited rule, as a rule with ``value`` does; an override that gives a
+    source (``xpath``, ``first_of``, ``each``...) replaces the inherited source and keeps its other keys."""
     if not isinstance(overrides, Mapping):
         raise fail("must map field names to rules")
     rules = dict(base)
@@ -117,6 +122,8 @@ def merge_rules(base: Mapping[str, Any], overrides: Any, fail: Callable[[str], C
             inherited = rules.get(field_name, {})
             if isinstance(inherited, list):
                 raise fail(f"{field_name} is a list of rules: override it with a whole rule or list")
+            if SOURCE_KEYS.intersection(override):
+                inherited = {key: value for key, value in inherited.items() if key not in SOURCE_KEYS}
             rules[field_name] = {**inherited, **override}
         else:
             raise fail(f"{field_name} must be a mapping or null (or a list of rules)")
