@@ -328,7 +328,8 @@ def deployment_catalog() -> Catalog:
     return catalog(Settings.current().profiles_path)
 
 
-_CHECKED: set[tuple] = set()
+_CHECKED: dict[tuple, tuple[Catalog, Profile]] = {}  # what check_registry compiled already, and with what
+_MAX_CHECKED = 4096
 
 
 def check_registry(registry: Any) -> None:
@@ -340,8 +341,12 @@ def check_registry(registry: Any) -> None:
         if entry.settings.mapping is None and not entry.settings.mapping_overrides:
             continue
         profile = profile_for(entry, catalog_)
-        given = entry.settings.model_dump(include={"mapping_overrides", "label", "provider_uri", "id_prefix"})
-        key = (entry.name, id(catalog_), id(profile), json.dumps(given, sort_keys=True, default=str))
-        if key not in _CHECKED:
-            mapper_for(entry)
-            _CHECKED.add(key)
+        given = entry.settings.model_dump(include={"mapping", "mapping_overrides", "label", "provider_uri", "id_prefix"})
+        key = (entry.name, entry.source, json.dumps(given, sort_keys=True, default=str))
+        checked = _CHECKED.get(key)
+        if checked is not None and checked[0] is catalog_ and checked[1] is profile:
+            continue
+        mapper_for(entry)
+        if len(_CHECKED) >= _MAX_CHECKED:
+            _CHECKED.clear()
+        _CHECKED[key] = (catalog_, profile)

@@ -24,8 +24,8 @@ from ingest_assets.core import json_input
 from ingest_assets.core.errors import ConfigError, IngestError, ParseError
 from ingest_assets.records.indexing import index_record
 from ingest_assets.records.mapping.fields import FIELDS
-from ingest_assets.records.mapping.mapper import UNPARSEABLE, Mapper, MappingResult, Message
-from ingest_assets.records.mapping.profiles import VOCABULARIES, Profile, paths_for
+from ingest_assets.records.mapping.mapper import UNPARSEABLE, Mapper, MappingResult, Message, deployment_catalog
+from ingest_assets.records.mapping.profiles import Profile, paths_for
 from ingest_assets.records.mapping.report import MappingReport
 from ingest_assets.records.mapping.rules import compile_rule, label
 from ingest_assets.storage import avro, layout
@@ -80,7 +80,8 @@ def _id_reader(profile: Profile, provider: str):
     if profile.id_rule is None:
         return _no_id
     paths = paths_for(profile)
-    rule = compile_rule(profile.id_rule, field="id", paths=paths, source=profile.source, vocabularies=VOCABULARIES)
+    rule = compile_rule(profile.id_rule, field="id", paths=paths, source=profile.source,
+                        vocabularies=deployment_catalog().vocabularies)
 
     def local_id(record: Any) -> str:
         root = _metadata(record, profile) if profile.source == "xml" else record

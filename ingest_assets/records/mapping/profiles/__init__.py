@@ -289,20 +289,23 @@ def _signature(path: Path) -> tuple[int, int] | None:
 
 
 _LOCK = threading.Lock()
-_FILES: dict[tuple, Profile] = {}
+_FILES: dict[tuple, tuple[Catalog, Profile]] = {}
 _FOLDERS: dict[tuple, Catalog] = {}
+_MAX_FILES = 256
 
 
 def _profile_file(path: str, signature: tuple[int, int] | None, catalog_: Catalog) -> Profile:
-    """A profile file, loaded again only when it changed."""
-    cache_key = (path, signature, id(catalog_))
+    """A profile file, loaded again only when it (or the catalog it extends) changed."""
     with _LOCK:
-        found = _FILES.get(cache_key)
-    if found is None:
-        found = load_profile(path, catalog_.profiles, catalog_.vocabularies)
-        with _LOCK:
-            _FILES[cache_key] = found
-    return found
+        found = _FILES.get((path, signature))
+    if found is not None and found[0] is catalog_:
+        return found[1]
+    profile = load_profile(path, catalog_.profiles, catalog_.vocabularies)
+    with _LOCK:
+        if len(_FILES) >= _MAX_FILES:
+            _FILES.clear()
+        _FILES[(path, signature)] = (catalog_, profile)
+    return profile
 
 
 def catalog(folder: Path | None = None) -> Catalog:
