@@ -14,8 +14,11 @@ relative to ``each`` items live in a ``child()`` set, selected per item.
 
 from __future__ import annotations
 
+import math
+import operator
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from lxml import etree
@@ -27,7 +30,12 @@ Test = Callable[[etree._Element], bool]
 _NAME = r"(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*"
 _STEP = re.compile(rf"({_NAME})((?:\[[^\[\]]*\])*)$")
 _ATTRIBUTE_STEP = re.compile(rf"@({_NAME})$")
-_TOKEN = re.compile(rf"\s*(?:(@{_NAME})|'([^']*)'|\"([^\"]*)\"|(not)\s*\(|(and|or)\b|(=|\(|\)))")
+_TOKEN = re.compile(
+    rf"\s*(?:(@{_NAME})|'([^']*)'|\"([^\"]*)\"|(not)\s*\(|(and|or)\b|(!=|<=|>=|=|<|>|\(|\))|(\d+(?:\.\d+)?))"
+)
+_XPATH_NUMBER = re.compile(r"\s*-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*$")
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "=": operator.eq,
+            "!=": operator.ne}
 
 
 class _Unsupported(Exception):
@@ -37,7 +45,7 @@ class _Unsupported(Exception):
 class _Step:
     """One element step of the merged tree: the ids of the text expressions ending here (``ends``), of the node
     expressions ending here (``nodes``), the attribute steps after it (``attributes``: (name, id)) and the
-    element steps below it (``children``)."""
+    element steps below it (``children``: tag -> :class:`_Branches`)."""
 
     __slots__ = ("ends", "nodes", "attributes", "children")
 
@@ -45,7 +53,34 @@ class _Step:
         self.ends: list[int] = []
         self.nodes: list[int] = []
         self.attributes: list[tuple[str, int]] = []
-        self.children: dict[str, list[tuple[str, Test | None, _Step]]] = {}
+        self.children: dict[str, _Branches] = {}
+
+
+class _Branches:
+    """The steps below one tag, one per distinct test: those whose test is only "this attribute has one of these
+    values" (``@tag='245'``) are found by a lookup of the element's attribute (``keyed``), the others are tested in
+    turn (``plain``: (test or None, step))."""
+
+    __slots__ = ("sources", "plain", "keyed")
+
+    def __init__(self) -> None:
+        self.sources: dict[str, _Step] = {}
+        self.plain: list[tuple[Test | None, _Step]] = []
+        self.keyed: dict[str, dict[str, list[_Step]]] = {}
+
+    def step(self, source: str, test: Test | None) -> _Step:
+        found = self.sources.get(source)
+        if found is None:
+            found = self.sources[source] = _Step()
+            membership = getattr(test, "membership", None)
+            if membership is None:
+                self.plain.append((test, found))
+            else:
+                attribute, values = membership
+                buckets = self.keyed.setdefault(attribute, {})
+                for value in values:
+                    buckets.setdefault(value, []).append(found)
+        return found
 
 
 class Paths:
@@ -103,7 +138,9 @@ class Paths:
         if self._top.children:
             _walk(root, self._top.children, texts)
         for key, attribute in self._own:
-            texts[key] = strings([root] if attribute is None else [root.get(attribute) or ""])
+            text = (root.text if len(root) == 0 else "".join(root.itertext())) if attribute is None else root.get(attribute)
+            text = text.strip() if text else ""
+            texts[key] = [text] if text else []
         return Selection(root, root if record is None else record, texts, self._xpaths, self._tests)
 
     def _new(self, ident: tuple[str, str]) -> int:
@@ -131,11 +168,8 @@ class Paths:
         for steps, attribute in alternatives:
             node = self._top
             for tag, source, test in steps:
-                branches = node.children.setdefault(tag, [])
-                node = next((child for branch_source, _, child in branches if branch_source == source), None)
-                if node is None:
-                    node = _Step()
-                    branches.append((source, test, node))
+                branches = node.children.get(tag) or node.children.setdefault(tag, _Branches())
+                node = branches.step(source, test)
             ends = node.nodes if nodes else node.ends
             if attribute is None:
                 if key not in ends:
@@ -230,7 +264,7 @@ def strings(results: object) -> list[str]:
     return out
 
 
-def _walk(parent: etree._Element, children: dict[str, list], texts: dict[int, list]) -> None:
+def _walk(parent: etree._Element, children: dict[str, _Branches], texts: dict[int, list]) -> None:
     """Collect, per expression id, the stripped non-empty strings :func:`strings` makes of the nodes (or, for
     node expressions, the elements themselves)."""
     for element in parent:
@@ -238,21 +272,31 @@ def _walk(parent: etree._Element, children: dict[str, list], texts: dict[int, li
         if branches is None:
             continue
         text = None
-        for _, test, step in branches:
-            if test is not None and not test(element):
-                continue
-            if step.nodes:
-                _append(texts, step.nodes, element)
-            if step.ends:
-                if text is None:
-                    text = element.text if len(element) == 0 else "".join(element.itertext())
-                    text = text.strip() if text else ""
-                if text:
-                    _append(texts, step.ends, text)
-            if step.attributes:
-                _attributes(element, step.attributes, texts)
-            if step.children:
-                _walk(element, step.children, texts)
+        for test, step in branches.plain:
+            if test is None or test(element):
+                text = _visit(element, step, texts, text)
+        for attribute, buckets in branches.keyed.items():
+            steps = buckets.get(element.get(attribute))
+            if steps:
+                for step in steps:
+                    text = _visit(element, step, texts, text)
+
+
+def _visit(element: etree._Element, step: _Step, texts: dict[int, list], text: str | None) -> str | None:
+    """Collect what ``step`` takes of ``element`` and walk below it; returns the element's text once made."""
+    if step.nodes:
+        _append(texts, step.nodes, element)
+    if step.ends:
+        if text is None:
+            text = element.text if len(element) == 0 else "".join(element.itertext())
+            text = text.strip() if text else ""
+        if text:
+            _append(texts, step.ends, text)
+    if step.attributes:
+        _attributes(element, step.attributes, texts)
+    if step.children:
+        _walk(element, step.children, texts)
+    return text
 
 
 def _append(texts: dict[int, list], keys: list[int], value: Any) -> None:
@@ -329,6 +373,15 @@ def _clark(name: str, namespaces: dict[str, str]) -> str:
     return "{%s}%s" % (namespaces[prefix], local)
 
 
+def _member(name: str, values: frozenset[str]) -> Test:
+    """``@name`` is one of ``values``; ``membership`` lets the walk answer it without calling the test."""
+    def test(element: etree._Element) -> bool:
+        return element.get(name) in values
+
+    test.membership = (name, values)  # type: ignore[attr-defined]
+    return test
+
+
 def _all(tests: list[Test]) -> Test:
     test = tests[0]
     for other in tests[1:]:
@@ -345,7 +398,8 @@ def _either(first: Test, second: Test) -> Test:
 
 
 def _test(source: str, namespaces: dict[str, str]) -> Test:
-    """A predicate of attribute tests (``@a``, ``@a='v'``) joined by ``and``/``or``/``not()``/parentheses."""
+    """A predicate of attribute tests (``@a``, ``@a='v'``, ``@a!='v'``, ``@a >= 500``) joined by
+    ``and``/``or``/``not()``/parentheses, with XPath's meaning (a comparison with a number compares numbers)."""
     tokens = []
     position = 0
     source = source.rstrip()
@@ -365,12 +419,13 @@ def _test(source: str, namespaces: dict[str, str]) -> Test:
 class _Predicate:
     """Recursive descent over the tokens of ``_TOKEN``: (group index, text)."""
 
-    ATTRIBUTE, SINGLE, DOUBLE, NOT, WORD, PUNCT = range(6)
+    ATTRIBUTE, SINGLE, DOUBLE, NOT, WORD, PUNCT, NUMBER = range(7)
 
     def __init__(self, tokens: list[tuple[int, str]], namespaces: dict[str, str]):
         self.tokens = tokens
         self.namespaces = namespaces
         self.position = 0
+        self.equalities: dict[int, tuple[str, str]] = {}  # id of an equality test -> (attribute, value)
 
     def peek(self) -> tuple[int, str] | None:
         return self.tokens[self.position] if self.position < len(self.tokens) else None
@@ -383,18 +438,31 @@ class _Predicate:
         return token[1]
 
     def disjunction(self) -> Test:
-        test = self.conjunction()
+        """``a or b or ...``; equality tests of one attribute (``@tag='600' or @tag='650'``) become one set lookup."""
+        tests = [self.conjunction()]
         while self.peek() == (self.WORD, "or"):
             self.position += 1
-            test = _either(test, self.conjunction())
+            tests.append(self.conjunction())
+        equalities = {self.equalities.get(id(test)) for test in tests}
+        if len(tests) > 1 and None not in equalities and len({name for name, _ in equalities}) == 1:
+            name = next(iter(equalities))[0]
+            values = frozenset(value for _, value in equalities)
+            return _member(name, values)
+        test = tests[0]
+        for other in tests[1:]:
+            test = _either(test, other)
         return test
 
     def conjunction(self) -> Test:
-        test = self.unary()
+        """``a and b and ...``; comparisons of one attribute (``@tag >= 500 and @tag != '538'``) read it once."""
+        tests = [self.unary()]
         while self.peek() == (self.WORD, "and"):
             self.position += 1
-            test = _both(test, self.unary())
-        return test
+            tests.append(self.unary())
+        compared = [getattr(test, "comparison", None) for test in tests]
+        if len(tests) > 1 and None not in compared and len({name for name, _, _ in compared}) == 1:
+            return _comparisons(compared[0][0], [(compare, value) for _, compare, value in compared])
+        return _all(tests)
 
     def unary(self) -> Test:
         token = self.peek()
@@ -404,6 +472,10 @@ class _Predicate:
             self.position += 1
             inner = self.disjunction()
             self.take(self.PUNCT, ")")
+            membership = getattr(inner, "membership", None)
+            if membership is not None:  # not(@code='0' or @code='1' ...): one lookup
+                name, values = membership
+                return lambda element: element.get(name) not in values
             return lambda element: not inner(element)
         if token == (self.PUNCT, "("):
             self.position += 1
@@ -411,12 +483,49 @@ class _Predicate:
             self.take(self.PUNCT, ")")
             return inner
         name = _clark(self.take(self.ATTRIBUTE)[1:], self.namespaces)
-        if self.peek() != (self.PUNCT, "="):
+        comparison = self.peek()
+        if comparison is None or comparison[0] != self.PUNCT or comparison[1] not in _COMPARE:
             return lambda element: element.get(name) is not None
         self.position += 1
         token = self.peek()
-        if token is None or token[0] not in (self.SINGLE, self.DOUBLE):
+        if token is None or token[0] not in (self.SINGLE, self.DOUBLE, self.NUMBER):
             raise _Unsupported(self.tokens)
         self.position += 1
         value: Any = token[1]
-        return lambda element: element.get(name) == value
+        if token[0] == self.NUMBER or comparison[1] not in ("=", "!="):
+            return _comparisons(name, [(_COMPARE[comparison[1]], _number(value))])
+        if comparison[1] == "!=":
+            return _comparisons(name, [(operator.ne, value)])
+        test = _member(name, frozenset((value,)))
+        self.equalities[id(test)] = (name, value)
+        return test
+
+
+@lru_cache(maxsize=4096)
+def _number(text: str | None) -> float:
+    """XPath's number() as libxml2 reads it: NaN for what is not one (an absent attribute included). Cached:
+    attribute values such as MARC tags recur in every record."""
+    return float(text) if text is not None and _XPATH_NUMBER.match(text) else math.nan
+
+
+def _comparisons(name: str, checks: list[tuple[Callable[[Any, Any], bool], Any]]) -> Test:
+    """``@name`` compared with each value, a number as a number, a string as a string (XPath: an absent attribute
+    is an empty node-set, for which every comparison is false). ``comparison`` lets a conjunction merge them."""
+    def test(element: etree._Element) -> bool:
+        given = element.get(name)
+        if given is None:
+            return False
+        number = None
+        for compare, value in checks:
+            if isinstance(value, str):
+                if not compare(given, value):
+                    return False
+            else:
+                if number is None:
+                    number = _number(given)
+                if not compare(number, value):
+                    return False
+        return True
+
+    test.comparison = (name, *checks[0]) if len(checks) == 1 else None  # type: ignore[attr-defined]
+    return test

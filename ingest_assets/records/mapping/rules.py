@@ -313,12 +313,13 @@ def _terms(terms: frozenset[str], keep: bool) -> ValueStep:
 
 
 def _matching(regex: re.Pattern, template: str | None, every: bool) -> ValueStep:
+    named = bool(regex.groupindex)
+
     def made(match: re.Match) -> str:
         if not template:
             return match.group(0).strip()
-        groups = [group or "" for group in match.groups()]  # a group that took no part is empty
-        named = {name: group or "" for name, group in match.groupdict().items()}
-        return template.format(*groups, **named).strip()
+        # a group that took no part is empty
+        return template.format(*match.groups(""), **(match.groupdict("") if named else {})).strip()
 
     if every:
         return lambda value: [text for match in regex.finditer(value) if (text := made(match))]

@@ -97,7 +97,7 @@ TAGS = ["a", "b", f"{{{MODS}}}a", f"{{{MODS}}}b"]
 NAMES = ["a", "b", "mods:a", "mods:b"]
 ATTRIBUTES = ["type", "access", "{http://www.w3.org/1999/xlink}href"]
 ATTRIBUTE_NAMES = ["@type", "@access", "@xlink:href"]
-VALUES = ["x", "y", "", " x "]
+VALUES = ["x", "y", "", " x ", "5", "12", " 5.0", ".5", "-3", "1e3", "inf"]
 
 
 @st.composite
@@ -116,7 +116,9 @@ def trees(draw, depth=0):
 
 predicates = st.recursive(
     st.sampled_from(ATTRIBUTE_NAMES)
-    | st.builds("{}='{}'".format, st.sampled_from(ATTRIBUTE_NAMES), st.sampled_from(VALUES)),
+    | st.builds("{}{}'{}'".format, st.sampled_from(ATTRIBUTE_NAMES), st.sampled_from(["=", "!="]), st.sampled_from(VALUES))
+    | st.builds("{} {} {}".format, st.sampled_from(ATTRIBUTE_NAMES), st.sampled_from(["<", "<=", ">", ">=", "=", "!="]),
+                st.sampled_from(["5", "12", "0.5", "1000"])),
     lambda inner: st.builds("not({})".format, inner)
     | st.builds("({})".format, inner)
     | st.builds("{} {} {}".format, inner, st.sampled_from(["and", "or"]), inner),
