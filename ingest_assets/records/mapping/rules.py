@@ -180,7 +180,8 @@ def _first_giving(keys: list[int]) -> Rule:
 
 
 def _constant(values: list[str]) -> Rule:
-    constants = [value.strip() for value in values]
+    """The values as written (a separator such as ', ' keeps its space)."""
+    constants = list(values)
     return lambda _found: list(constants)
 
 
@@ -198,8 +199,8 @@ def _first_of(parts: list[Rule]) -> Rule:
 def _concat(parts: list[Rule], separator: str) -> Rule:
     def source(found: Any) -> list[Value]:
         pieces = [separator.join(map(label, values)) for part in parts if (values := part(found))]
-        joined = separator.join(pieces).strip()
-        return [joined] if joined else []
+        joined = separator.join(pieces)
+        return [joined] if joined.strip() else []
 
     return source
 
@@ -338,11 +339,11 @@ def _table(spec: RuleSpec, compiler: _Compiler) -> ValueStep | None:
     """``map``, ``map_patterns`` or ``lookup`` (with ``unlisted: keep`` a value not listed passes unchanged)."""
     keep = spec.unlisted == "keep"
     if spec.map is not None:
-        return _lookup({key(k): v.strip() for k, v in spec.map.items()}, keep)
+        return _lookup({key(k): v for k, v in spec.map.items()}, keep)
     if spec.lookup is not None:
         return _lookup(compiler.vocabulary(spec.lookup, "table").table, keep)
     if spec.map_patterns is not None:
-        patterns = [(re.compile(pattern), value.strip()) for pattern, value in spec.map_patterns.items()]
+        patterns = [(re.compile(pattern), value) for pattern, value in spec.map_patterns.items()]
 
         def step(value: str) -> list[str]:
             found = next((new for regex, new in patterns if regex.search(value)), None)
