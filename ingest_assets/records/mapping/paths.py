@@ -57,30 +57,60 @@ class _Step:
 
 
 class _Branches:
-    """The steps below one tag, one per distinct test: those whose test is only "this attribute has one of these
-    values" (``@tag='245'``) are found by a lookup of the element's attribute (``keyed``), the others are tested in
-    turn (``plain``: (test or None, step))."""
+    """The steps below one tag, one per distinct test: ``always`` (no test), ``tested`` (a test of the element) and,
+    per attribute, the steps whose test reads only that attribute (``@tag='245'``, ``@tag >= 500``): those are
+    decided once per attribute value and remembered (at most :data:`_MEMO` values), so a MARC record's datafields
+    find their steps by one lookup."""
 
-    __slots__ = ("sources", "plain", "keyed")
+    __slots__ = ("sources", "always", "tested", "by_attribute")
 
     def __init__(self) -> None:
         self.sources: dict[str, _Step] = {}
-        self.plain: list[tuple[Test | None, _Step]] = []
-        self.keyed: dict[str, dict[str, list[_Step]]] = {}
+        self.always: list[_Step] = []
+        self.tested: list[tuple[Test, _Step]] = []
+        self.by_attribute: dict[str, tuple[list[tuple[Test, _Step]], dict[str | None, list[_Step]]]] = {}
 
     def step(self, source: str, test: Test | None) -> _Step:
         found = self.sources.get(source)
         if found is None:
             found = self.sources[source] = _Step()
-            membership = getattr(test, "membership", None)
-            if membership is None:
-                self.plain.append((test, found))
+            attribute = getattr(test, "attribute", None)
+            if test is None:
+                self.always.append(found)
+            elif attribute is None:
+                self.tested.append((test, found))
             else:
-                attribute, values = membership
-                buckets = self.keyed.setdefault(attribute, {})
-                for value in values:
-                    buckets.setdefault(value, []).append(found)
+                tests, memo = self.by_attribute.setdefault(attribute, ([], {}))
+                tests.append((test, found))
+                memo.clear()
         return found
+
+    def matching(self, element: etree._Element) -> list[_Step]:
+        """The steps ``element`` takes, in no particular order (no two lead one expression to one element)."""
+        if not self.tested and not self.by_attribute:
+            return self.always
+        if not self.always and not self.tested and len(self.by_attribute) == 1:
+            ((attribute, (tests, memo)),) = self.by_attribute.items()
+            return _decided(element, attribute, tests, memo)
+        steps = list(self.always)
+        steps.extend(step for test, step in self.tested if test(element))
+        for attribute, (tests, memo) in self.by_attribute.items():
+            steps.extend(_decided(element, attribute, tests, memo))
+        return steps
+
+
+_MEMO = 512  # attribute values remembered per attribute of a tag
+
+
+def _decided(element: etree._Element, attribute: str, tests: list[tuple[Test, _Step]],
+             memo: dict[str | None, list[_Step]]) -> list[_Step]:
+    value = element.get(attribute)
+    found = memo.get(value)
+    if found is None:
+        found = [step for test, step in tests if test(element)]
+        if len(memo) < _MEMO:
+            memo[value] = found
+    return found
 
 
 class Paths:
@@ -272,31 +302,23 @@ def _walk(parent: etree._Element, children: dict[str, _Branches], texts: dict[in
         if branches is None:
             continue
         text = None
-        for test, step in branches.plain:
-            if test is None or test(element):
-                text = _visit(element, step, texts, text)
-        for attribute, buckets in branches.keyed.items():
-            steps = buckets.get(element.get(attribute))
-            if steps:
-                for step in steps:
-                    text = _visit(element, step, texts, text)
+        for step in branches.matching(element):
+            if step.nodes:
+                _append(texts, step.nodes, element)
+            if step.ends:
+                if text is None:
+                    text = _text(element)
+                if text:
+                    _append(texts, step.ends, text)
+            if step.attributes:
+                _attributes(element, step.attributes, texts)
+            if step.children:
+                _walk(element, step.children, texts)
 
 
-def _visit(element: etree._Element, step: _Step, texts: dict[int, list], text: str | None) -> str | None:
-    """Collect what ``step`` takes of ``element`` and walk below it; returns the element's text once made."""
-    if step.nodes:
-        _append(texts, step.nodes, element)
-    if step.ends:
-        if text is None:
-            text = element.text if len(element) == 0 else "".join(element.itertext())
-            text = text.strip() if text else ""
-        if text:
-            _append(texts, step.ends, text)
-    if step.attributes:
-        _attributes(element, step.attributes, texts)
-    if step.children:
-        _walk(element, step.children, texts)
-    return text
+def _text(element: etree._Element) -> str:
+    text = element.text if len(element) == 0 else "".join(element.itertext())
+    return text.strip() if text else ""
 
 
 def _append(texts: dict[int, list], keys: list[int], value: Any) -> None:
@@ -373,13 +395,22 @@ def _clark(name: str, namespaces: dict[str, str]) -> str:
     return "{%s}%s" % (namespaces[prefix], local)
 
 
+def _reading(test: Test, *parts: Test, name: str | None = None) -> Test:
+    """``test`` marked with the one attribute it reads (``name``, or the one all ``parts`` read), if any: the walk
+    then decides it once per value of that attribute."""
+    names = {name} if name is not None else {getattr(part, "attribute", None) for part in parts}
+    if len(names) == 1 and None not in names:
+        test.attribute = names.pop()  # type: ignore[attr-defined]
+    return test
+
+
 def _member(name: str, values: frozenset[str]) -> Test:
-    """``@name`` is one of ``values``; ``membership`` lets the walk answer it without calling the test."""
+    """``@name`` is one of ``values`` (``membership`` lets a disjunction or not() merge it)."""
     def test(element: etree._Element) -> bool:
         return element.get(name) in values
 
     test.membership = (name, values)  # type: ignore[attr-defined]
-    return test
+    return _reading(test, name=name)
 
 
 def _all(tests: list[Test]) -> Test:
@@ -390,11 +421,11 @@ def _all(tests: list[Test]) -> Test:
 
 
 def _both(first: Test, second: Test) -> Test:
-    return lambda element: first(element) and second(element)
+    return _reading(lambda element: first(element) and second(element), first, second)
 
 
 def _either(first: Test, second: Test) -> Test:
-    return lambda element: first(element) or second(element)
+    return _reading(lambda element: first(element) or second(element), first, second)
 
 
 def _test(source: str, namespaces: dict[str, str]) -> Test:
@@ -475,8 +506,8 @@ class _Predicate:
             membership = getattr(inner, "membership", None)
             if membership is not None:  # not(@code='0' or @code='1' ...): one lookup
                 name, values = membership
-                return lambda element: element.get(name) not in values
-            return lambda element: not inner(element)
+                return _reading(lambda element: element.get(name) not in values, name=name)
+            return _reading(lambda element: not inner(element), inner)
         if token == (self.PUNCT, "("):
             self.position += 1
             inner = self.disjunction()
@@ -485,7 +516,7 @@ class _Predicate:
         name = _clark(self.take(self.ATTRIBUTE)[1:], self.namespaces)
         comparison = self.peek()
         if comparison is None or comparison[0] != self.PUNCT or comparison[1] not in _COMPARE:
-            return lambda element: element.get(name) is not None
+            return _reading(lambda element: element.get(name) is not None, name=name)
         self.position += 1
         token = self.peek()
         if token is None or token[0] not in (self.SINGLE, self.DOUBLE, self.NUMBER):
@@ -528,4 +559,4 @@ def _comparisons(name: str, checks: list[tuple[Callable[[Any, Any], bool], Any]]
         return True
 
     test.comparison = (name, *checks[0]) if len(checks) == 1 else None  # type: ignore[attr-defined]
-    return test
+    return _reading(test, name=name)

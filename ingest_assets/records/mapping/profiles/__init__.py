@@ -27,6 +27,7 @@ profiles folder the settings name (``INGEST_PROFILES``: ``<name>.yaml`` files an
 from __future__ import annotations
 
 import threading
+from collections import ChainMap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -243,7 +244,7 @@ def read_profiles(texts: Mapping[str, tuple[str, str]], known: Mapping[str, Prof
         for name in ready:
             del pending[name]
             text, source = texts[name]
-            loaded[name] = read_profile(name, text, source, {**known, **loaded}, vocabularies)
+            loaded[name] = read_profile(name, text, source, ChainMap(loaded, known), vocabularies)
     return loaded
 
 
@@ -335,18 +336,43 @@ def _folder_catalog(folder: Path) -> Catalog:
             texts[path.stem] = (path.read_text(encoding="utf-8"), str(path))
         except OSError as exc:
             raise ConfigError(f"cannot read the profile: {exc.strerror}", file=str(path)) from None
-    return Catalog({**PROFILES, **read_profiles(texts, PROFILES, vocabularies)}, vocabularies)
+    return Catalog(ChainMap(read_profiles(texts, PROFILES, vocabularies), PROFILES), vocabularies)
 
 
-def _shipped() -> dict[str, Profile]:
-    """The profiles shipped with the package."""
-    texts = {
-        entry.name.removesuffix(".yaml"): (entry.read_text(encoding="utf-8"), f"{__name__}/{entry.name}")
-        for entry in files(__name__).iterdir() if entry.name.endswith(".yaml")
-    }
-    return read_profiles(texts, {}, VOCABULARIES)
+class ShippedProfiles(Mapping[str, Profile]):
+    """The profiles shipped with the package, each read and compiled when first asked for (a process maps with a
+    few of them; every one is checked by the tests)."""
+
+    def __init__(self) -> None:
+        self._files = {entry.name.removesuffix(".yaml"): entry for entry in files(__name__).iterdir()
+                       if entry.name.endswith(".yaml")}
+        self._loaded: dict[str, Profile] = {}
+        self._lock = threading.RLock()
+
+    def __getitem__(self, name: str) -> Profile:
+        found = self._loaded.get(name)
+        if found is not None:
+            return found
+        entry = self._files[name]  # KeyError: not a shipped profile
+        with self._lock:
+            if name not in self._loaded:
+                text = entry.read_text(encoding="utf-8")
+                data = yaml.safe_load(text)
+                parent = data.get("extends") if isinstance(data, dict) else None
+                known = {parent: self[parent]} if parent in self._files else {}
+                self._loaded[name] = read_profile(name, text, f"{__name__}/{entry.name}", known, VOCABULARIES)
+            return self._loaded[name]
+
+    def __iter__(self):
+        return iter(sorted(self._files))
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._files
 
 
 VOCABULARIES: dict[str, vocab.Vocabulary] = vocab.shipped()
-PROFILES: dict[str, Profile] = _shipped()
+PROFILES: Mapping[str, Profile] = ShippedProfiles()
 SHIPPED = Catalog(PROFILES, VOCABULARIES)
