@@ -2,8 +2,9 @@
 run on the configured Dagster instance (``DAGSTER_HOME``, by default ``$INGEST_HOME/dagster``) and recorded there
 like any UI run: a range runs as one run per 31 days, each day its own output and plan, as a UI backfill does.
 
-Prints a line when each run starts, one per day as the day is indexed, and per failed run the step that
-failed and why; ``--verbose`` prints Dagster's event log instead."""
+Prints a line when each run starts and as each stage (harvest, mapping, enrichment, indexing) finishes its days,
+then one line per day with its counts, and for a failed run the step that failed and why; ``--verbose`` adds
+Dagster's event log on stderr."""
 
 from __future__ import annotations
 
@@ -84,10 +85,12 @@ def _run(settings: Settings, provider: str, wanted: list[date]) -> int:
             run_id = make_new_run_id()
             days_text = str(chunk[0]) if len(chunk) == 1 else f"{chunk[0]}..{chunk[-1]}"
             print(f"{provider} {days_text}: running (run {run_id})", flush=True)
-            with DayProgress(instance, run_id, provider):
+            with StageProgress(instance, run_id, f"{provider} {days_text}") as progress:
                 result = job.execute_in_process(instance=instance, raise_on_error=False, run_id=run_id, run_config=quiet,
                                                 **span)
             instance.add_run_tags(result.run_id, {"ingest/trigger": "cli"})
+            for line in progress.day_lines(provider):
+                print(line, flush=True)
             failed += not result.success
             if not result.success:
                 for stage, message in failure_causes(result):
@@ -95,47 +98,67 @@ def _run(settings: Settings, provider: str, wanted: list[date]) -> int:
     return 1 if failed else 0
 
 
-class DayProgress:
-    """While a run executes, print a line for each day of it whose index records are written (polling the
-    instance's materializations of ``indexed_records``, the last record stage)."""
+STAGES = (("original_records", "harvested"), ("mapped_records", "mapped"), ("enriched_records", "enriched"),
+          ("indexed_records", "indexed"))
 
-    def __init__(self, instance, run_id: str, provider: str):
-        self.instance, self.run_id, self.provider = instance, run_id, provider
+
+class StageProgress:
+    """While a run executes, print a line as each record stage finishes its days (polling the instance for the
+    run's materializations of that stage's asset); afterwards, :meth:`day_lines` gives one line per day."""
+
+    def __init__(self, instance, run_id: str, label: str):
+        self.instance, self.run_id, self.label = instance, run_id, label
+        self.found: dict[str, dict[str, dict]] = {}  # asset -> partition -> metadata
+        self._cursors: dict[str, str | None] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
-        self._cursor: str | None = None
 
-    def __enter__(self) -> DayProgress:
+    def __enter__(self) -> StageProgress:
         self._thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
-        self._report()  # what the last interval brought
+        self._poll()
 
     def _watch(self) -> None:
         while not self._stop.wait(POLL_SECONDS):
-            self._report()
+            self._poll()
 
-    def _report(self) -> None:
+    def _poll(self) -> None:
         import dagster as dg
 
+        for asset, verb in STAGES:
+            found = self.instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset)), limit=1000,
+                                                         cursor=self._cursors.get(asset), ascending=True)
+            self._cursors[asset] = found.cursor
+            mine = [r.event_log_entry.asset_materialization for r in found.records if r.event_log_entry.run_id == self.run_id]
+            if not mine:
+                continue
+            days = self.found.setdefault(asset, {})
+            days.update({m.partition: {k: v.value for k, v in m.metadata.items()} for m in mine})
+            records = sum(int(meta.get("dagster/row_count", 0)) for meta in days.values())
+            print(f"{self.label}: {verb} {records} records over {len(days)} day(s)", flush=True)
+
+    def day_lines(self, provider: str) -> list[str]:
+        """``<provider> <day>: harvested h, mapped m (f failed), indexed i (d documents + x deletions)`` per day."""
         from ingest_assets.defs.records.partitions import partition_parts
 
-        found = self.instance.fetch_materializations(
-            dg.AssetRecordsFilter(asset_key=dg.AssetKey("indexed_records")), limit=100, cursor=self._cursor, ascending=True)
-        self._cursor = found.cursor
-        for record in found.records:
-            event = record.event_log_entry
-            if event.run_id != self.run_id:
-                continue
-            materialization = event.asset_materialization
-            _, day = partition_parts(materialization.partition)
-            counts = {k: v.value for k, v in materialization.metadata.items()}
-            summary = ", ".join(f"{k} {counts[k]}" for k in ("documents", "deletions") if k in counts)
-            print(f"{self.provider} {day}: indexed {counts.get('dagster/row_count', '?')} records"
-                  f"{f' ({summary})' if summary else ''}", flush=True)
+        lines = []
+        for partition in sorted(self.found.get("original_records", {}), key=lambda k: partition_parts(k)[1]):
+            _, day = partition_parts(partition)
+            meta = {asset: self.found.get(asset, {}).get(partition, {}) for asset, _ in STAGES}
+            parts = [f"harvested {meta['original_records'].get('dagster/row_count', 0)}"]
+            if meta["mapped_records"]:
+                parts.append(f"mapped {meta['mapped_records'].get('dagster/row_count', 0)} "
+                             f"({meta['mapped_records'].get('failed', 0)} failed)")
+            if meta["indexed_records"]:
+                index = meta["indexed_records"]
+                parts.append(f"indexed {index.get('dagster/row_count', 0)} ({index.get('documents', 0)} documents + "
+                             f"{index.get('deletions', 0)} deletions)")
+            lines.append(f"{provider} {day}: {', '.join(parts)}")
+        return lines
 
 
 def failure_causes(result) -> list[tuple[str, str]]:
