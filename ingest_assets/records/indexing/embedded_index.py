@@ -17,9 +17,8 @@ from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 
-from ingest_assets.core.errors import IngestError, NotFoundError
-from ingest_assets.records.indexing.naming import NO_INDEX_HINT
-from ingest_assets.records.indexing.naming import build_name, check_alias
+from ingest_assets.core.errors import NotFoundError
+from ingest_assets.records.indexing.naming import NO_INDEX_HINT, build_name, check_alias
 from ingest_assets.records.indexing.results import (
     DEFAULT_MAX_FAILURE_RATE,
     IndexBuildRefused,
