@@ -26,6 +26,8 @@ from ingest_assets.storage.layout import status_page_key
 
 DAYS = (date(2026, 1, 14), date(2026, 1, 15))
 NOW = datetime(2026, 11, 24, 9, 30, tzinfo=timezone.utc)  # months after the data: a window ending today would miss it
+FAILURE = Failure("run", "record_pipeline", "demo", (date(2026, 1, 16),), "original_records", "HTTP 503", "abcdef123456",
+                  "http://ui/runs/abcdef123456", NOW)
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +48,7 @@ def hub(tmp_path_factory):
             instance=instance, tags={"dagster/asset_partition_range_start": f"{DAYS[0]}|demo",
                                      "dagster/asset_partition_range_end": f"{DAYS[1]}|demo"})
         assert result.success
+        record_failure(LocalStorage(settings.storage_url), FAILURE)  # as failure_sensor records a failed run
         yield settings, instance
     server.shutdown()
 
@@ -54,15 +57,12 @@ def test_the_overview_covers_the_days_with_data_and_each_entry(hub):
     settings, _ = hub
     storage = LocalStorage(settings.storage_url)
     registry = load_registry(settings.registry_path)
-    failure = Failure("run", "record_pipeline", "demo", (date(2026, 1, 16),), "original_records", "HTTP 503",
-                      "abcdef123456", "http://ui/runs/abcdef123456", NOW)
-    record_failure(storage, failure)
     overview = build_overview(storage, registry, NOW)
     assert overview.window == (date(2025, 10, 18), DAYS[1])  # 90 days ending with the newest day harvested
     demo, lod, typo = overview.providers
     assert [d.day for d in demo.days] == list(DAYS) and demo.last_good_day == DAYS[1]
     assert demo.days[-1] == day_counts(storage, "demo", DAYS[1]) and demo.days[-1].harvested > 0
-    assert demo.last_failure == failure and demo.capabilities == ("records",)
+    assert demo.last_failure == FAILURE and demo.capabilities == ("records",)
     assert lod.capabilities == ("linked_data",) and not lod.days and lod.last_failure is None
     assert "registry key 'typo.harvest.metadataprefix': unknown key" in typo.problem
     assert overview.registry_notes == (f"entry 'typo' refused (the others run): {registry.problems['typo']}",)
