@@ -107,3 +107,13 @@ def test_a_sensor_gets_the_resourcesync_index_in_the_database_of_the_sql_resourc
     with dg.build_sensor_context(resources=shared_resources(settings)) as context:
         assert records_an_event(context).skip_message == "a.txt"
     assert (tmp_path / "ingest.sqlite3").is_file()
+
+
+def test_record_steps_retry_as_the_readme_says(tmp_path):
+    """README: retried up to 3 times, 30 s, 90 s and 210 s after each failure (no jitter). These are the delays
+    Dagster computes from the policy each record asset carries."""
+    defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
+    for asset in ("original_records", "mapped_records", "enriched_records", "indexed_records"):
+        policy = defs.resolve_assets_def(asset).node_def.retry_policy
+        assert policy.max_retries == 3 and policy.jitter is None, asset
+        assert [policy.calculate_delay(attempt) for attempt in (1, 2, 3)] == [30, 90, 210], asset

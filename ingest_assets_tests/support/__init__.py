@@ -37,9 +37,9 @@ def require(condition: bool, reason: str) -> None:
         pytest.skip(reason)
 
 
-def stop_group(process: subprocess.Popen, timeout: float = 30) -> None:
-    """Stop a server started with ``start_new_session=True``: SIGTERM to its process group, SIGKILL if it lingers."""
-    os.killpg(process.pid, signal.SIGTERM)
+def stop_group(process: subprocess.Popen, timeout: float = 30, sig: int = signal.SIGTERM) -> None:
+    """Stop a server started with ``start_new_session=True``: ``sig`` to its process group, SIGKILL if it lingers."""
+    os.killpg(process.pid, sig)
     try:
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
