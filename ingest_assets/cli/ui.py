@@ -6,6 +6,7 @@ finds its source. Ctrl-C stops both."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -40,15 +41,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Dagster UI: http://{args.host}:{args.port}  (instance {env['DAGSTER_HOME']}, registry {registry_path})",
           flush=True)
     with as_file(files("ingest_assets.cli").joinpath("workspace.yaml")) as workspace:
+        # its own session: Ctrl-C reaches dagster dev from here only, and it stops its webserver, daemon and code
+        # servers itself (a SIGINT to each of them would print their tracebacks)
         process = subprocess.Popen([sys.executable, "-m", "dagster", "dev", "-w", str(workspace), "-h", args.host,
-                                    "-p", str(args.port)], env=env)
+                                    "-p", str(args.port)], env=env, start_new_session=True)
         try:
             return process.wait()
-        except KeyboardInterrupt:  # Ctrl-C reached dagster dev as well (same process group): let it stop
+        except KeyboardInterrupt:
+            process.send_signal(signal.SIGINT)
             try:
                 process.wait(STOP_SECONDS)
             except subprocess.TimeoutExpired:
-                process.terminate()
+                os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
             return 0
         finally:
