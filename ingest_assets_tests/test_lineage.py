@@ -35,7 +35,7 @@ def demo(tmp_path_factory):
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([COMMAND, *args], cwd=home, env=env, capture_output=True, text=True, timeout=480)
 
-    done = run("demo")
+    done = run("demo", "--port", "0")  # 8765 may be taken on a shared machine
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return run, LocalStorage(home / ".ingest" / "storage"), home / ".ingest"
 

@@ -44,8 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             index.close()
     server.set_app(ResourceSyncApp(storage, sets))
-    print(f"serving ResourceSync on {base}/.well-known/resourcesync and the hub status page on {base}/status.html",
-          flush=True)
+    print(f"serving ResourceSync on {base}/.well-known/resourcesync", flush=True)
+    print(f"hub status page: {base}/status.html", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
