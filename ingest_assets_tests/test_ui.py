@@ -20,13 +20,12 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-import requests
 
 from ingest_assets.demo.oai_server import serve_in_thread
 from ingest_assets.demo.samples import sample_records
 from ingest_assets.resourcesync.server import ResourceSyncApp, make_app_server
 from ingest_assets.storage import LocalStorage, layout
-from ingest_assets_tests.support import free_port, require, stop_group
+from ingest_assets_tests.support import free_port, require, stop_group, wait_for_ui
 
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -94,17 +93,7 @@ def hub(tmp_path_factory):
     )
     hub.base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 300  # a loaded 2-core machine: the code location takes a while
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(f"dagster dev exited: {(tmp_path / 'dagster-dev.log').read_text()[-2000:]}")
-            try:
-                if requests.get(f"{hub.base}/server_info", timeout=2).ok:
-                    break
-            except requests.ConnectionError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("dagster dev did not start within 300 s")
+        wait_for_ui(hub.base, process, log=tmp_path / "dagster-dev.log")  # a loaded 2-core machine: up to 300 s
         yield hub
     finally:
         stop_group(process, sig=signal.SIGINT)  # Ctrl-C, as a person stops it

@@ -10,13 +10,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-import requests
 
-from ingest_assets_tests.support import free_port
+from ingest_assets_tests.support import free_port, wait_for_ui
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -71,15 +69,7 @@ def test_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path):
     process = subprocess.Popen([*ui, "--port", str(port)], cwd=home, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                if requests.get(f"http://127.0.0.1:{port}/server_info", timeout=2).ok:
-                    break
-            except requests.ConnectionError:
-                time.sleep(1)
-        else:
-            pytest.fail(f"`ingest-assets ui --demo` did not answer within 180 s: {process.poll()}")
+        wait_for_ui(f"http://127.0.0.1:{port}", process)
     finally:
         os.killpg(process.pid, signal.SIGINT)  # Ctrl-C stops the UI and the demo site
         output = process.communicate(timeout=90)[0]
