@@ -96,7 +96,7 @@ def hub(tmp_path_factory):
         wait_for_ui(hub.base, process, log=tmp_path / "dagster-dev.log")  # a loaded 2-core machine: up to 300 s
         yield hub
     finally:
-        stop_group(process, sig=signal.SIGINT)  # Ctrl-C, as a person stops it
+        stop_group(process, timeout=120, sig=signal.SIGINT)  # Ctrl-C, as a person stops it (ui waits for dagster dev)
         oai.shutdown()
 
 
