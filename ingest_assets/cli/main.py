@@ -48,6 +48,8 @@ COMMANDS = {
 }
 VERBOSE = "--verbose"
 _verbose = False
+DESCRIPTION = ("The ingest-assets commands. A mistake is one line on stderr with a hint; --verbose anywhere on the line "
+               "adds the traceback (and, for harvest, Dagster's event log).")
 
 
 class Parser(argparse.ArgumentParser):
@@ -147,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _top_level(argv: list[str]) -> int:
-    parser = Parser(prog="ingest-assets", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="ingest-assets", description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (_, _, help_text) in COMMANDS.items():  # listed in --help; a known command is handed on in main
         commands.add_parser(name, help=f"{help_text} (see: ingest-assets {name} --help)")
