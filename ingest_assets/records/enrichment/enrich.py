@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from importlib.resources import files
 from typing import Any
 from urllib.parse import urlsplit
@@ -83,12 +83,14 @@ class Chain:
         if unknown:
             raise ValueError(f"unknown enrichment steps {sorted(unknown)}")
         data = chain_data()
-        normalizations = []
+        normalizations, runners = [], {}
         for target, steps in data["normalizations"].items():
             name, _, key = target.partition(".")
-            compiled = tuple((step, STRING_STEPS[step]) for step in steps if step not in self.skip)
-            if compiled:
-                normalizations.append((name, key or None, compiled))
+            kept = tuple(step for step in steps if step not in self.skip)
+            if kept:
+                if kept not in runners:
+                    runners[kept] = _runner(kept)
+                normalizations.append((name, key or None, runners[kept]))
         object.__setattr__(self, "_normalizations", tuple(normalizations))
         object.__setattr__(self, "_vocabularies", {
             name: tuple(step for step in steps if step not in self.skip) for name, steps in data["vocabularies"].items()
@@ -181,13 +183,29 @@ def _distinct(values: list) -> list:
     return out
 
 
-def _run(value: str, steps: tuple, name: str, changes: Changes) -> str:
-    for step, function in steps:
-        new = function(value)
-        if new != value:
-            changes.add((step, name))
-            value = new
-    return value
+def _runner(steps: tuple[str, ...]) -> Callable[[str], tuple[str, tuple[str, ...]]]:
+    """``value -> (normalized value, the steps that changed it)``, cached: names, subjects, types and rights
+    statements repeat from record to record."""
+    functions = tuple((step, STRING_STEPS[step]) for step in steps)
+
+    @lru_cache(maxsize=65536)
+    def run(value: str) -> tuple[str, tuple[str, ...]]:
+        changed = []
+        for step, function in functions:
+            new = function(value)
+            if new != value:
+                changed.append(step)
+                value = new
+        return value, tuple(changed)
+
+    return run
+
+
+def _run(value: str, run: Callable, name: str, changes: Changes) -> str:
+    new, changed = run(value)
+    for step in changed:
+        changes.add((step, name))
+    return new
 
 
 def _normalized(name: str, key: str | None, value: Any, steps: tuple, changes: Changes) -> Any:

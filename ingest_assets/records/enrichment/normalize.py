@@ -26,6 +26,7 @@ _TOKEN = re.compile(r"<!--.*?(?:-->|\Z)|<[!?][^>]*(?:>|\Z)|</?[A-Za-z][^>]*(?:>|
 _RAW_TEXT = re.compile(r"<(script|style)\b[^>]*>.*?(?:</\1\s*>|\Z)", re.DOTALL | re.IGNORECASE)
 _PUNCTUATION = re.compile(r"[-;:,/\\\s]")  # ingestion3's beginAndEndPunctuationToRemove (\s: Java's ASCII \s)
 _ENDING_PERIOD = re.compile(r".*?[^.]\.[\n\r \t\x0b\f]*")
+_PERIOD_ENDS = frozenset(".\n\r \t\x0b\f")
 _PERIOD_TAIL = re.compile(f"\\.[\\n\\r \\t\\x0b\\f{_H}{_V}]*\\Z")
 _COORDINATES = re.compile(r"(-?\d+(\.\d+)?),\s*(-?\d+(\.\d+)?)")
 _SENTENCE = re.compile(r".*?\.")
@@ -35,9 +36,14 @@ def _letter_or_digit(char: str) -> bool:
     return char.isalpha() or char.isdecimal()  # Java's isLetterOrDigit: L* and Nd
 
 
+def _plain(value: str) -> bool:
+    """Only single ASCII spaces inside, none at the ends (every other whitespace is not printable)."""
+    return value.isprintable() and "  " not in value and value[:1] != " " and value[-1:] != " "
+
+
 def reduce_whitespace(value: str) -> str:
     """Runs of horizontal and vertical whitespace -> one space, then trimmed."""
-    return _RUNS.sub(" ", value).strip(JAVA_TRIM)
+    return value if _plain(value) else _RUNS.sub(" ", value).strip(JAVA_TRIM)
 
 
 @lru_cache(maxsize=16384)
@@ -45,6 +51,8 @@ def strip_html(value: str) -> str:
     """HTML markup and entities out (jsoup clean with no allowed tags, between two HTML 4 unescapes)."""
     if "&" in value:
         value = html.unescape(value)
+    elif "<" not in value and _plain(value):
+        return value
     if "<" in value:
         texts = [text for text in _TOKEN.split(_RAW_TEXT.sub("", value)) if text]
     else:
@@ -64,6 +72,8 @@ def strip_html(value: str) -> str:
 
 def cleanup_leading_punctuation(value: str) -> str:
     """Punctuation (``-;:,/\\``) and whitespace before the first letter or digit removed."""
+    if value[:1].isalnum() and _letter_or_digit(value[0]):
+        return value
     for index, char in enumerate(value):
         if _letter_or_digit(char):
             return _PUNCTUATION.sub("", value[:index]) + value[index:] if index else value
@@ -72,6 +82,8 @@ def cleanup_leading_punctuation(value: str) -> str:
 
 def cleanup_ending_punctuation(value: str) -> str:
     """Punctuation (``-;:,/\\``) and whitespace after the last letter or digit removed."""
+    if value[-1:].isalnum() and _letter_or_digit(value[-1]):
+        return value
     for index in range(len(value) - 1, -1, -1):
         if _letter_or_digit(value[index]):
             return value[: index + 1] + _PUNCTUATION.sub("", value[index + 1:])
@@ -88,6 +100,8 @@ def cleanup_ending_comma_and_space(value: str) -> str:
 
 def strip_ending_period(value: str) -> str:
     """One final period (and whitespace after it) removed; an ellipsis or a lone period stays."""
+    if value[-1:] not in _PERIOD_ENDS:
+        return value
     if _ENDING_PERIOD.fullmatch(value):
         return _PERIOD_TAIL.sub("", value, count=1)
     return value
