@@ -25,7 +25,7 @@ from ingest_assets.records.enrichment.vocabularies import dcmi_type, language_na
 
 CONTRIBUTOR_URI = "http://dp.la/api/contributor/"
 TOP_FIELDS = frozenset({"provider", "dataProvider", "intermediateProvider", "isShownAt", "object", "preview",
-                        "hasView", "rightsStatement"})
+                        "hasView", "iiifManifest", "rightsStatement"})
 REQUIRED_TOP = frozenset({"provider", "dataProvider", "isShownAt", "preview"})
 REQUIRED_LISTS = frozenset({"title", "rights"})  # never emptied: the record would not index
 NAMED = frozenset({"contributor", "creator", "publisher", "rightsHolder", "genre", "subject"})
