@@ -224,4 +224,4 @@ def test_enrichment_block_is_typed():
     for bad, key in (("{skip: [strip_periods]}", "mdl.enrichment.skip"), ("{skip: dates}", "mdl.enrichment.skip"),
                      ("{dates: edtf}", "mdl.enrichment.dates"), ("{keep: [title]}", "mdl.enrichment.keep")):
         with pytest.raises(ConfigError, match=f"registry key '{re.escape(key)}'"):
-            parse_registry(yaml.safe_load(f"mdl: {{enrichment: {bad}}}"), "r.yaml")
+            parse_registry(yaml.safe_load(f"mdl: {{enrichment: {bad}}}"), "r.yaml")["mdl"]  # refused: asking raises
