@@ -85,7 +85,7 @@ def _run(settings: Settings, provider: str, wanted: list[date]) -> int:
             run_id = make_new_run_id()
             days_text = str(chunk[0]) if len(chunk) == 1 else f"{chunk[0]}..{chunk[-1]}"
             print(f"{provider} {days_text}: running (run {run_id})", flush=True)
-            with StageProgress(instance, run_id, f"{provider} {days_text}") as progress:
+            with StageProgress(instance, run_id, f"{provider} {days_text}", len(chunk)) as progress:
                 result = job.execute_in_process(instance=instance, raise_on_error=False, run_id=run_id, run_config=quiet,
                                                 **span)
             instance.add_run_tags(result.run_id, {"ingest/trigger": "cli"})
@@ -103,12 +103,14 @@ STAGES = (("original_records", "harvested"), ("mapped_records", "mapped"), ("enr
 
 
 class StageProgress:
-    """While a run executes, print a line as each record stage finishes its days (polling the instance for the
-    run's materializations of that stage's asset); afterwards, :meth:`day_lines` gives one line per day."""
+    """While a run executes, print one line as each record stage finishes all its days (polling the instance for the
+    run's materializations of that stage's asset; a stage that stopped short gets its line when the run ends);
+    afterwards, :meth:`day_lines` gives one line per day."""
 
-    def __init__(self, instance, run_id: str, label: str):
-        self.instance, self.run_id, self.label = instance, run_id, label
+    def __init__(self, instance, run_id: str, label: str, days: int):
+        self.instance, self.run_id, self.label, self.days = instance, run_id, label, days
         self.found: dict[str, dict[str, dict]] = {}  # asset -> partition -> metadata
+        self._printed: set[str] = set()
         self._cursors: dict[str, str | None] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
@@ -120,13 +122,13 @@ class StageProgress:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
-        self._poll()
+        self._poll(final=True)
 
     def _watch(self) -> None:
         while not self._stop.wait(POLL_SECONDS):
             self._poll()
 
-    def _poll(self) -> None:
+    def _poll(self, final: bool = False) -> None:
         import dagster as dg
 
         for asset, verb in STAGES:
@@ -134,10 +136,11 @@ class StageProgress:
                                                          cursor=self._cursors.get(asset), ascending=True)
             self._cursors[asset] = found.cursor
             mine = [r.event_log_entry.asset_materialization for r in found.records if r.event_log_entry.run_id == self.run_id]
-            if not mine:
-                continue
             days = self.found.setdefault(asset, {})
             days.update({m.partition: {k: v.value for k, v in m.metadata.items()} for m in mine})
+            if asset in self._printed or not days or (len(days) < self.days and not final):
+                continue
+            self._printed.add(asset)
             records = sum(int(meta.get("dagster/row_count", 0)) for meta in days.values())
             print(f"{self.label}: {verb} {records} records over {len(days)} day(s)", flush=True)
 
