@@ -13,7 +13,7 @@ import sys
 from datetime import datetime, timedelta
 
 from ingest_assets.core.http import HttpClient
-from ingest_assets.repository.backend import open_repository
+from ingest_assets.repository.connect import open_repository
 from ingest_assets.repository.bookkeeping import Bookkeeping
 from ingest_assets.repository.index import ObjectIndex
 from ingest_assets.repository.ingest import IngestSettings, RepositoryIngest
