@@ -26,7 +26,7 @@ from lxml import etree
 from pyoxigraph import BlankNode, RdfFormat, parse
 
 from ingest_assets.core import archives
-from ingest_assets.core.digests import MultiHasher
+from ingest_assets.core.digests import hash_stream
 from ingest_assets.core.errors import ParseError, context
 from ingest_assets.core.http import HttpClient
 from ingest_assets.linked_data import formats
@@ -215,11 +215,8 @@ def stage_all(
         if rdf_format is None:
             raise unsupported(member.name, provider=provider, url=dump.url, member=member.name)
         copy = spool.with_name(f"{spool.name}-{number}.member")
-        digest = MultiHasher(("sha256",))
         with copy.open("wb") as out:  # streamed: pyoxigraph and the RDF/XML screen each need their own pass
-            for chunk in iter(lambda: member.stream.read(CHUNK), b""):
-                digest.update(chunk)
-                out.write(chunk)
+            digest = hash_stream(member.stream, ("sha256",), sink=out)
         part = Download(f"{dump.url}!{member.name}", copy, None, member.size, digest.hexdigests()["sha256"])
         yield stage(part, spool.with_name(f"{spool.name}-{number}.nt"), provider=provider, hint=None,
                     max_bytes=max_bytes, subjects=subjects, rdf_format=rdf_format)
