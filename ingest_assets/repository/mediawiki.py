@@ -18,7 +18,7 @@ from ingest_assets.core.errors import IngestError, ParseError
 from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.markup import clean
 from ingest_assets.repository.records import TemplateRecord, make_record, parse_timestamp, template_name
-from ingest_assets.core.xml_input import HARDENED, UnresolvedEntity, declares_entities, resolve_entity_refs
+from ingest_assets.core.xml_input import UnresolvedEntity, UnsafeXML, iter_elements, resolve_entity_refs
 
 
 MAX_API_ANSWER = 1024 * 1024
@@ -61,11 +61,8 @@ def export_pages(source, *, file: str | None = None, problems: list[IngestError]
     The latest revision is the one with the newest timestamp (ties: highest id): dumps with history may
     list revisions out of order. Redirect pages are skipped.
     """
-    context = etree.iterparse(source, events=("end",), tag="{*}page", **HARDENED)
     try:
-        for number, (_, element) in enumerate(context):
-            if number == 0 and declares_entities(element):  # their references would cut page texts short
-                raise ParseError("the export declares entities in its DTD (refused)", file=file)
+        for element in iter_elements(source, "{*}page"):
             try:
                 page = _page(element, file)
             except ParseError as exc:
@@ -78,6 +75,8 @@ def export_pages(source, *, file: str | None = None, problems: list[IngestError]
                 yield page
     except etree.XMLSyntaxError as exc:
         raise ParseError(f"invalid MediaWiki export XML: {exc}", file=file) from exc
+    except UnsafeXML as exc:  # declared entities' references would cut page texts short
+        raise ParseError(str(exc), file=file) from exc
 
 
 def _page(element, file: str | None) -> WikiPage | None:

@@ -30,7 +30,7 @@ from ingest_assets.records.harvest.api import record_id
 from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
 from ingest_assets.records.harvest.requests import RequestLog
 from ingest_assets.core.registry import FileHarvest
-from ingest_assets.core.xml_input import HARDENED, UnresolvedEntity, declares_entities, standalone
+from ingest_assets.core.xml_input import UnresolvedEntity, UnsafeXML, iter_elements, standalone
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 
@@ -80,14 +80,9 @@ class FileHarvester:
 
     def xml_records(self, stream: BinaryIO, name: str) -> Iterator[dict]:
         steps = self.config.record_steps
-        events = etree.iterparse(
-            stream, events=("end",), tag=steps[-1][1], **HARDENED,
-        )
         number = 0
         try:
-            for _event, element in events:
-                if number == 0 and declares_entities(element):
-                    raise ParseError("the document declares entities in its DTD (refused)", provider=self.provider, file=name)
+            for element in iter_elements(stream, steps[-1][1]):
                 tags = [ancestor.tag for ancestor in element.iterancestors()][::-1] + [element.tag]
                 if not _path_matches(steps, tags):
                     continue
@@ -113,6 +108,8 @@ class FileHarvester:
             raise ParseError(
                 f"not well-formed XML after record #{number}: {exc}", provider=self.provider, file=name
             ) from exc
+        except UnsafeXML as exc:
+            raise ParseError(str(exc), provider=self.provider, file=name) from exc
 
     def jsonl_records(self, stream: BinaryIO, name: str) -> Iterator[dict]:
         line_no = 0
