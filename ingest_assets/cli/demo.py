@@ -22,7 +22,8 @@ def _demo(args: argparse.Namespace) -> int:
     import dagster as dg
 
     from ingest_assets.demo.samples import sample_records
-    from ingest_assets.demo.site import PortInUse, serve_site
+    from ingest_assets.core.wsgi import PortInUse
+    from ingest_assets.demo.site import serve_site
     from ingest_assets.core.settings import Settings
 
     logging.getLogger("alembic").setLevel(logging.WARNING)
@@ -146,15 +147,14 @@ def _demo_runs(settings, instance, day: date, base: str) -> list[bool]:
 
 
 def _serve_demo(args: argparse.Namespace) -> int:
-    from ingest_assets.demo.oai_server import serve_in_thread
+    from ingest_assets.core.wsgi import WsgiServer
+    from ingest_assets.demo.oai_server import make_app
     from ingest_assets.demo.samples import sample_records
 
-    server, url = serve_in_thread(sample_records(day=args.date), port=args.port)
-    print(f"serving demo OAI-PMH records at {url} (Ctrl-C to stop)")
-    try:
-        server._BaseServer__is_shut_down.wait()  # noqa: SLF001 - block until interrupted
-    except KeyboardInterrupt:
-        server.shutdown()
+    server = WsgiServer(port=args.port)
+    url = f"{server.url}/oai"
+    print(f"serving demo OAI-PMH records at {url} (Ctrl-C to stop)", flush=True)
+    server.run(make_app(sample_records(day=args.date), url))
     return 0
 
 

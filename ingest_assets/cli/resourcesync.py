@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from ingest_assets.resourcesync.server import RegistrySets, ResourceSyncApp, make_app_server
+from ingest_assets.core.wsgi import WsgiServer
+from ingest_assets.resourcesync.server import RegistrySets, ResourceSyncApp
 from ingest_assets.storage.backends import open_storage
 
 
@@ -24,8 +25,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     settings = Settings.current()
     storage = open_storage(settings.storage_url)
-    server = make_app_server(None, args.host, args.port)
-    base = settings.resourcesync_url or f"http://{args.host}:{server.server_port}"
+    server = WsgiServer(args.host, args.port, quiet=False)
+    base = settings.resourcesync_url or server.url
     sets = RegistrySets(settings.registry_path, base, settings.resourcesync_capabilities)
     if args.publish:
         index = open_resource_index(settings.search, partial(make_engine, settings.database_url))
@@ -33,7 +34,6 @@ def main(argv: list[str] | None = None) -> None:
             Publisher(index, storage, base).publish(sets())
         finally:
             index.close()
-    server.set_app(ResourceSyncApp(storage, sets))
     print(f"serving ResourceSync on {base}/.well-known/resourcesync", flush=True)
-    server.serve_forever()
+    server.run(ResourceSyncApp(storage, sets))  # until SIGTERM or Ctrl-C
 
