@@ -58,12 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import dagster as dg  # only once there is something to run (it takes seconds to import)
 
-    from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
-
     from ingest_assets.definitions import build_definitions
     from ingest_assets.defs.records.io_managers import BACKFILL
     from ingest_assets.defs.providers import record_providers
-    from ingest_assets.defs.records.partitions import partition_key
+    from ingest_assets.defs.records.partitions import RANGE_END_TAG, RANGE_START_TAG, partition_key
 
     job = build_definitions(settings).resolve_job_def("record_pipeline")
     with dg.DagsterInstance.get() as instance:
@@ -73,8 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         for chunk in chunks(wanted, BACKFILL.max_partitions_per_run):
             # one run per chunk, as the backfill daemon launches a range under the assets' BACKFILL policy
             first, last = (str(partition_key(args.provider, d)) for d in (chunk[0], chunk[-1]))
-            span = {"partition_key": first} if first == last else {"tags": {
-                ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}}
+            span = {"partition_key": first} if first == last else {"tags": {RANGE_START_TAG: first, RANGE_END_TAG: last}}
             result = job.execute_in_process(instance=instance, raise_on_error=False, **span)
             instance.add_run_tags(result.run_id, {"ingest/trigger": "cli"})
             counts: dict[str, list[str]] = {}
