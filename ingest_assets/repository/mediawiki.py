@@ -6,7 +6,7 @@ Wikitext is parsed with mwparserfromhell; each occurrence of a wanted template b
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -14,7 +14,7 @@ import mwparserfromhell
 from lxml import etree
 
 from ingest_assets.core import json_input
-from ingest_assets.core.errors import IngestError, ParseError
+from ingest_assets.core.errors import ConfigError, IngestError, ParseError
 from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.markup import clean
 from ingest_assets.repository.records import TemplateRecord, make_record, parse_timestamp, template_name
@@ -236,3 +236,15 @@ class WikiTemplateSource:
             page for page in export_pages(path, file=path, problems=source.problems) if _within(page.timestamp, since, until)
         )
         return source
+
+
+def report_poster(provider: str, api_url: str | None, user_env: str | None, password_env: str | None,
+                  http: HttpClient, secret: Callable[[str], str | None]) -> Callable[..., None] | None:
+    """The ``edit`` of a :class:`WikiEditor` posting the provider's reports through ``api_url`` (None without one),
+    logged in with the secrets named ``user_env`` / ``password_env``, looked up with ``secret``."""
+    if not api_url:
+        return None
+    user, password = (secret(name) if name else None for name in (user_env, password_env))
+    if not user or not password:
+        raise ConfigError("wiki_api needs wiki_user_env / wiki_password_env naming set env vars", provider=provider)
+    return WikiEditor(api_url, http, username=user, password=password).edit

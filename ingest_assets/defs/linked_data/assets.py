@@ -1,4 +1,5 @@
-"""Linked-data assets: one provider graph per provider partition, and the export of their union."""
+"""Linked-data assets: one provider graph per provider partition, and the export of their union. The domain
+(pyoxigraph, rdflib) loads with the first run, not with the code location."""
 
 from datetime import datetime, timezone
 from functools import partial
@@ -10,10 +11,7 @@ from ingest_assets.defs.providers import linked_data_providers
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.core.errors import IngestError
-from ingest_assets.linked_data.export import write_export
-from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
 from ingest_assets.core.modified import format_modified
-from ingest_assets.linked_data.status import check_fields, harvest_fields, lineage_fields, read_status, update_status
 from ingest_assets.core.version import software_version
 
 LINKED_DATA = "linked_data"
@@ -53,6 +51,9 @@ def provider_graph(
     storage: StorageResource,
 ):
     """The provider's named graph, brought up to its VoID's ``dcterms:modified`` (delete-by-subject)."""
+    from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
+    from ingest_assets.linked_data.status import check_fields, harvest_fields, lineage_fields, read_status, update_status
+
     provider = context.partition_key
     source = ProviderSource.of(registry.load()[provider])
     graphs = triplestore.graphs(provider)
@@ -112,6 +113,8 @@ def linked_data_export(
 ) -> dg.MaterializeResult:
     """All current provider graphs as gzip N-Quads (graph = provider) plus one combined N-Triples dump;
     each provider's N-Quads are published through the ``linked_data`` change feed."""
+    from ingest_assets.linked_data.export import write_export
+
     feed = resourcesync.capability_feed("linked_data", storage.get_client())
     with triplestore.get_client(writable=False) as store:
         result = write_export(store, storage.get_client(), list(registry.load()), datetime.now(timezone.utc),

@@ -30,7 +30,6 @@ from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.providers import linked_data_providers
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.core.errors import IngestError
-from ingest_assets.linked_data.watch import check_provider
 
 PROVIDER_TAG = "ingest/linked-data-provider"
 TICK_BUDGET_SECONDS = 30.0  # stop starting checks after this; a check is bounded by the VoID timeouts
@@ -57,6 +56,8 @@ def void_sensor(
     storage: StorageResource,
 ):
     """Check providers round-robin within a time budget; report unreachable or bad VoIDs and go on."""
+    from ingest_assets.linked_data.watch import check_provider  # the domain loads with the first tick
+
     try:
         entries = {e.name: e for e in registry.load().providers_with("void")}
     except IngestError as exc:
