@@ -24,6 +24,7 @@ GROUPS = {
     "postgres": "a private PostgreSQL server",
     "property": "Hypothesis property tests",
     "packaging": "builds the wheel and installs it into a fresh environment",
+    "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
     "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
 }
 
@@ -53,6 +54,7 @@ def pytest_collection_modifyitems(items) -> None:
             "property": getattr(getattr(item, "obj", None), "is_hypothesis_test", False),
             "packaging": item.path.name == "test_wheel.py",
             "hostile": "hostile" in item.path.parts,
+            "dg": item.path.name == "test_dg.py",
         }
         for name, applies in marks.items():
             if applies:
