@@ -12,9 +12,9 @@ import warnings
 import dagster as dg
 
 from ingest_assets.core.settings import Settings
-from ingest_assets.defs import datasets, linked_data, records, repository, resourcesync, shared
+from ingest_assets.defs import datasets, linked_data, operations, records, repository, resourcesync, shared
 
-PARTS = (shared, records, linked_data, repository, datasets, resourcesync)
+PARTS = (shared, records, linked_data, repository, datasets, resourcesync, operations)
 
 
 def build_definitions(settings: Settings | None = None) -> dg.Definitions:

@@ -69,7 +69,7 @@ class WsgiServer:
             self._server = make_server(host, port, self._dispatch, server_class=_ThreadingServer, handler_class=_Handler)
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                raise PortInUse(f"port {port} on {host} is in use: pass --port 0 (any free port) or another port") from exc
+                raise PortInUse(f"port {port} on {host} is in use", hint="pass --port 0 (any free port) or another port") from None
             raise
         self._server.quiet, self._server.idle_seconds = quiet, idle_seconds
         self.host = host

@@ -10,6 +10,7 @@ from ingest_assets.core.errors import ConfigError
 from ingest_assets.storage.layout import next_free_second
 
 ALIAS_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,200}")
+NO_INDEX_HINT = "index records first (`ingest-assets demo`, or `ingest-assets harvest <provider>`), or check INGEST_SEARCH"
 
 
 def check_alias(alias: str) -> str:
