@@ -9,6 +9,7 @@ Dagster's event log on stderr."""
 from __future__ import annotations
 
 import threading
+import uuid
 from datetime import date, datetime, timedelta, timezone
 
 from ingest_assets.cli.instance import open_instance
@@ -63,13 +64,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(settings: Settings, provider: str, wanted: list[date]) -> int:
-    from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
-    from dagster._core.utils import make_new_run_id
 
     from ingest_assets.definitions import build_definitions
     from ingest_assets.defs.providers import record_providers
     from ingest_assets.defs.records.io_managers import BACKFILL
-    from ingest_assets.defs.records.partitions import partition_key
+    from ingest_assets.defs.records.partitions import RANGE_END_TAG, RANGE_START_TAG, partition_key
 
     job = build_definitions(settings).resolve_job_def("record_pipeline")
     quiet = {} if verbose() else {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -80,9 +79,8 @@ def _run(settings: Settings, provider: str, wanted: list[date]) -> int:
         for chunk in chunks(wanted, BACKFILL.max_partitions_per_run):
             # one run per chunk, as the backfill daemon launches a range under the assets' BACKFILL policy
             first, last = (str(partition_key(provider, d)) for d in (chunk[0], chunk[-1]))
-            span = {"partition_key": first} if first == last else {"tags": {
-                ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}}
-            run_id = make_new_run_id()
+            span = {"partition_key": first} if first == last else {"tags": {RANGE_START_TAG: first, RANGE_END_TAG: last}}
+            run_id = str(uuid.uuid4())  # as Dagster makes run ids (make_new_run_id is not public)
             days_text = str(chunk[0]) if len(chunk) == 1 else f"{chunk[0]}..{chunk[-1]}"
             print(f"{provider} {days_text}: running (run {run_id})", flush=True)
             with StageProgress(instance, run_id, f"{provider} {days_text}", len(chunk)) as progress:
