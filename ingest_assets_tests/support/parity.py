@@ -1,7 +1,8 @@
 """Parity with ingestion3: every assertion its hub mapping tests make on their fixture records, as data, checked
 against our profile mapping the same file.
 
-One YAML file per hub in ``ingest_assets_tests/records/mapping/parity/`` (see README, "Parity with ingestion3")::
+One YAML file per hub and fixture in ``ingest_assets_tests/records/mapping/parity/`` (``<hub>.yaml``, and
+``<hub>-<more>.yaml`` for a test's second fixture; see README, "Parity with ingestion3")::
 
     hub: tx                   # the profile
     ingestion3: TxMapping     # the class (its test: TxMappingTest.scala)
@@ -83,6 +84,11 @@ class HubParity:
         return self.data["hub"]
 
     @property
+    def name(self) -> str:
+        """The data file's name: the hub, or the hub and which of its test's fixtures (``ma-creator``)."""
+        return self.path.stem
+
+    @property
     def floor(self) -> float:
         return float(self.data["floor"])
 
@@ -114,6 +120,8 @@ class HubParity:
         found += [f"missing key {key!r}" for key in FILE_KEYS - set(self.data)]
         if self.data.get("hub") not in PROFILES:
             found.append(f"no shipped profile {self.data.get('hub')!r}")
+        elif self.name != self.hub and not self.name.startswith(f"{self.hub}-"):
+            found.append(f"the file of hub {self.hub!r} is named {self.hub}.yaml or {self.hub}-<fixture>.yaml")
         if not MINIMUM_FLOOR <= float(self.data.get("floor", 0)) <= 1:
             found.append(f"floor {self.data.get('floor')!r} is not between {MINIMUM_FLOOR} and 1")
         for n, assertion in enumerate(self.data.get("assertions") or []):
@@ -129,7 +137,7 @@ def hubs(names: Iterable[str] = ()) -> list[HubParity]:
     """The parity data of ``names`` (default: every hub), by hub name."""
     found = [HubParity(path, yaml.safe_load(path.read_text(encoding="utf-8"))) for path in sorted(DATA.glob("*.yaml"))]
     wanted = set(names)
-    return [hub for hub in found if not wanted or hub.hub in wanted]
+    return [hub for hub in found if not wanted or hub.hub in wanted or hub.name in wanted]
 
 
 def _mapped(hub: str, fixture: Path) -> tuple[MappingResult, str | None]:
@@ -195,7 +203,7 @@ def _same(actual: Any, expected: Any) -> bool:
 
 def report(found: list[HubParity], out=sys.stdout) -> None:
     for hub in found:
-        out.write(f"{hub.hub:<20} {hub.data['ingestion3']:<26} {hub.matched:>3} / {hub.total:<3} "
+        out.write(f"{hub.name:<20} {hub.data['ingestion3']:<26} {hub.matched:>3} / {hub.total:<3} "
                   f"{100 * hub.share:5.1f}%  (floor {100 * hub.floor:.0f}%)\n")
         for outcome in hub.outcomes:
             if not outcome.matched:
@@ -212,7 +220,8 @@ def table(found: list[HubParity]) -> str:
     rows = ["| hub | ingestion3 | format | matched / total | deliberate differences |", "|---|---|---|---|---|"]
     for hub in found:
         deliberate = "; ".join(f"{o.field}: {' '.join(o.deliberate.split())}" for o in hub.outcomes if o.deliberate)
-        rows.append(f"| `{hub.hub}` | {hub.data['ingestion3']} | {hub.data['format']} | {hub.matched} / {hub.total} "
+        fixture = "" if hub.name == hub.hub else f" ({hub.data['fixture']})"
+        rows.append(f"| `{hub.hub}`{fixture} | {hub.data['ingestion3']} | {hub.data['format']} | {hub.matched} / {hub.total} "
                     f"| {deliberate or '-'} |")
     matched, total = sum(h.matched for h in found), sum(h.total for h in found)
     rows.append(f"| all | | | {matched} / {total} ({100 * matched / total:.1f}%) | |")
