@@ -73,7 +73,12 @@ EXPECTATIONS = ("expected", "first_contains", "contains")
 FILE_KEYS = frozenset({"hub", "ingestion3", "format", "floor", "assertions"})
 SOURCE_KEYS = ("fixture", "records")  # one of them
 # the required fields an inline partial record may lack, as defaults merged onto the profile's rules
-PARTIAL_RECORD = {"isShownAt": {"default": "https://example.org/partial-record"}, "title": {"default": "(no title)"}}
+PARTIAL_RECORD = {
+    "isShownAt": {"default": "https://example.org/partial-record"},
+    "title": {"default": "(no title)"},
+    "dataProvider": {"default": "(no data provider)"},
+    "rights": {"default": "(no rights)"},
+}
 
 
 @dataclass
