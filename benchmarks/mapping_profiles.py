@@ -4,8 +4,9 @@ printed next to oai_dc's (the stock profile every hub starts from).
 
     uv run python benchmarks/mapping_profiles.py --records 20000 [--repeat 3] [PROFILE...]
 
-Fixtures: the ingestion3 test record of each hub profile (its parity file names it), the OAI-PMH pages the
-records pipeline benchmark uses for oai_dc/qdc/mods, the Calisphere record of the mapping tests for cdl. The
+Fixtures: the ingestion3 test records of each hub profile (its parity files name them; harvard, whose test
+has none, maps the real LibraryCloud page), the OAI-PMH pages the records pipeline benchmark uses for
+oai_dc/qdc/mods, the Calisphere record of the mapping tests for cdl. The
 process is pinned to one CPU; the rate is records per CPU second of the best of ``--repeat`` runs (CPU time, so
 other jobs on a shared machine weigh less than in wall time, which is printed too). Needs ../shared/fixtures.
 """
@@ -28,6 +29,7 @@ STOCK = {  # the records_pipeline benchmark's fixtures
     "qdc": ["dpla/provider-maryland-cdm-oai_qdc-record.xml"],
     "mods": ["oai-pmh/harvard-librarycloud-listrecords-mods-resumption.xml", "dpla/provider-montana-repox-getrecord-mods.xml"],
 }
+HUB_PAGES = {"harvard": ["oai-pmh/harvard-librarycloud-listrecords-mods-resumption.xml"]}  # tests without fixtures
 REQUIRED = {  # what the stock fixtures lack and a hub sets per provider
     "dataProvider": {"default": "Fixture Data Provider"},
     "rights": {"default": "http://rightsstatements.org/vocab/InC/1.0/"},
@@ -35,10 +37,11 @@ REQUIRED = {  # what the stock fixtures lack and a hub sets per provider
 
 
 def fixture_files() -> dict[str, list[Path]]:
-    found = {name: [FIXTURES / f for f in files] for name, files in STOCK.items()}
+    found = {name: [FIXTURES / f for f in files] for name, files in {**STOCK, **HUB_PAGES}.items()}
     for path in sorted(PARITY.glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        found[data["hub"]] = [FIXTURES / "ingestion3" / data["fixture"]]
+        if "fixture" in data:
+            found.setdefault(data["hub"], []).append(FIXTURES / "ingestion3" / data["fixture"])
     return found
 
 
