@@ -18,6 +18,18 @@ from ingest_assets.core.errors import ConfigError
 AVRO_CODECS = ("null", "deflate", "snappy", "bzip2", "xz", "zstandard", "lz4")
 ENGINES = ("in-process", "spark", "auto")
 CHANGE_FEED_CAPABILITIES = ("repository", "datasets", "linked_data")  # publish their changes as resource sets
+SMTP_SECURITY = ("starttls", "ssl", "none")
+
+
+@dataclass(frozen=True)
+class MailSettings:
+    """Where provider reports are mailed from (``INGEST_SMTP_*``; the password is ``INGEST_SMTP_PASSWORD``)."""
+
+    host: str
+    port: int
+    security: str  # starttls | ssl | none
+    sender: str
+    user: str | None = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,9 @@ class Settings:
     repository_removal_grace_days: float = 7.0
     fedora_user: str | None = None
     resourcesync_capabilities: tuple[str, ...] = CHANGE_FEED_CAPABILITIES
+    index_count_tolerance: float = 0.02  # a new index may hold at most this share fewer documents than the old
+    index_retain: int = 2  # previous indices of a provider kept for rollback
+    mail: MailSettings | None = None  # None: reports are not mailed
     # secrets (FEDORA_PASSWORD, IA_*, the wiki credentials a registry entry names) are looked up, never shown
     _environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -74,6 +89,9 @@ class Settings:
             ),
             fedora_user=env.get("FEDORA_USER") or None,
             resourcesync_capabilities=_capabilities(env.get("INGEST_RESOURCESYNC_CAPABILITIES")),
+            index_count_tolerance=_share("INGEST_INDEX_TOLERANCE", env.get("INGEST_INDEX_TOLERANCE") or "0.02"),
+            index_retain=int(_number("INGEST_INDEX_RETAIN", env.get("INGEST_INDEX_RETAIN") or "2", int)),
+            mail=_mail(env),
             _environ=env,
         )
 
@@ -107,6 +125,27 @@ def _number(name: str, value: str, kind: type[int] | type[float]) -> float:
     if number < 0:
         raise ConfigError(f"{name} must not be negative, got {value!r}")
     return number
+
+
+def _share(name: str, value: str) -> float:
+    share = _number(name, value, float)
+    if share > 1:
+        raise ConfigError(f"{name} must be a share between 0 and 1, got {value!r}")
+    return share
+
+
+def _mail(env: Mapping[str, str]) -> MailSettings | None:
+    """``INGEST_SMTP_HOST`` (unset: no mail), ``_PORT`` (default 587), ``_SECURITY`` (starttls, ssl or none;
+    default starttls), ``_USER``, ``_FROM`` (default ``ingest-assets@<host's domain>``)."""
+    host = env.get("INGEST_SMTP_HOST")
+    if not host:
+        return None
+    security = env.get("INGEST_SMTP_SECURITY") or "starttls"
+    if security not in SMTP_SECURITY:
+        raise ConfigError(f"INGEST_SMTP_SECURITY must be one of {', '.join(SMTP_SECURITY)}, got {security!r}")
+    port = int(_number("INGEST_SMTP_PORT", env.get("INGEST_SMTP_PORT") or ("465" if security == "ssl" else "587"), int))
+    sender = env.get("INGEST_SMTP_FROM") or f"ingest-assets@{host}"
+    return MailSettings(host=host, port=port, security=security, sender=sender, user=env.get("INGEST_SMTP_USER") or None)
 
 
 def _engine(value: str) -> str:

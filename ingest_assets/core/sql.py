@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 
-from sqlalchemy import Engine, Table, create_engine, event
+from sqlalchemy import DateTime, Engine, Table, TypeDecorator, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 
@@ -34,3 +35,22 @@ def make_engine(url: str) -> Engine:
 def insert_for(engine: Engine, table: Table):
     """``INSERT`` with ``ON CONFLICT`` for the engine's dialect (the one place that switches on it)."""
     return {"postgresql": postgresql.insert, "sqlite": sqlite.insert}[engine.dialect.name](table)
+
+
+class UtcDateTime(TypeDecorator):
+    """A timezone-aware datetime stored as UTC and read back aware on every dialect (SQLite keeps no zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("datetimes stored in SQL must be timezone-aware")
+        return value.astimezone(timezone.utc)
+
+    def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)

@@ -228,7 +228,7 @@ def test_record_counts_table_reads_each_day_from_the_manifests(hub):
     assert row == {
         "provider": "demo", "day": DAY.isoformat(), "harvested": len(window), "harvest_deleted": deleted, "harvest_failed": 0,
         "mapped": len(window) - deleted - no_rights, "mapping_failed": no_rights,
-        "enriched": len(window) - deleted - no_rights, "indexed": len(window) - no_rights,
+        "enriched": len(window) - deleted - no_rights, "indexed": len(window) - no_rights, "absent": 0,
     }
     assert [c.name for c in table.schema.columns][:3] == ["provider", "day", "harvested"]
     assert materialization.metadata["dagster/row_count"].value == 1

@@ -56,8 +56,8 @@ def quality_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDe
                        description="Harvested = mapped + mapping failures + deletions; names the ids "
                                    "lost")(mapping_reconciles),
         dg.asset_check(asset="indexed_records", partitions_def=partitions, blocking=True, name="indexing_reconciles",
-                       description="Index documents + index deletions = enriched + harvest deletions; names the "
-                                   "ids lost")(indexing_reconciles),
+                       description="Index documents + index deletions = enriched + harvest deletions + absences "
+                                   "from a full harvest; names the ids lost")(indexing_reconciles),
     ]
 
 

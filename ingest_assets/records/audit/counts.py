@@ -26,6 +26,7 @@ class DayCounts:
     mapping_failed: int
     enriched: int
     indexed: int  # IndexRecords written, index deletions included
+    absent: int  # index deletions of records a full harvest no longer held
 
     def as_table_row(self) -> dict[str, str | int]:
         """Field -> value, the day as ISO text (a table cell)."""
@@ -57,6 +58,7 @@ def day_counts(storage: Storage, provider: str, day: date) -> DayCounts | None:
         mapping_failed=_summary(mapping, "failed"),
         enriched=enrichment.record_count if enrichment else 0,
         indexed=indexing.record_count if indexing else 0,
+        absent=_summary(indexing, "absent"),
     )
 
 
