@@ -19,7 +19,8 @@ from ingest_assets.storage.manifest import Manifest
 
 DAY = date(2026, 1, 15)
 PARTITION = dg.MultiPartitionKey({"date": DAY.isoformat(), "provider": "demo"})
-CHECKS = ("harvest_count_drop", "mapping_failure_rate", "harvest_reconciles", "mapping_reconciles", "indexing_reconciles")
+CHECKS = ("harvest_count_drop", "mapping_failure_rate", "harvest_reconciles", "mapping_reconciles", "indexing_reconciles",
+          "index_queryable", "index_count", "index_health", "index_fields", "index_canary")
 
 
 @pytest.fixture

@@ -6,8 +6,15 @@ from ingest_assets.defs.records.assets import RECORDS, record_assets
 from ingest_assets.defs.records.checks import quality_checks
 from ingest_assets.defs.records.counts import record_counts
 from ingest_assets.defs.records.parquet import parquet_asset
+from ingest_assets.defs.records.publishing import (
+    PublishingResource,
+    publishing_assets,
+    publishing_checks,
+    record_failure,
+    review_sensor,
+)
 from ingest_assets.defs.records.refresh import refresh_sensor
-from ingest_assets.defs.records.search import search_assets
+from ingest_assets.defs.resources import SqlResource
 from ingest_assets.core.settings import Settings
 
 
@@ -15,12 +22,21 @@ def build_defs(settings: Settings, partitions: dg.MultiPartitionsDefinition) -> 
     job = dg.define_asset_job(
         "record_pipeline",
         selection=dg.AssetSelection.groups(RECORDS),
-        description="Harvest, map, enrich and index one provider for one day.",
+        description="Harvest, map, enrich, report, review and publish one provider for one day.",
+        hooks={record_failure},
+    )
+    publish = dg.define_asset_job(
+        "record_publish",
+        selection=dg.AssetSelection.assets("review_gate").downstream() & dg.AssetSelection.groups(RECORDS),
+        description="Publish a provider's day from its review gate on (for days approved after their run).",
+        hooks={record_failure},
     )
     search_kind = "elasticsearch" if settings.search.startswith(("http://", "https://")) else "sqlite"
     return dg.Definitions(
-        assets=[*record_assets(partitions), *search_assets(partitions, search_kind), parquet_asset(partitions), record_counts],
-        asset_checks=quality_checks(partitions),
-        sensors=[refresh_sensor(job.name, settings.partition_start)],
-        jobs=[job],
+        assets=[*record_assets(partitions), *publishing_assets(partitions, search_kind, RECORDS), parquet_asset(partitions),
+                record_counts],
+        asset_checks=[*quality_checks(partitions), *publishing_checks(partitions)],
+        sensors=[refresh_sensor(job.name, settings.partition_start), review_sensor(publish.name)],
+        jobs=[job, publish],
+        resources={"publishing": PublishingResource.from_settings(settings, SqlResource(url=settings.database_url))},
     )

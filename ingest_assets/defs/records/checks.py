@@ -19,7 +19,7 @@ from ingest_assets.storage.activities import latest_source
 
 
 
-def _judge_each(context: dg.AssetCheckExecutionContext, judge) -> dg.AssetCheckResult:
+def judge_each(context: dg.AssetCheckExecutionContext, judge) -> dg.AssetCheckResult:
     """``judge(provider, day)`` for each partition of the run. One partition: its result. Several: one
     evaluation per partition, then the run's result (passed only if every partition passed)."""
     parts = run_parts(context.partition_keys)
@@ -74,20 +74,20 @@ def _balance_result(balance: Balance | None) -> dg.AssetCheckResult:
 
 
 def harvest_reconciles(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> dg.AssetCheckResult:
-    return _judge_each(context, lambda provider, day: _balance_result(harvest_balance(storage.get_client(), provider, day)))
+    return judge_each(context, lambda provider, day: _balance_result(harvest_balance(storage.get_client(), provider, day)))
 
 
 def mapping_reconciles(
     context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource
 ) -> dg.AssetCheckResult:
     entries = registry.load()
-    return _judge_each(
+    return judge_each(
         context, lambda provider, day: _balance_result(mapping_balance(storage.get_client(), entries[provider], day))
     )
 
 
 def indexing_reconciles(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> dg.AssetCheckResult:
-    return _judge_each(context, lambda provider, day: _balance_result(indexing_balance(storage.get_client(), provider, day)))
+    return judge_each(context, lambda provider, day: _balance_result(indexing_balance(storage.get_client(), provider, day)))
 
 
 def harvest_count_drop(
@@ -103,7 +103,7 @@ def harvest_count_drop(
             metadata={"current": result.current, "previous": result.previous or 0, "drop": result.drop or 0.0, "limit": limit},
         )
 
-    return _judge_each(context, judge)
+    return judge_each(context, judge)
 
 
 def mapping_failure_rate(
@@ -117,4 +117,4 @@ def mapping_failure_rate(
             passed=rate <= limit, metadata={"failure_rate": rate, "attempted": attempted, "failed": failed, "limit": limit}
         )
 
-    return _judge_each(context, judge)
+    return judge_each(context, judge)

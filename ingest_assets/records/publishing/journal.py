@@ -67,6 +67,12 @@ class Journal:
                          [date.fromisoformat(d) for d in json.loads(row["days"])], figures=json.loads(row["figures"]),
                          samples=json.loads(row["samples"]), canary=json.loads(row["canary"]))
 
+    def built_in(self, run_id: str) -> list[Candidate]:
+        """The indices run ``run_id`` built."""
+        with self.engine.connect() as conn:
+            names = [row[0] for row in conn.execute(select(indices.c.name).where(indices.c.run_id == run_id))]
+        return [self.candidate(name) for name in names]
+
     def state_of(self, name: str) -> str | None:
         with self.engine.connect() as conn:
             return conn.execute(select(indices.c.state).where(indices.c.name == name)).scalar()

@@ -63,15 +63,6 @@ class DayState:
         return text
 
 
-@dataclass(frozen=True)
-class Release:
-    """What a publish run may take: ``released`` or held, and why."""
-
-    released: bool
-    reason: str
-    states: tuple[DayState, ...] = ()
-
-
 class Ledger:
     def __init__(self, engine: Engine):
         self.engine = create_tables(engine)
@@ -157,22 +148,34 @@ class Ledger:
                     reason="the review window passed without a decision"))
         return [self.get(provider, day) for provider, day in rows]
 
-    def release(self, provider: str, outputs: dict[date, str], now: datetime) -> Release:
-        """Whether a run may publish ``outputs`` (day -> the indexing output it read) of ``provider``: every day
-        approved (or published already) for that very output, and no earlier day still waiting. Marks them
-        released, or counts a hold of the approved ones."""
+    def held(self, provider: str, outputs: dict[date, str]) -> str:
+        """Why a run may not publish ``outputs`` (day -> the indexing output it read) of ``provider`` ('' when it
+        may): every day must be approved (or published already) for that very output, and no earlier day may
+        still wait."""
         states = [self.get(provider, day) for day in sorted(outputs)]
-        reason = _held_because(provider, outputs, states) or self._earlier_waiting(provider, min(outputs))
-        with self.engine.begin() as conn:
-            for state in states:
-                if state is None:
-                    continue
-                where = and_(days.c.provider == provider, days.c.day == state.day)
-                if not reason:
+        return _held_because(provider, outputs, states) or self._earlier_waiting(provider, min(outputs))
+
+    def blocked(self, provider: str, day: date) -> str:
+        """Why the day's records may not leave storage at all ('' when they may): held for review, rejected or
+        rolled back. A day publishing never registered (older than review) may."""
+        state = self.get(provider, day)
+        if state is None or state.state in (APPROVED, PUBLISHED):
+            return ""
+        return f"{provider} {day.isoformat()} is {state.state.replace('_', ' ')}"
+
+    def mark(self, provider: str, days_taken: Sequence[date], released: bool, now: datetime) -> None:
+        """A run took the days (``released``), or held the approved ones back (counted, so the review sensor
+        asks for another run)."""
+        for day in days_taken:
+            state = self.get(provider, day)
+            if state is None:
+                continue
+            where = and_(days.c.provider == provider, days.c.day == day)
+            with self.engine.begin() as conn:
+                if released:
                     conn.execute(update(days).where(where).values(released_at=now))
                 elif state.state == APPROVED:
                     conn.execute(update(days).where(where).values(holds=state.holds + 1))
-        return Release(not reason, reason or "released", tuple(s for s in states if s))
 
     def _earlier_waiting(self, provider: str, first: date) -> str:
         query = select(days).where(days.c.provider == provider, days.c.day < first,

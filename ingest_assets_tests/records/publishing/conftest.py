@@ -1,0 +1,51 @@
+"""A publisher on a test database and the search index of ``search_target`` (embedded or Elasticsearch)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from ingest_assets.core.sql import make_engine
+from ingest_assets.records.indexing import open_search_index
+from ingest_assets.records.publishing.journal import Journal
+from ingest_assets.records.publishing.promotion import Publisher
+from ingest_assets.records.publishing.review import Ledger
+from ingest_assets.records.publishing.takedowns import Takedowns
+
+ALIAS = "dpla-map4"
+
+
+class Clock:
+    """A clock that moves one second per reading: each build gets its own index name."""
+
+    def __init__(self):
+        self.now = datetime(2026, 1, 15, 3, 0, tzinfo=timezone.utc)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def engine(tmp_path):
+    return make_engine(f"sqlite:///{tmp_path / 'ingest.sqlite3'}")
+
+
+@pytest.fixture
+def search(search_target, clock):
+    index = open_search_index(search_target, clock=clock)
+    yield index
+    for physical in index.indices(ALIAS):  # a live cluster keeps nothing of the test
+        index.drop(physical.name)
+    index.close()
+
+
+@pytest.fixture
+def publisher(search, engine, clock):
+    return Publisher(search, ALIAS, Journal(engine), Ledger(engine), Takedowns(engine), retain=2, clock=clock)

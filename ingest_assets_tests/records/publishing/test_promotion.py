@@ -1,0 +1,161 @@
+"""Gated promotion of per-provider indices, the automatic rollback of a failed canary, rollback on request and
+retention, on the embedded index and Elasticsearch (the recording fake, or a live cluster)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+
+from ingest_assets.core.errors import ConfigError, NotFoundError
+from ingest_assets.records.indexing import AliasChanged
+from ingest_assets.records.indexing.embedded_index import EmbeddedSearchIndex
+from ingest_assets.records.publishing.candidates import build_candidate
+from ingest_assets.records.publishing.journal import Journal
+from ingest_assets.storage import LocalStorage
+from ingest_assets_tests.support.publishing import deletions, documents
+
+ALIAS = "dpla-map4"
+DAY1, DAY2, DAY3 = date(2026, 1, 15), date(2026, 1, 16), date(2026, 1, 17)
+TOLERANCE = {"demo": 0.02, "other": 0.02}
+
+
+@pytest.fixture
+def storage(tmp_path):
+    return LocalStorage(tmp_path / "storage")
+
+
+def publish(publisher, storage, provider, day, records, tolerance=None):
+    tolerance = tolerance or TOLERANCE
+    return publisher.publish({provider: [(day, records)]}, storage, tolerance, run_id=f"run-{day}")[provider]
+
+
+def live(search, provider):
+    return [n for n in search.aliased(ALIAS) if f"-{provider}-" in n]
+
+
+def test_first_publish_then_a_growing_day_is_promoted(publisher, search, storage):
+    first = publish(publisher, storage, "demo", DAY1, documents("demo", range(1, 51)))
+    assert first.promoted and not first.refused and first.candidate.base is None
+    assert [r.gate for r in first.results] == ["index_queryable", "index_count", "index_health", "index_fields",
+                                               "index_canary"]
+    assert live(search, "demo") == [first.candidate.name] and search.count(ALIAS) == 50
+
+    changed = documents("demo", range(1, 4), title="Flooded mill at Millbrook")
+    second = publish(publisher, storage, "demo", DAY2,
+                     [*changed, *documents("demo", range(51, 56)), *deletions("demo", [4])])
+    assert second.promoted and second.candidate.base == first.candidate.name
+    count = {r.gate: r for r in second.results}["index_count"]
+    assert count.evidence["before"] == 50 and count.evidence["after"] == 54 and count.evidence["copied"] == 50
+    assert live(search, "demo") == [second.candidate.name] and search.count(ALIAS) == 54
+    assert {doc["sourceResource"]["title"][0] for doc in search.search(ALIAS, "flooded", 10)} == {"Flooded mill at Millbrook"}
+    canary = second.candidate.canary  # records this publish changed or added, as the alias must answer them
+    assert len(canary) == 3 and all(doc is not None for doc in canary.values())
+    # the previous index is kept for rollback
+    assert [(i.name, i.aliased) for i in search.indices(ALIAS)] == [(first.candidate.name, False),
+                                                                   (second.candidate.name, True)]
+
+
+def test_a_short_candidate_is_refused_and_the_current_index_keeps_serving(publisher, search, storage, engine):
+    first = publish(publisher, storage, "demo", DAY1, documents("demo", range(1, 51)))
+    short = publish(publisher, storage, "demo", DAY2, deletions("demo", range(1, 11)))  # -20%
+
+    assert short.refused and not short.promoted
+    count = {r.gate: r for r in short.results}["index_count"]
+    assert not count.passed
+    assert (count.evidence["before"], count.evidence["after"], count.evidence["change"]) == (50, 40, -0.2)
+    assert "more than the 2% allowed" in count.description and "index_count_tolerance" in count.remediation
+    assert live(search, "demo") == [first.candidate.name] and search.count(ALIAS) == 50  # still serving
+    assert short.candidate.name in [i.name for i in search.indices(ALIAS)]  # kept for inspection
+    journal = Journal(engine)
+    assert journal.state_of(short.candidate.name) == "refused"
+    assert {r.gate: r.passed for r in journal.gate_results(short.candidate.name)}["index_count"] is False
+
+    accepted = publish(publisher, storage, "demo", DAY2, deletions("demo", range(1, 11)), {"demo": 0.25})
+    assert accepted.promoted and search.count(ALIAS) == 40
+    assert short.candidate.name not in [i.name for i in search.indices(ALIAS)]  # pruned with the next promotion
+
+
+def test_a_provider_is_refreshed_alone(publisher, search, storage):
+    other = publish(publisher, storage, "other", DAY1, documents("other", range(1, 21)))
+    demo = publish(publisher, storage, "demo", DAY1, documents("demo", range(1, 31)))
+    before = {i.name: i.count for i in search.indices(ALIAS) if i.provider == "other"}
+
+    again = publish(publisher, storage, "demo", DAY2, documents("demo", range(31, 33)))
+
+    assert again.promoted and live(search, "demo") == [again.candidate.name]
+    assert live(search, "other") == [other.candidate.name]  # untouched
+    assert {i.name: i.count for i in search.indices(ALIAS) if i.provider == "other"} == before
+    assert search.count(ALIAS) == 20 + 32
+    assert demo.candidate.name != again.candidate.name
+
+
+def test_two_flips_from_the_same_state_never_both_win(publisher, search, storage):
+    publish(publisher, storage, "demo", DAY1, documents("demo", range(1, 11)))
+    first, second = (build_candidate(search, ALIAS, "demo", [(day, documents("demo", [20 + n]))], suppressed=set())
+                     for n, day in enumerate((DAY2, DAY3)))
+    assert first.base == second.base  # both built on the same live index
+
+    search.update_alias(ALIAS, add=[first.name], remove=[first.base])
+    with pytest.raises(AliasChanged, match="another update got there first"):
+        search.update_alias(ALIAS, add=[second.name], remove=[second.base])
+    assert live(search, "demo") == [first.name] and search.count(ALIAS) == 11
+
+
+def test_rollback_flips_back_in_one_action_and_forward_again(publisher, search, storage, engine):
+    names = [publish(publisher, storage, "demo", day, documents("demo", range(1, 11 + n))).candidate.name
+             for n, day in enumerate((DAY1, DAY2, DAY3))]
+
+    assert publisher.rollback(by="ops") == [("demo", names[2], names[1])]  # the latest promotion undone
+    assert live(search, "demo") == [names[1]] and search.count(ALIAS) == 11
+    assert publisher.rollback(provider="demo") == [("demo", names[1], names[0])]
+    assert search.count(ALIAS) == 10
+    assert publisher.rollback(to=names[2]) == [("demo", names[0], names[2])]
+    assert live(search, "demo") == [names[2]] and search.count(ALIAS) == 12
+
+    actions = Journal(engine).actions(ALIAS, "demo")
+    assert [a.action for a in actions[:3]] == ["rollback", "rollback", "rollback"] and actions[2].by == "ops"
+    with pytest.raises(ConfigError, match="already live"):
+        publisher.rollback(to=names[2])
+    with pytest.raises(NotFoundError, match="no index"):
+        publisher.rollback(to="dpla-map4-demo-20990101000000")
+    with pytest.raises(NotFoundError, match="nothing of the provider is live"):
+        publisher.rollback(provider="nobody")
+
+
+def test_previous_indices_are_retained_up_to_the_setting(publisher, search, storage):
+    names = [publish(publisher, storage, "demo", day, documents("demo", range(1, 11 + n))).candidate.name
+             for n, day in enumerate((DAY1, DAY2, DAY3, date(2026, 1, 18)))]
+    assert [i.name for i in search.indices(ALIAS)] == names[1:]  # live + the 2 before it
+
+
+class StaleAlias(EmbeddedSearchIndex):
+    """An embedded index whose alias keeps answering from the index it pointed at before (a fault a healthy
+    SQLite index cannot show: the alias is read from the file each time)."""
+
+    def documents(self, target, ids):
+        if target == ALIAS and getattr(self, "stale", None):
+            return super().documents(self.stale, ids)
+        return super().documents(target, ids)
+
+
+def test_a_failed_canary_rolls_the_flip_back_by_itself(es, publisher, search, storage, engine, clock):
+    first = publish(publisher, storage, "demo", DAY1, documents("demo", range(1, 11)))
+    if isinstance(search, EmbeddedSearchIndex):
+        stale = StaleAlias(search.directory, clock=clock)
+        stale.stale = first.candidate.name
+        publisher.index = stale
+    else:  # the alias answers the canary's lookup from the old index
+        es.fail_next("GET|POST", f"/{ALIAS}/_search", 200, {"took": 1, "timed_out": False, "hits": {
+            "total": {"value": 0, "relation": "eq"}, "max_score": None, "hits": []}})
+
+    changed = publish(publisher, storage, "demo", DAY2, documents("demo", range(1, 4), title="Renamed"))
+
+    assert not changed.promoted and changed.note == "rolled back: the canary failed after the flip"
+    canary = {r.gate: r for r in changed.results}["index_canary"]
+    assert not canary.passed and set(canary.evidence["wrong"]) == set(changed.candidate.canary)
+    assert live(search, "demo") == [first.candidate.name]  # the previous index serves again
+    assert [a.action for a in Journal(engine).actions(ALIAS, "demo")[:2]] == ["auto-rollback", "promote"]
+    assert Journal(engine).state_of(changed.candidate.name) == "rolled_back"
+    assert json.loads(json.dumps(canary.evidence))  # evidence is plain JSON
