@@ -322,8 +322,8 @@ def _duration(value: Any) -> Any:
     if value == "never":
         return None
     match = DURATION_RE.fullmatch(value) if isinstance(value, str) else None
-    if match is None:
-        raise problem(f"must be a duration such as 48h, 2d or 90m, or never (given {value!r})")
+    if match is None or not int(match[1]):
+        raise problem(f"must be a positive duration such as 48h, 2d or 90m, or never (given {value!r})")
     return timedelta(**{DURATION_UNITS[match[2]]: int(match[1])})
 
 

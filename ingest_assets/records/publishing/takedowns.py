@@ -9,9 +9,9 @@ returns it. Undoing it puts the record's newest published version back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from sqlalchemy import Engine, select, update
 
@@ -22,6 +22,9 @@ from ingest_assets.records.indexing.search_index import MAX_IDS
 from ingest_assets.records.mapping import mint_id
 from ingest_assets.records.publishing.tables import create_tables, takedowns
 from ingest_assets.resourcesync.feed import DOCUMENT_MIME, ChangeFeed, record_path
+from ingest_assets.storage import layout
+from ingest_assets.storage.activities import RecordSource
+from ingest_assets.storage.backends import Storage
 
 MAX_QUERY_MATCHES = 10_000  # a takedown by query refuses more matches than this: narrow the query
 
@@ -168,6 +171,18 @@ def undo(index: SearchIndex, alias: str, store: Takedowns, record_id: str, by: s
         if feed is not None:
             feeds[feed.put(record_path(record_id), record["document"].encode("utf-8"), at, DOCUMENT_MIME)] += 1
     return Outcome(before, index.count(alias), restored, feeds)
+
+
+def newest_published(storage: Storage, provider: str, record_id: str, excluded: Collection[date]) -> dict | None:
+    """The newest IndexRecord of ``record_id`` in the provider's indexing outputs of days not ``excluded``
+    (newest output first, parts streamed, stopping at the first hit); None when none holds it."""
+    for output in reversed(layout.complete_outputs(storage, provider, "indexing")):
+        if output.day in excluded:
+            continue
+        for record in RecordSource(storage, output):
+            if record["id"] == record_id:
+                return record
+    return None
 
 
 def _delete_everywhere(index: SearchIndex, alias: str, provider: str, ids: list[str]) -> int:

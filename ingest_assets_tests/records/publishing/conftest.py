@@ -49,3 +49,25 @@ def search(search_target, clock):
 @pytest.fixture
 def publisher(search, engine, clock):
     return Publisher(search, ALIAS, Journal(engine), Ledger(engine), Takedowns(engine), retain=2, clock=clock)
+
+
+@pytest.fixture
+def pipeline(tmp_path, search_target, monkeypatch):
+    """A hub whose record pipeline runs on ``search_target`` (embedded or Elasticsearch), with ``DAGSTER_HOME``
+    and the settings every command reads pointing at the test's folders."""
+    import dagster as dg
+
+    from ingest_assets.core.settings import Settings
+    from ingest_assets_tests.support.publishing import PipelineHub
+
+    home = tmp_path / "dagster"
+    home.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    registry = tmp_path / "registry.yaml"
+    settings = Settings.from_env({"INGEST_HOME": str(tmp_path / "home"), "INGEST_REGISTRY": str(registry),
+                                  "INGEST_SEARCH": search_target})
+    with dg.DagsterInstance.get() as instance:
+        hub = PipelineHub(settings, instance, registry)
+        monkeypatch.setattr(Settings, "current", staticmethod(lambda: hub.settings))  # what the commands read
+        yield hub
+        hub.close()
