@@ -74,6 +74,22 @@ class PipelineHub:
         return definition.execute_in_process(partition_key=str(partition_key(provider, day)), instance=self.instance,
                                              raise_on_error=False, **options)
 
+    def settings_engine(self):
+        """The hub's database (a context manager that disposes of the engine)."""
+        from contextlib import contextmanager
+
+        from ingest_assets.core.sql import make_engine
+
+        @contextmanager
+        def engine():
+            made = make_engine(self.settings.database_url)
+            try:
+                yield made
+            finally:
+                made.dispose()
+
+        return engine()
+
     def close(self) -> None:
         for server in self.servers:
             server.shutdown()

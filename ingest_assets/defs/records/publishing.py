@@ -12,7 +12,6 @@ approved since (by a person, the UI or the window expiring), ``ingest-assets rev
 
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any
 
 import dagster as dg
 from pydantic import Field
@@ -53,12 +52,18 @@ class PublishingResource(dg.ConfigurableResource):
     sql: SqlResource
     tolerance: float = 0.02
     retain: int = 2
-    mail: dict[str, Any] | None = None
+    smtp_host: str | None = None  # None: reports are not mailed
+    smtp_port: int = 587
+    smtp_security: str = "starttls"
+    smtp_sender: str | None = None
+    smtp_user: str | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings, sql: SqlResource) -> "PublishingResource":
-        mail = settings.mail.__dict__ if settings.mail else None
-        return cls(sql=sql, tolerance=settings.index_count_tolerance, retain=settings.index_retain, mail=mail)
+        mail = settings.mail
+        smtp = {} if mail is None else {"smtp_host": mail.host, "smtp_port": mail.port, "smtp_security": mail.security,
+                                        "smtp_sender": mail.sender, "smtp_user": mail.user}
+        return cls(sql=sql, tolerance=settings.index_count_tolerance, retain=settings.index_retain, **smtp)
 
     def engine(self):
         return self.sql.get_client()
@@ -68,7 +73,9 @@ class PublishingResource(dg.ConfigurableResource):
         return self.tolerance if own is None else own
 
     def mail_settings(self) -> MailSettings | None:
-        return MailSettings(**self.mail) if self.mail else None
+        if self.smtp_host is None:
+            return None
+        return MailSettings(self.smtp_host, self.smtp_port, self.smtp_security, self.smtp_sender or "", self.smtp_user)
 
     def mail_password(self) -> str | None:
         return Settings.current().secret("INGEST_SMTP_PASSWORD")
