@@ -70,6 +70,10 @@ def test_the_avro_codec_comes_from_the_settings(current_settings):
     ({"INGEST_REPOSITORY_REMOVAL_GRACE_DAYS": "-1"}, "must not be negative"),
     ({"INGEST_PARTITION_START": "May 2024"}, "YYYY-MM-DD"),
     ({"INGEST_RESOURCESYNC_CAPABILITIES": "repository,records"}, r"INGEST_RESOURCESYNC_CAPABILITIES: unknown \['records'\]"),
+    ({"INGEST_INDEX_TOLERANCE": "5%"}, "INGEST_INDEX_TOLERANCE must be a number"),
+    ({"INGEST_INDEX_TOLERANCE": "2"}, "INGEST_INDEX_TOLERANCE must be a share between 0 and 1"),
+    ({"INGEST_INDEX_RETAIN": "-1"}, "INGEST_INDEX_RETAIN must not be negative"),
+    ({"INGEST_SMTP_HOST": "mail", "INGEST_SMTP_SECURITY": "tls"}, "INGEST_SMTP_SECURITY must be one of starttls, ssl, none"),
 ])
 def test_a_bad_setting_is_a_config_error_naming_it(env, message):
     with pytest.raises(ConfigError, match=message):
@@ -88,6 +92,17 @@ def test_the_published_change_feeds_come_from_the_settings(tmp_path):
     assert [s.name for s in only.sets(Registry({}))] == ["linked-data"]
     assert only.capability_feed("datasets", LocalStorage(tmp_path)) is None  # not published: no feed
     assert resource({"INGEST_RESOURCESYNC_CAPABILITIES": ""}).sets(Registry({})) == []
+
+
+def test_publishing_settings_and_their_defaults():
+    defaults = Settings.from_env({})
+    assert (defaults.index_count_tolerance, defaults.index_retain, defaults.mail) == (0.02, 2, None)
+    mail = Settings.from_env({"INGEST_SMTP_HOST": "smtp.hub.org", "INGEST_SMTP_USER": "hub",
+                              "INGEST_SMTP_PASSWORD": "smtp-s3cret", "INGEST_INDEX_RETAIN": "5"})
+    assert (mail.mail.host, mail.mail.port, mail.mail.security, mail.mail.sender, mail.mail.user) == (
+        "smtp.hub.org", 587, "starttls", "ingest-assets@smtp.hub.org", "hub")
+    assert mail.index_retain == 5 and mail.secret("INGEST_SMTP_PASSWORD") == "smtp-s3cret" and "smtp-s3cret" not in repr(mail)
+    assert Settings.from_env({"INGEST_SMTP_HOST": "h", "INGEST_SMTP_SECURITY": "ssl"}).mail.port == 465
 
 
 def test_secrets_are_looked_up_but_never_shown():

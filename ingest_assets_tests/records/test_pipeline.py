@@ -204,6 +204,8 @@ def test_a_backfill_range_runs_each_day_once_in_one_run(hub):
     for asset in ("original_records", "indexed_records", "search_index", "resourcesync_changes"):
         assert sorted(str(m.partition) for m in result.asset_materializations_for_node(asset)) == [f"{d}|demo" for d in days]
     indexed = {str(m.partition): m.metadata["indexed"].value for m in result.asset_materializations_for_node("search_index")}
+    # one candidate holds the range's days, applied in order, gated and promoted once
+    assert len({m.metadata["index"].value for m in result.asset_materializations_for_node("search_index")}) == 1
     index = open_search_index(settings.search)
     live = {r.identifier for r in sample_records(day=DAY) if not r.deleted and r.fields["rights"]}
     assert index.count("dpla-map4") == len(live) == sum(indexed.values())

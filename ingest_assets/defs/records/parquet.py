@@ -7,8 +7,6 @@ import dagster as dg
 from ingest_assets.defs.records.io_managers import BACKFILL, Part, run_parts
 from ingest_assets.defs.records.publishing import PublishingResource
 from ingest_assets.defs.resources import StorageResource
-from ingest_assets.records.publishing.review import Ledger
-from ingest_assets.records.publishing.takedowns import Takedowns
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource
 from ingest_assets.storage.avro import MAP_RECORD
@@ -31,7 +29,7 @@ def enriched_parquet(
     rejected or rolled back is not exported, and records under a takedown are left out."""
     from ingest_assets.records.export.parquet import export_parquet  # pyarrow loads with the first export
 
-    ledger, takedowns = Ledger(publishing.engine()), Takedowns(publishing.engine())
+    ledger, takedowns = publishing.ledger(), publishing.takedowns()
     for partition, part in run_parts(context.partition_keys):
         blocked = ledger.blocked(*part)
         if blocked:

@@ -12,6 +12,7 @@ approved since (by a person, the UI or the window expiring), ``ingest-assets rev
 
 from datetime import datetime, timezone
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import dagster as dg
 from pydantic import Field
@@ -20,19 +21,21 @@ from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.core.settings import MailSettings, Settings
 from ingest_assets.defs.providers import record_providers
 from ingest_assets.defs.records.checks import judge_each
+from ingest_assets.defs.records.assets import RETRY, final_errors
 from ingest_assets.defs.records.io_managers import BACKFILL, Part, run_parts
 from ingest_assets.defs.records.partitions import partition_key, partition_parts
 from ingest_assets.defs.records.resources import SearchIndexResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.records.indexing import IndexStats
 from ingest_assets.records.publishing import gates
-from ingest_assets.records.publishing.daily import report_day
-from ingest_assets.records.publishing.journal import Journal
-from ingest_assets.records.publishing.promotion import Published, Publisher
-from ingest_assets.records.publishing.review import Ledger
-from ingest_assets.records.publishing.takedowns import Takedowns
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource
+
+if TYPE_CHECKING:  # the stores load SQLAlchemy: only when a run or sensor uses them, not with the code location
+    from ingest_assets.records.publishing.journal import Journal
+    from ingest_assets.records.publishing.promotion import Published, Publisher
+    from ingest_assets.records.publishing.review import Ledger
+    from ingest_assets.records.publishing.takedowns import Takedowns
 
 PUBLISH_JOB = "record_publish"
 CHECKS = (*gates.GATES, gates.CANARY)
@@ -68,6 +71,16 @@ class PublishingResource(dg.ConfigurableResource):
     def engine(self):
         return self.sql.get_client()
 
+    def ledger(self) -> "Ledger":
+        from ingest_assets.records.publishing.review import Ledger
+
+        return Ledger(self.engine())
+
+    def journal(self) -> "Journal":
+        from ingest_assets.records.publishing.journal import Journal
+
+        return Journal(self.engine())
+
     def tolerance_of(self, entry: ProviderEntry) -> float:
         own = entry.settings.quality.index_count_tolerance
         return self.tolerance if own is None else own
@@ -80,9 +93,15 @@ class PublishingResource(dg.ConfigurableResource):
     def mail_password(self) -> str | None:
         return Settings.current().secret("INGEST_SMTP_PASSWORD")
 
-    def publisher(self, search: SearchIndexResource) -> Publisher:
-        engine = self.engine()
-        return Publisher(search.get_client(), search.alias, Journal(engine), Ledger(engine), Takedowns(engine),
+    def takedowns(self) -> "Takedowns":
+        from ingest_assets.records.publishing.takedowns import Takedowns
+
+        return Takedowns(self.engine())
+
+    def publisher(self, search: SearchIndexResource) -> "Publisher":
+        from ingest_assets.records.publishing.promotion import Publisher
+
+        return Publisher(search.get_client(), search.alias, self.journal(), self.ledger(), self.takedowns(),
                          retain=self.retain)
 
 
@@ -96,6 +115,8 @@ def provider_report(
     """Register each new day for publication (held when the provider requires review), write its report (counts,
     problems, coverage, what changed since the previous published day) as JSON and HTML in the indexing output's
     ``_LOGS/`` and mail it to the provider's contacts."""
+    from ingest_assets.records.publishing.daily import report_day
+
     entries = registry.load()
     for key, (provider, day) in run_parts(context.partition_keys):
         outcome = report_day(entries[provider], day, indexed_records[provider, day], search.get_client(),
@@ -132,7 +153,7 @@ def review_gate(context: dg.AssetExecutionContext, config: ReviewDecision, publi
                 storage: StorageResource):
     """Let the run's days through only when each is approved (or needs no review) and no earlier day of its
     provider still waits; otherwise yield nothing, so nothing downstream publishes (the run succeeds)."""
-    ledger, now = Ledger(publishing.engine()), utc_now()
+    ledger, now = publishing.ledger(), utc_now()
     parts = run_parts(context.partition_keys)
     if config.decision:
         for _, (provider, day) in parts:
@@ -174,12 +195,12 @@ def search_index(
     """Each provider of the run gets a candidate index (its live index copied, the run's days applied in order,
     takedowns kept out); the gates judge it (checks ``index_*``), and only when every provider's pass does the
     alias flip onto them in one action naming what they replace; a failed canary flips it back by itself."""
-    entries, engine = registry.load(), publishing.engine()
+    entries = registry.load()
     parts = run_parts(context.partition_keys)
     days: dict[str, list] = {}
     for _, (provider, day) in parts:
         days.setdefault(provider, []).append((day, indexed_records[provider, day]))
-    ledger = Ledger(engine)
+    ledger = publishing.ledger()
     for provider, provider_days in days.items():
         held = ledger.held(provider, {day: source.key for day, source in provider_days})
         if held:
@@ -193,12 +214,11 @@ def search_index(
         context.add_asset_metadata({"index": part.candidate.name, "promoted": part.promoted, "note": part.note,
                                     "replaces": part.candidate.base or "", **_stats(part.candidate.stats.get(day))},
                                    partition_key=key)
-    _record_failures(engine, outcome, context.run_id)
+    _record_failures(publishing.journal(), outcome, context.run_id)
     return dg.MaterializeResult()
 
 
-def _record_failures(engine, outcome: dict[str, Published], run_id: str) -> None:
-    journal = Journal(engine)
+def _record_failures(journal: "Journal", outcome: dict[str, "Published"], run_id: str) -> None:
     for provider, part in outcome.items():
         failed = [r for r in part.results if not r.passed]
         if failed or not part.promoted:
@@ -223,7 +243,7 @@ def search_index_rebuild(context: dg.AssetExecutionContext, config: RebuildConfi
     outcome = publishing.publisher(search).rebuild(
         storage.get_client(), providers, as_of, {p: publishing.tolerance_of(entries[p]) for p in providers},
         run_id=context.run_id, by=f"run {context.run_id}")
-    _record_failures(publishing.engine(), outcome, context.run_id)
+    _record_failures(publishing.journal(), outcome, context.run_id)
     return dg.MaterializeResult(metadata={
         "providers": len(outcome),
         "promoted": all(p.promoted for p in outcome.values()),
@@ -235,7 +255,7 @@ def search_index_rebuild(context: dg.AssetExecutionContext, config: RebuildConfi
 # -- the gates as blocking checks ----------------------------------------------------------------------------
 
 
-def _gate_result(journal: Journal, run_id: str, gate: str, providers: list[str] | None) -> dg.AssetCheckResult:
+def _gate_result(journal: "Journal", run_id: str, gate: str, providers: list[str] | None) -> dg.AssetCheckResult:
     """The gate's decisions about the indices the run built (of ``providers``; None: all of them)."""
     found = [(c.provider, r) for c in journal.built_in(run_id) if providers is None or c.provider in providers
              for r in journal.gate_results(c.name) if r.gate == gate]
@@ -257,7 +277,7 @@ def gate_checks(asset: str, partitions: dg.PartitionsDefinition | None) -> list[
 
     def check_for(gate: str):
         def check(context: dg.AssetCheckExecutionContext, publishing: PublishingResource) -> dg.AssetCheckResult:
-            journal, run_id = Journal(publishing.engine()), context.op_execution_context.run_id
+            journal, run_id = publishing.journal(), context.op_execution_context.run_id
             if partitions is None:
                 return _gate_result(journal, run_id, gate, None)
             return judge_each(context, lambda provider, day: _gate_result(journal, run_id, gate, [provider]))
@@ -278,7 +298,7 @@ def review_sensor(job_name: str) -> dg.SensorDefinition:
     def review_sensor(context: dg.SensorEvaluationContext, publishing: PublishingResource):
         """Approve the days whose review window passed, then publish each provider's earliest approved day that no
         run has taken (one run per day, in order: a provider's days are published oldest first)."""
-        ledger = Ledger(publishing.engine())
+        ledger = publishing.ledger()
         approved = ledger.expire(utc_now())
         for state in approved:
             context.log.info(f"auto-approved: {state.describe()}")
@@ -315,7 +335,7 @@ def record_failure(context: dg.HookContext) -> None:
     stage = next((name for asset, name in STAGES.items() if context.step_key.startswith(asset)), context.step_key)
     error = context.op_exception
     message = str(getattr(error, "description", None) or error) if error else "failed"
-    Journal(context.resources.publishing.engine()).failed(provider, day, stage, message, context.run_id, utc_now())
+    context.resources.publishing.journal().failed(provider, day, stage, message, context.run_id, utc_now())
 
 
 # -- assembly -------------------------------------------------------------------------------------------------
@@ -326,10 +346,10 @@ def publishing_assets(partitions: dg.PartitionsDefinition, kind: str, group: str
     ``kind`` names the search backend in the UI."""
     partitioned = dict(partitions_def=partitions, group_name=group, backfill_policy=BACKFILL)
     return [
-        dg.asset(kinds={"html"}, **partitioned)(provider_report),
+        dg.asset(kinds={"html"}, retry_policy=RETRY, **partitioned)(final_errors(provider_report)),
         dg.asset(deps=["provider_report"], output_required=False, **partitioned)(review_gate),
-        dg.asset(deps=["review_gate"], kinds={kind}, **partitioned)(search_index),
-        dg.asset(group_name="search", kinds={kind}, deps=["search_index"])(search_index_rebuild),
+        dg.asset(deps=["review_gate"], kinds={kind}, retry_policy=RETRY, **partitioned)(final_errors(search_index)),
+        dg.asset(group_name="search", kinds={kind}, deps=["search_index"])(final_errors(search_index_rebuild)),
     ]
 
 

@@ -10,8 +10,6 @@ from ingest_assets.defs.records.publishing import PublishingResource
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.records.publishing.candidates import without
-from ingest_assets.records.publishing.review import Ledger
-from ingest_assets.records.publishing.takedowns import Takedowns
 from ingest_assets.resourcesync.feed import FeedReport, feed_index_records
 from ingest_assets.resourcesync.outputs import feed_outputs
 from ingest_assets.storage import layout
@@ -64,7 +62,7 @@ def resourcesync_changes(
     change recorded after a publish that ran during the harvest is listed after that publish's Resource List.
     """
     sets = {s.name: s for s in resourcesync.sets(registry.load())}
-    ledger, takedowns = Ledger(publishing.engine()), Takedowns(publishing.engine())
+    ledger, takedowns = publishing.ledger(), publishing.takedowns()
     for key, (provider, day) in run_parts(context.partition_keys):
         blocked = ledger.blocked(provider, day)
         if blocked:

@@ -33,6 +33,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 FTS_COLUMNS = ("title", "creator", "subject", "description", "place", "provider", "text")
 RANK = "bm25(fts, 10.0, 5.0, 5.0, 2.0, 3.0, 3.0, 1.0)"  # weights follow FTS_COLUMNS
 WRITE_LOCK_TIMEOUT = 600.0  # seconds a writer waits for another process's update of the same index
+BACKUP_PAGES = 4096  # pages copied per step of a copy (the source stays readable between steps)
 QUERY_PART = re.compile(r'"([^"]*)"?|(\S+)')
 WORD = re.compile(r"\w+")
 
@@ -66,20 +67,11 @@ class EmbeddedSearchIndex(SearchIndex):
             return tally.finish(before, _count(conn))
 
     def copy(self, source: str, target: str) -> int:
-        """One transaction copying the rows of both tables (the full-text index comes along, no re-tokenizing)."""
-        with closing(self._open(self._existing(target))) as conn:
-            conn.execute("ATTACH DATABASE ? AS source", (str(self._file(self._existing(source))),))
-            try:
-                copied = conn.execute("INSERT INTO docs SELECT rowid, id, document FROM source.docs").rowcount
-                conn.execute(f"INSERT INTO fts (rowid, {', '.join(FTS_COLUMNS)}) "
-                             f"SELECT rowid, {', '.join(FTS_COLUMNS)} FROM source.fts")
-                conn.commit()
-            except BaseException:
-                conn.rollback()
-                raise
-            finally:
-                conn.execute("DETACH DATABASE source")
-        return copied
+        """SQLite's online backup, page by page (the full-text index comes along, nothing is tokenized again)."""
+        with closing(_read_only(self._file(self._existing(source)))) as origin, \
+                closing(sqlite3.connect(self._file(self._existing(target)), timeout=WRITE_LOCK_TIMEOUT)) as copy:
+            origin.backup(copy, pages=BACKUP_PAGES)
+            return _count(copy)
 
     def drop(self, index: str) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):

@@ -50,6 +50,8 @@ class Absences:
         output = self.harvest.output
         previous = snapshot_sources(self.harvest.storage, output.provider, output.day, "harvest", self.exclude,
                                     before=output.started)
+        if not previous:  # the provider's first harvest: nothing can be absent
+            return
         seen = SeenIds()
         try:
             for record in self.harvest:

@@ -124,8 +124,10 @@ class Journal:
                            r["reason"], r["batch"]) for r in conn.execute(query).mappings()]
 
     def previously_live(self, alias: str, provider: str | None) -> list[str]:
-        """Indices the alias pointed at for ``provider`` before, newest first (each once)."""
-        query = select(actions.c.from_index).where(actions.c.alias == alias, actions.c.from_index.is_not(None))
+        """Indices the alias pointed at for ``provider`` before a promotion or rollback moved it, newest first (each
+        once; a candidate undone by its canary was never really live)."""
+        query = select(actions.c.from_index).where(actions.c.alias == alias, actions.c.from_index.is_not(None),
+                                                   actions.c.action.in_(("promote", "rollback")))
         query = query.where(actions.c.provider == provider if provider else actions.c.provider.is_(None))
         with self.engine.connect() as conn:
             names = [row[0] for row in conn.execute(query.order_by(actions.c.id.desc()))]

@@ -60,7 +60,7 @@ def build_report(
         "counts": _counts(outputs),
         "problems": _problems(harvest, mapping),
         "coverage": {"records": coverage.records, "fields": coverage.as_dict()},
-        "diff": _diff(indexing, index, live, suppressed),
+        "diff": diff_against(indexing, index, live, suppressed),
         "review": review_section(entry, review),
     }
 
@@ -165,7 +165,8 @@ def _log_rows(source: RecordSource | None, name: str) -> Iterator[dict[str, str]
 # -- the diff -------------------------------------------------------------------------------------------------
 
 
-def _diff(records: Iterable[dict], index: SearchIndex, live: str | None, suppressed: set[str]) -> dict[str, Any]:
+def diff_against(records: Iterable[dict], index: SearchIndex, live: str | None, suppressed: set[str]) -> dict[str, Any]:
+    """What ``records`` (IndexRecords) change in the ``live`` index: counts, examples and the changes per field."""
     diff: dict[str, Any] = {"live_index": live, "added": 0, "removed": 0, "changed": 0, "unchanged": 0,
                             "deleted_unpublished": 0, "kept_out": 0, "examples": {"added": [], "removed": []},
                             "fields": {}}

@@ -13,8 +13,11 @@ from ingest_assets.records.indexing import AliasChanged
 from ingest_assets.records.indexing.embedded_index import EmbeddedSearchIndex
 from ingest_assets.records.publishing.candidates import build_candidate
 from ingest_assets.records.publishing.journal import Journal
+from ingest_assets.records.publishing.takedowns import Target
 from ingest_assets.storage import LocalStorage
-from ingest_assets_tests.support.publishing import deletions, documents
+from ingest_assets.storage.activities import RecordStream, write_activity
+from ingest_assets.storage.avro import INDEX_RECORD
+from ingest_assets_tests.support.publishing import deletions, documents, dpla_id
 
 ALIAS = "dpla-map4"
 DAY1, DAY2, DAY3 = date(2026, 1, 15), date(2026, 1, 16), date(2026, 1, 17)
@@ -159,3 +162,33 @@ def test_a_failed_canary_rolls_the_flip_back_by_itself(es, publisher, search, st
     assert [a.action for a in Journal(engine).actions(ALIAS, "demo")[:2]] == ["auto-rollback", "promote"]
     assert Journal(engine).state_of(changed.candidate.name) == "rolled_back"
     assert json.loads(json.dumps(canary.evidence))  # evidence is plain JSON
+
+
+def test_a_rollback_keeps_the_takedowns_in_force(publisher, search, storage, clock):
+    publish(publisher, storage, "demo", DAY1, documents("demo", range(1, 11)))
+    publish(publisher, storage, "demo", DAY2, documents("demo", range(1, 12)))
+    taken = Target(dpla_id("demo", 3), "demo")
+    publisher.takedowns.add([taken], "rights holder request", "ops", clock())  # recorded since day 1 was live
+
+    publisher.rollback(provider="demo")
+    assert search.documents(ALIAS, [taken.record_id]) == {} and search.count(ALIAS) == 9
+
+
+def test_a_rebuild_splits_an_index_of_every_provider_into_gated_provider_indices(publisher, search, storage, clock):
+    for provider in ("demo", "other"):
+        started = clock()
+        write_activity(storage, RecordStream(documents(provider, range(1, 11)), started=started), provider=provider,
+                       activity="indexing", day=DAY1, started=started, schema=INDEX_RECORD, partition="test")
+    shared = search.full_build(ALIAS, [*documents("demo", range(1, 11)), *documents("other", range(1, 11))]).index
+    with pytest.raises(ConfigError, match="search_index_rebuild once"):  # a day's publish will not run beside it
+        publish(publisher, storage, "demo", DAY2, documents("demo", [11]))
+
+    outcome = publisher.rebuild(storage, ["demo", "other"], DAY2, TOLERANCE)
+
+    assert all(part.promoted for part in outcome.values())
+    assert {r.gate for r in outcome["demo"].results} == {"index_queryable", "index_count", "index_health",
+                                                         "index_fields", "index_canary"}
+    assert search.aliased(ALIAS) == sorted(part.candidate.name for part in outcome.values())
+    assert search.count(ALIAS) == 20 and shared in [i.name for i in search.indices(ALIAS)]  # kept for rollback
+    publisher.rollback()  # the rebuild undone: the index of every provider serves again
+    assert search.aliased(ALIAS) == [shared] and search.count(ALIAS) == 20

@@ -70,6 +70,10 @@ def test_gated_publishing_day_by_day(pipeline, capsys):
     assert manifest.extra["Summary absent"] == "1"  # counted in _MANIFEST
     assert "absences 1" in checks(result)["indexing_reconciles"].description
     assert index.documents(ALIAS, [dpla(gone)]) == {}  # the absence is deleted from the index
+    code, out, _ = command(capsys, "lineage", "demo", dpla(gone), "--date", DAY2.isoformat(), "--json")
+    steps = json.loads(out)["steps"]
+    assert [step["what"] for step in steps[:3]] == ["index document", "absent from a full harvest", "original record"]
+    assert steps[0]["facts"]["deleted"] and "/20260115/" in steps[2]["where"]  # last held by day 1's harvest
     assert index.count(ALIAS) == len(kept) + other_count
     feed = materialized(result, "resourcesync_changes")[0].metadata
     # published as deleted; every re-harvested document is new bytes (its ingestDate), so an update to the feed

@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 
 import dagster as dg
+import pyarrow.parquet as pq
 import pytest
 from sqlalchemy import update
 
@@ -19,11 +20,15 @@ from ingest_assets.demo.samples import sample_records
 from ingest_assets.definitions import build_definitions
 from ingest_assets.records.indexing import open_search_index
 from ingest_assets.records.mapping import mint_id
+from ingest_assets.core.registry import load_registry
+from ingest_assets.records.publishing.daily import report_day
+from ingest_assets.records.publishing.journal import Journal
 from ingest_assets.records.publishing.report import read_report
 from ingest_assets.records.publishing.review import Ledger
 from ingest_assets.records.publishing.tables import days as days_table
 from ingest_assets.storage import LocalStorage, layout
 from ingest_assets.storage.activities import RecordSource
+from ingest_assets_tests.support import free_port
 from ingest_assets_tests.support.publishing import materialized
 from ingest_assets_tests.support.smtp import MailSink
 
@@ -62,6 +67,7 @@ def review_sensor(pipeline):
         return defs.get_sensor_def("review_sensor")(context)
 
 
+@pytest.mark.parametrize("search_target", ["embedded"], indirect=True)  # the ledger is the backend's; the publish, the days test's
 def test_a_held_day_is_published_only_after_approval_and_never_after_rejection(pipeline, capsys):
     samples = sample_records(30, DAY1)
     kept = [r for r in samples if live(r)]
@@ -109,6 +115,14 @@ def test_a_held_day_is_published_only_after_approval_and_never_after_rejection(p
     assert "Approved title" in titles(index) and "Rejected title" not in titles(index)
     code, out, _ = command(capsys, "status", "demo", "--days", "366")
     assert "2026-01-16" in out and "rejected" in out and "auto-approval" in out
+
+    # an approval left to the sensor: the day waits for its run
+    pipeline.serve("demo", samples, REVIEW)
+    assert pipeline.run("demo", date(2026, 1, 18)).success
+    code, out, _ = command(capsys, "review", "approve", "demo", "--no-publish")
+    assert code == 0 and "within a minute" in out
+    [request] = review_sensor(pipeline).run_requests
+    assert request.partition_key == "2026-01-18|demo"
 
     code, out, err = command(capsys, "review", "approve", "demo")
     assert (code, out) == (1, "") and err == ("ingest-assets review: nothing to review for demo: no day is held "
@@ -161,10 +175,19 @@ def test_a_takedown_survives_a_reharvest_of_the_same_records(pipeline, capsys):
     report = read_report(RecordSource(storage, layout.latest_output(storage, "demo", "indexing", DAY2)))
     assert report["diff"]["kept_out"] == 2
 
+    export = build_definitions(pipeline.settings).resolve_implicit_global_asset_job_def().get_subset(
+        asset_selection={dg.AssetKey("enriched_parquet")})
+    assert export.execute_in_process(partition_key=f"{DAY2.isoformat()}|demo", instance=pipeline.instance).success
+    [parquet] = storage.root.glob("demo/export/20260116/*.parquet")
+    exported = set(pq.read_table(parquet, columns=["id"]).column("id").to_pylist())
+    assert len(exported) == len(kept) - 2 and not exported & set(ids)  # the export leaves them out too
+
     code, out, err = command(capsys, "takedown", "--undo", dpla(first))
     assert code == 0, err
     assert f"{ALIAS}: {total - 2} -> {total - 1} documents; change feed: created 1" in out
     assert list(index.documents(ALIAS, ids)) == [dpla(first)] and gone[0].exists()
+    code, out, _ = command(capsys, "takedown", "--list", "--all")
+    assert len(out.splitlines()) == 2 and sum("undone" in line for line in out.splitlines()) == 1
 
     code, out, err = command(capsys, "takedown", "--provider", "demo", "--query", "Millbrook", "--reason", "test")
     assert code == 1 and "record(s) to take down" in out and "add --yes" in err
@@ -197,7 +220,19 @@ def test_the_report_is_mailed_with_the_review_commands(pipeline, capsys):
     report = json.loads(attachment.get_content())
     assert report["diff"]["added"] == sum(live(r) for r in samples) and report["review"]["state"] == "pending"
 
+    # a server that cannot be reached: the day is not held back, the failure is kept for status
+    storage = LocalStorage(pipeline.settings.storage_url)
+    indexing = RecordSource(storage, layout.latest_output(storage, "demo", "indexing", DAY1))
+    entry = load_registry(pipeline.registry_path)["demo"]
+    dead = MailSettings(host="127.0.0.1", port=free_port(), security="none", sender="ingest@hub.example.org")
+    with pipeline.settings_engine() as engine:
+        outcome = report_day(entry, DAY1, indexing, open_search_index(pipeline.settings.search), ALIAS, engine,
+                             datetime.now(timezone.utc), dead, None, "run-x")
+        failure = Journal(engine).last_failure("demo")
+    assert outcome.mailed == "not sent" and "not sent" in outcome.mail_error
+    assert (failure.stage, failure.day) == ("report mail", DAY1) and "curator@example.org" in failure.message
+
     code, out, _ = command(capsys, "report", "demo", "--date", DAY1)
     assert code == 0 and out.startswith("## Riverside Historical Society (demo), 2026-01-15") and "**Held for review**" in out
     code, out, _ = command(capsys, "report", "demo", "--json")
-    assert json.loads(out) == report
+    assert json.loads(out)["diff"] == report["diff"] and json.loads(out)["counts"] == report["counts"]
