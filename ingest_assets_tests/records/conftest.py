@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from ingest_assets.records.indexing import DEFAULT_ALIAS, open_search_index
 from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
 
 
@@ -30,3 +31,14 @@ def search_target(request, es, tmp_path) -> str:
             pytest.skip("the embedded index runs once, beside the fake")
         return str(tmp_path / "search")
     return es.url
+
+
+@pytest.fixture
+def search(search_target, clock):
+    """The search index at ``search_target`` whose build times come from ``clock``; afterwards every index of the
+    default alias is dropped (a live cluster keeps nothing of the test)."""
+    index = open_search_index(search_target, clock=clock)
+    yield index
+    for physical in index.indices(DEFAULT_ALIAS):
+        index.drop(physical.name)
+    index.close()

@@ -33,6 +33,12 @@ def build_clock():
     return lambda: BUILD_TIME
 
 
+@pytest.fixture
+def clock(build_clock):
+    """The clock of the ``search`` fixture's index."""
+    return build_clock
+
+
 @pytest.fixture(scope="session")
 def mapping_file() -> Path:
     return Path(__file__).resolve().parents[3] / "ingest_assets" / "schemas" / "search-dpla-map4-mapping.json"

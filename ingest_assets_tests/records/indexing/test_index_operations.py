@@ -20,12 +20,8 @@ def records(map_records):
 
 
 @pytest.fixture
-def index(search_target, build_clock):
-    search_index = open_search_index(search_target, clock=build_clock)
-    yield search_index
-    for physical in search_index.indices(ALIAS):  # a live cluster keeps nothing of the test
-        search_index.drop(physical.name)
-    search_index.close()
+def index(search):
+    return search
 
 
 def ids(docs):

@@ -7,7 +7,6 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from ingest_assets.core.sql import make_engine
-from ingest_assets.records.indexing import open_search_index
 from ingest_assets.records.publishing.journal import Journal
 from ingest_assets.records.publishing.promotion import Publisher
 from ingest_assets.records.publishing.review import Ledger
@@ -35,15 +34,6 @@ def clock():
 @pytest.fixture
 def engine(tmp_path):
     return make_engine(f"sqlite:///{tmp_path / 'ingest.sqlite3'}")
-
-
-@pytest.fixture
-def search(search_target, clock):
-    index = open_search_index(search_target, clock=clock)
-    yield index
-    for physical in index.indices(ALIAS):  # a live cluster keeps nothing of the test
-        index.drop(physical.name)
-    index.close()
 
 
 @pytest.fixture
