@@ -42,6 +42,7 @@ def test_shipped_registry_and_its_commented_examples_load():
     assert examples["maryland"].settings.harvest.sets == ["mdlc"]
     assert examples["maryland"].settings.mapping_overrides == {"dataProvider": {"value": "Maryland State Archives"}}
     assert examples["k2n"].require("repository").default_language == "de"
+    assert examples["minnesota"].settings.enrichment.skip == ["strip_ending_period"]
     assert examples["maryland"].settings.review.required and examples["maryland"].settings.contact
 
 
@@ -180,3 +181,16 @@ def test_settings_defaults_and_overrides(tmp_path):
     assert s3.storage_url == "s3://bucket/hub" and s3.partition_start == date(2024, 5, 1)
     with pytest.raises(ConfigError, match="INGEST_PARTITION_START"):
         Settings.from_env({"INGEST_PARTITION_START": "May 2024"})
+
+
+def test_enrichment_block_is_typed():
+    registry = parse_registry(yaml.safe_load(
+        "mdl: {enrichment: {skip: [strip_ending_period, cleanup_ending_punctuation], dates: parse_date}}\n"
+        "cdl: {mapping: cdl}"), "r.yaml")
+    settings = registry["mdl"].settings.enrichment
+    assert settings.skip == ["strip_ending_period", "cleanup_ending_punctuation"] and settings.dates == "parse_date"
+    assert registry["cdl"].settings.enrichment.skip == [] and registry["cdl"].settings.enrichment.dates == "date_builder"
+    for bad, key in (("{skip: [strip_periods]}", "mdl.enrichment.skip"), ("{skip: dates}", "mdl.enrichment.skip"),
+                     ("{dates: edtf}", "mdl.enrichment.dates"), ("{keep: [title]}", "mdl.enrichment.keep")):
+        with pytest.raises(ConfigError, match=f"registry key '{re.escape(key)}'"):
+            parse_registry(yaml.safe_load(f"mdl: {{enrichment: {bad}}}"), "r.yaml")

@@ -350,15 +350,35 @@ class ScheduleBlock(Block):
     timezone: str = "UTC"
 
 
+# The steps of the enrichment chain (``records/enrichment/data/chain.yaml``), in chain order: the names a
+# provider's ``enrichment.skip`` may hold.
+EnrichmentStep = Literal[
+    "deduplicate", "strip_html", "reduce_whitespace", "cleanup_leading_punctuation", "cleanup_ending_punctuation",
+    "strip_ending_period", "capitalize_first_char", "strip_dbl_quotes", "cleanup_geocoordinates", "format_blocklist",
+    "rights_uri", "wikidata", "data_provider_uri", "dates", "language", "type",
+]
+ENRICHMENT_STEPS: tuple[str, ...] = EnrichmentStep.__args__
+
+
+class EnrichmentBlock(Block):
+    """How a provider's records are enriched (``enrichment:``): ingestion3's chain less the ``skip``ped steps
+    (``skip: [strip_ending_period]`` keeps final periods on names and subjects); dates read by ingestion3's
+    ``date_builder`` (years and year ranges) or its ``parse_date`` (EDTF and calendar dates, intervals)."""
+
+    skip: list[EnrichmentStep] = Field(default_factory=list)
+    dates: Literal["date_builder", "parse_date"] = "date_builder"
+
+
 class RecordSettings(Block):
-    """The record pipeline's keys (harvest, mapping, quality checks, refresh schedule, engine, review before
-    publishing and the contacts its reports are mailed to)."""
+    """The record pipeline's keys (harvest, mapping, quality checks, refresh schedule, engine, enrichment, review
+    before publishing and the contacts its reports are mailed to)."""
 
     harvest: HarvestBlock | None = None
     mapping: str | None = None
     # field -> rule, or a list of rules, or null (off); the rules are checked when the mapper is built
     mapping_overrides: dict[str, dict[str, Any] | list[dict[str, Any]] | None] = Field(default_factory=dict)
     quality: QualityBlock = Field(default_factory=QualityBlock)
+    enrichment: EnrichmentBlock = Field(default_factory=EnrichmentBlock)
     schedule: ScheduleBlock | Literal[False] = Field(default_factory=ScheduleBlock)  # false: no automatic refresh
     engine: Literal["in-process", "spark", "auto"] | None = None
     engine_threshold: Positive | None = None

@@ -80,11 +80,12 @@ def test_pipeline_end_to_end(hub):
     enriched = {r["id"]: r for r in RecordSource(storage, outputs["enrichment"])}
     sample = next(r for r in enriched.values() if r["isShownAt"] == "https://demo.example.org/items/00021")
     source = sample["sourceResource"]
-    assert source["title"] == ["Mills in Millbrook, view 21"]  # "  Mills in Millbrook, view 21. " cleaned
+    assert source["title"] == ["Mills in Millbrook, view 21."]  # "  Mills in ...21. " cleaned; a title keeps its period
     assert source["description"] == ["Glass-plate negative of mills in Millbrook."]  # HTML removed
-    assert source["date"] == [{"providedLabel": ["ca. 1910"], "begin": "1910-01-01", "end": "1910-12-31"}]
-    assert source["language"] == ["eng"] and sample["dataProvider"] == "Riverside Historical Society"
-    assert sample["rightsStatement"] == "http://creativecommons.org/licenses/by/4.0/"
+    assert source["date"] == [{"providedLabel": ["ca. 1910"], "begin": None, "end": None}]  # DateBuilder: years only
+    assert source["language"] == ["English"] and sample["dataProvider"] == "Riverside Historical Society"
+    assert sample["dataProviderUri"] == "http://dp.la/api/contributor/riverside-historical-society"
+    assert sample["rightsStatement"] == "http://creativecommons.org/licenses/by/4.0"  # http, no slash added (ingestion3)
 
     indexed = list(RecordSource(storage, outputs["indexing"]))
     assert sum(r["deleted"] for r in indexed) == len(deleted)

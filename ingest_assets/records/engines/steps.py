@@ -17,7 +17,7 @@ from datetime import date
 from itertools import chain
 from typing import Any
 
-from ingest_assets.records.enrichment import EnrichmentReport, enrich
+from ingest_assets.records.enrichment import EnrichmentReport, chain_for
 from ingest_assets.records.indexing import deletion_record, index_record
 from ingest_assets.records.mapping import MappingReport, mapper_for, mint_id
 from ingest_assets.core.registry import ProviderEntry
@@ -80,9 +80,10 @@ class RecordActivity:
 
             return [map_one]
         if self.activity == "enrichment":
+            chain = chain_for(self.entry)
 
             def enrich_one(record: dict) -> dict:
-                result, changes = enrich(record)
+                result, changes = chain.enrich(record)
                 report.add(record["id"], changes, samples=(record, result))
                 return result
 
