@@ -5,6 +5,7 @@ flipping back in one atomic action.
     ingest-assets index rollback                             undo the latest promotion (every provider it moved)
     ingest-assets index rollback --provider P                P's previous index back
     ingest-assets index rollback --to INDEX                  that kept index back (for its provider)
+    ingest-assets index remove P --reason TEXT               take P's index off the alias (kept: --to brings it back)
 """
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     target.add_argument("--provider", help="the provider whose previous index comes back")
     target.add_argument("--to", metavar="INDEX", help="the kept index that comes back")
     rollback.add_argument("--reason", help="why (kept with the action)")
+    remove = commands.add_parser("remove", help="take a provider's index off the alias, in one atomic action")
+    remove.add_argument("provider")
+    remove.add_argument("--reason", required=True, help="why (kept with the action)")
     args = parser.parse_args(argv)
-    return run(PROG, lambda hub: _status(hub, args) if args.command == "status" else _rollback(hub, args), args.alias)
+    commands_run = {"status": _status, "rollback": _rollback, "remove": _remove}
+    return run(PROG, lambda hub: commands_run[args.command](hub, args), args.alias)
 
 
 def _status(hub: Hub, args: argparse.Namespace) -> int:
@@ -52,6 +57,16 @@ def _status(hub: Hub, args: argparse.Namespace) -> int:
             print(f"  {action.at.isoformat(timespec='seconds')}  {action.action:<13} {action.provider or '*':<12} "
                   f"{action.from_index or '-'} -> {action.to_index or '-'}  by {action.by}"
                   + (f" ({action.reason})" if action.reason else ""))
+    return 0
+
+
+def _remove(hub: Hub, args: argparse.Namespace) -> int:
+    hub.record_provider(args.provider)
+    before = hub.index.count(hub.alias) if hub.index.aliased(hub.alias) else 0
+    name = hub.publisher().remove(args.provider, by=who(), reason=args.reason)
+    after = hub.index.count(hub.alias) if hub.index.aliased(hub.alias) else 0
+    print(f"removed {args.provider}: {name} is off {hub.alias} (kept; `ingest-assets index rollback --to {name}` brings "
+          f"it back)\n{hub.alias}: {before} -> {after} documents")
     return 0
 
 

@@ -21,7 +21,7 @@ from ingest_assets.core.errors import ConfigError, NotFoundError
 from ingest_assets.records.indexing import SearchIndex, deletion_record
 from ingest_assets.records.indexing.naming import parse_index
 from ingest_assets.records.publishing import gates
-from ingest_assets.records.publishing.candidates import Candidate, build_candidate
+from ingest_assets.records.publishing.candidates import Candidate, build_candidate, live_indices
 from ingest_assets.records.publishing.journal import PROMOTED, REFUSED, ROLLED_BACK, Journal
 from ingest_assets.records.publishing.review import Ledger
 from ingest_assets.records.publishing.takedowns import Takedowns
@@ -88,7 +88,7 @@ class Publisher:
             self.journal.built(candidate, run_id, self.clock())
             outcome[provider] = Published(candidate, gates.judge(self.index, candidate, tolerance[provider]))
             self.journal.gates_passed(candidate, outcome[provider].results, run_id, self.clock())
-        shared = [n for n in self.index.aliased(self.alias) if (p := parse_index(self.alias, n)) and p.provider is None]
+        shared = live_indices(self.index, self.alias).get(None, [])
         self._promote_if_all_pass(list(outcome.values()), run_id, by, also_remove=shared)
         return outcome
 
@@ -189,12 +189,20 @@ class Publisher:
             self.journal.set_state([source] if source else [], ROLLED_BACK)
         return moves
 
+    def remove(self, provider: str, by: str = PUBLISHER, reason: str | None = None) -> str:
+        """Take ``provider``'s index off the alias in one action (a hub withdrawn); the index is kept, so
+        ``rollback(to=...)`` brings it back. Returns its name."""
+        current = live_indices(self.index, self.alias).get(provider)
+        if not current:
+            raise NotFoundError(f"nothing of the provider is live in {self.alias!r}", provider=provider)
+        self.index.update_alias(self.alias, remove=current)
+        self.journal.acted(uuid.uuid4().hex, self.alias, [(provider, "remove", name, None) for name in current], by,
+                           self.clock(), reason)
+        self.ledger.rolled_back(provider, current)
+        return current[0]
+
     def _moves(self, provider: str | None, to: str | None) -> list[tuple[str | None, str | None, str | None]]:
-        live = {}
-        for name in self.index.aliased(self.alias):
-            parsed = parse_index(self.alias, name)
-            if parsed:
-                live[parsed.provider] = name
+        live = {provider: names[0] for provider, names in live_indices(self.index, self.alias).items()}
         existing = {i.name: i for i in self.index.indices(self.alias)}
         if to is not None:
             parsed = parse_index(self.alias, to)

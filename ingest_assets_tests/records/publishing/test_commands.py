@@ -38,6 +38,8 @@ def settings(tmp_path, monkeypatch):
     (["index", "rollback"], "ingest-assets index: no promotion of alias 'dpla-map4' is recorded"),
     (["index", "rollback", "--to", "dpla-map4-demo-20990101000000"], "ingest-assets index: no index "),
     (["index", "rollback", "--provider", "demo"], "ingest-assets index: nothing of the provider is live"),
+    (["index", "remove", "demo", "--reason", "x"], "ingest-assets index: nothing of the provider is live"),
+    (["index", "remove", "nobody", "--reason", "x"], "ingest-assets index: provider 'nobody' is not in the registry"),
     (["takedown", "0123456789abcdef0123456789abcdef", "--reason", "x", "--yes"],
      "ingest-assets takedown: not in the live index 'dpla-map4'"),
     (["takedown", "--undo", "0123456789abcdef0123456789abcdef"],

@@ -9,9 +9,11 @@ from datetime import date
 import pytest
 
 from ingest_assets.core.errors import ConfigError, NotFoundError
+from ingest_assets.core.registry import ReviewBlock
 from ingest_assets.records.indexing import AliasChanged
 from ingest_assets.records.indexing.embedded_index import EmbeddedSearchIndex
 from ingest_assets.records.publishing.candidates import build_candidate
+from ingest_assets.records.publishing.review import Ledger
 from ingest_assets.records.publishing.journal import Journal
 from ingest_assets.records.publishing.takedowns import Target
 from ingest_assets.storage import LocalStorage
@@ -192,3 +194,19 @@ def test_a_rebuild_splits_an_index_of_every_provider_into_gated_provider_indices
     assert search.count(ALIAS) == 20 and shared in [i.name for i in search.indices(ALIAS)]  # kept for rollback
     publisher.rollback()  # the rebuild undone: the index of every provider serves again
     assert search.aliased(ALIAS) == [shared] and search.count(ALIAS) == 20
+
+
+def test_a_provider_is_removed_alone_and_comes_back(publisher, search, storage, engine, clock):
+    Ledger(engine).register("other", DAY1, "other/indexing/20260115/x.avro", ReviewBlock(), clock())
+    other = publish(publisher, storage, "other", DAY1, documents("other", range(1, 6)))
+    assert Ledger(engine).get("other", DAY1).state == "published"
+    demo = publish(publisher, storage, "demo", DAY1, documents("demo", range(1, 11)))
+
+    assert publisher.remove("other", by="ops", reason="hub withdrew its data") == other.candidate.name
+    assert search.aliased(ALIAS) == [demo.candidate.name] and search.count(ALIAS) == 10
+    assert Journal(engine).actions(ALIAS, "other")[0].action == "remove"
+    assert Ledger(engine).get("other", DAY1).state == "rolled_back"  # no longer live
+    publisher.rollback(to=other.candidate.name)  # kept: it comes back
+    assert search.count(ALIAS) == 15
+    with pytest.raises(NotFoundError, match="nothing of the provider is live"):
+        publisher.remove("nobody")

@@ -130,3 +130,8 @@ def test_gated_publishing_day_by_day(pipeline, capsys):
         r.fields["title"][0].strip().rstrip(".") for r in changed}
     code, out, _ = command(capsys, "index", "status")
     assert "rollback" in out and "day 2 looked wrong" in out
+
+    # a hub withdrawn: its index leaves the alias in one action, the other provider's stays
+    code, out, _ = command(capsys, "index", "remove", "other", "--reason", "hub withdrew")
+    assert code == 0 and f"{len(kept) + other_count} -> {len(kept)} documents" in out
+    assert index.aliased(ALIAS) == [day1]
