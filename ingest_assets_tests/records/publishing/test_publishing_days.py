@@ -60,6 +60,7 @@ def test_gated_publishing_day_by_day(pipeline, capsys):
 
     # day 2: three titles changed, one record gone from the full harvest, one new
     changed, gone = kept[:3], kept[3]
+    day1_titles = {i: doc["sourceResource"]["title"][0] for i, doc in index.documents(ALIAS, [dpla(r) for r in changed]).items()}
     second = [retitled(r, f"Flooded mill {n}") if r in changed else r for n, r in enumerate(first) if r is not gone]
     pipeline.serve("demo", [*second, new])
     result = pipeline.run("demo", DAY2)
@@ -86,7 +87,7 @@ def test_gated_publishing_day_by_day(pipeline, capsys):
     title = diff["fields"]["sourceResource.title"]
     assert title["changed"] == 3 and list(diff["fields"]) == ["sourceResource.title"]
     assert {(e["id"], e["before"][0], e["after"][0]) for e in title["examples"]} == {
-        (dpla(r), f"{r.fields['title'][0].strip().rstrip('.')}", f"Flooded mill {first.index(r)}") for r in changed}
+        (dpla(r), day1_titles[dpla(r)], f"Flooded mill {first.index(r)}") for r in changed}
     assert report["counts"]["indexing"]["absent"] == 1 and report["counts"]["harvest"]["records"] == 40
     markdown = materialized(result, "provider_report")[0].metadata["report"].value
     assert "**1** added, **3** changed, **1** removed" in markdown and "sourceResource.title | 3" in markdown
@@ -126,8 +127,7 @@ def test_gated_publishing_day_by_day(pipeline, capsys):
     day1 = [n for n in index.aliased(ALIAS) if "-demo-" in n][0]
     assert day1.endswith(layout.timestamp(layout.latest_output(storage, "demo", "indexing", DAY1).started)[:8] + day1[-6:])
     assert index.documents(ALIAS, [dpla(gone)])  # day 1's index holds the record day 2 deleted
-    assert {d["sourceResource"]["title"][0] for d in index.documents(ALIAS, [dpla(r) for r in changed]).values()} == {
-        r.fields["title"][0].strip().rstrip(".") for r in changed}
+    assert {i: d["sourceResource"]["title"][0] for i, d in index.documents(ALIAS, list(day1_titles)).items()} == day1_titles
     code, out, _ = command(capsys, "index", "status")
     assert "rollback" in out and "day 2 looked wrong" in out
 

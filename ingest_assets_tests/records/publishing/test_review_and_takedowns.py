@@ -117,8 +117,9 @@ def test_a_held_day_is_published_only_after_approval_and_never_after_rejection(p
     assert "2026-01-16" in out and "rejected" in out and "auto-approval" in out
 
     # an approval left to the sensor: the day waits for its run
-    pipeline.serve("demo", samples, REVIEW)
-    assert pipeline.run("demo", date(2026, 1, 18)).success
+    with pipeline.settings_engine() as engine:
+        Ledger(engine).register("demo", date(2026, 1, 18), "demo/indexing/20260118/x.avro",
+                                load_registry(pipeline.registry_path)["demo"].settings.review, datetime.now(timezone.utc))
     code, out, _ = command(capsys, "review", "approve", "demo", "--no-publish")
     assert code == 0 and "within a minute" in out
     [request] = review_sensor(pipeline).run_requests
