@@ -1,24 +1,19 @@
 """What the publishing commands share: the hub as the settings describe it (registry, storage, search index,
-database), the person at the keyboard, and the one way a command fails (one line on stderr, a non-zero exit)."""
+database, change feeds) and the person at the keyboard. A command reports a problem by raising (``cli/main.py``
+prints it as one line)."""
 
 from __future__ import annotations
 
 import getpass
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
 from functools import cached_property
 
-from ingest_assets.core.errors import ConfigError, IngestError
+from ingest_assets.core.errors import ConfigError
 from ingest_assets.core.registry import Registry, load_registry
 from ingest_assets.core.settings import Settings
 from ingest_assets.records.indexing import DEFAULT_ALIAS, SearchIndex, open_search_index
-
-
-class CommandError(Exception):
-    """A mistake on the command line or a state that forbids the command: one line, exit 1."""
 
 
 @dataclass
@@ -90,35 +85,11 @@ def who() -> str:
         return "unknown"
 
 
-def yesterday() -> date:
-    return datetime.now(timezone.utc).date() - timedelta(days=1)
-
-
-def run(prog: str, body: Callable[[Hub], int], alias: str = DEFAULT_ALIAS) -> int:
-    """Run ``body`` on the hub; an IngestError, a CommandError or a database error is one line on stderr, exit 1."""
+@contextmanager
+def open_hub(alias: str = DEFAULT_ALIAS) -> Iterator[Hub]:
+    """The hub of the current settings, its connections closed afterwards."""
     hub = Hub(Settings.current(), alias)
     try:
-        with _one_line(prog):
-            return body(hub)
-    except _Failed:
-        return 1
+        yield hub
     finally:
         hub.close()
-
-
-class _Failed(Exception):
-    pass
-
-
-@contextmanager
-def _one_line(prog: str) -> Iterator[None]:
-    from sqlalchemy.exc import SQLAlchemyError  # loads with the database
-
-    try:
-        yield
-    except (IngestError, CommandError) as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        raise _Failed from exc
-    except SQLAlchemyError as exc:
-        print(f"{prog}: database error: {str(exc).splitlines()[0]}", file=sys.stderr)
-        raise _Failed from exc

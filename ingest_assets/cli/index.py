@@ -13,14 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from ingest_assets.cli.hub import Hub, run, who
+from ingest_assets.cli.main import Parser
+from ingest_assets.cli.hub import Hub, open_hub, who
 from ingest_assets.records.indexing import DEFAULT_ALIAS
 
 PROG = "ingest-assets index"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--alias", default=DEFAULT_ALIAS, help=f"the alias readers query (default {DEFAULT_ALIAS})")
     commands = parser.add_subparsers(dest="command", required=True)
     status = commands.add_parser("status", help="the alias, its indices and those kept for rollback")
@@ -35,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     remove.add_argument("--reason", required=True, help="why (kept with the action)")
     args = parser.parse_args(argv)
     commands_run = {"status": _status, "rollback": _rollback, "remove": _remove}
-    return run(PROG, lambda hub: commands_run[args.command](hub, args), args.alias)
+    with open_hub(args.alias) as hub:
+        return commands_run[args.command](hub, args)
 
 
 def _status(hub: Hub, args: argparse.Namespace) -> int:

@@ -6,22 +6,24 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import date
 
-from ingest_assets.cli.hub import CommandError, Hub, run
+from ingest_assets.cli.main import Parser, iso_day
+from ingest_assets.core.errors import NotFoundError
+from ingest_assets.cli.hub import Hub, open_hub
 
 PROG = "ingest-assets report"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
+    parser = Parser(prog=PROG, description=__doc__)
     parser.add_argument("provider")
-    parser.add_argument("--date", type=date.fromisoformat, help="the day (default: the newest day indexed)")
+    parser.add_argument("--date", type=iso_day, help="the day (default: the newest day indexed)")
     shape = parser.add_mutually_exclusive_group()
     shape.add_argument("--json", action="store_true", help="print the report's JSON")
     shape.add_argument("--html", action="store_true", help="print where its HTML file is")
     args = parser.parse_args(argv)
-    return run(PROG, lambda hub: _report(hub, args))
+    with open_hub() as hub:
+        return _report(hub, args)
 
 
 def _report(hub: Hub, args: argparse.Namespace) -> int:
@@ -34,13 +36,14 @@ def _report(hub: Hub, args: argparse.Namespace) -> int:
     outputs = layout.complete_outputs(hub.storage, args.provider, "indexing", args.date)
     if not outputs:
         when = f"on {args.date.isoformat()}" if args.date else "yet"
-        raise CommandError(f"no report for {args.provider} {when}: nothing was indexed")
+        raise NotFoundError(f"no report for {args.provider} {when}: nothing was indexed",
+                            hint=f"harvest it first (`ingest-assets harvest {args.provider}`)")
     newest = max(outputs, key=lambda o: (o.day, o.started))
     source = RecordSource(hub.storage, newest)
     report = read_report(source)
     if report is None:
-        raise CommandError(f"no report for {args.provider} on {newest.day.isoformat()}: {source.uri} was indexed "
-                           "before reports were written")
+        raise NotFoundError(f"no report for {args.provider} on {newest.day.isoformat()}: {source.uri} was indexed "
+                            "before reports were written", hint="harvest the day again to write one")
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     elif args.html:

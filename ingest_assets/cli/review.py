@@ -4,8 +4,8 @@
     ingest-assets review approve PROVIDER [--date D]         approve (without --date: every day held) and publish
     ingest-assets review reject PROVIDER [--date D] --reason TEXT
 
-An approval publishes at once on this instance (``DAGSTER_HOME``; the runs show in the UI), oldest day first;
-with ``--no-publish`` (or without ``DAGSTER_HOME``) the review sensor publishes within a minute. A rejected day
+An approval publishes at once on the hub's Dagster instance (``DAGSTER_HOME``, by default ``$INGEST_HOME/dagster``;
+the runs show in the UI), oldest day first; with ``--no-publish`` the review sensor publishes within a minute. A rejected day
 stays in storage marked rejected; what was published before keeps serving.
 """
 
@@ -16,13 +16,15 @@ import json
 from dataclasses import asdict
 from datetime import date, datetime, timezone
 
-from ingest_assets.cli.hub import CommandError, Hub, run, who
+from ingest_assets.cli.main import Parser, iso_day
+from ingest_assets.core.errors import NotFoundError
+from ingest_assets.cli.hub import Hub, open_hub, who
 
 PROG = "ingest-assets review"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="days held for review or not yet published")
     listing.add_argument("provider", nargs="?")
@@ -30,12 +32,13 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("approve", "reject"):
         decide = commands.add_parser(name, help=f"{name} a provider's held day(s)")
         decide.add_argument("provider")
-        decide.add_argument("--date", type=date.fromisoformat, help="the day (default: every day held for review)")
+        decide.add_argument("--date", type=iso_day, help="the day (default: every day held for review)")
         decide.add_argument("--reason", required=name == "reject", help="why (kept with the decision)")
         if name == "approve":
             decide.add_argument("--no-publish", action="store_true", help="leave publishing to the review sensor")
     args = parser.parse_args(argv)
-    return run(PROG, lambda hub: _list(hub, args) if args.command == "list" else _decide(hub, args))
+    with open_hub() as hub:
+        return _list(hub, args) if args.command == "list" else _decide(hub, args)
 
 
 def _list(hub: Hub, args: argparse.Namespace) -> int:
@@ -65,7 +68,8 @@ def _decide(hub: Hub, args: argparse.Namespace) -> int:
     else:
         days = [s.day for s in ledger.waiting(args.provider) if s.state == PENDING]
         if not days:
-            raise CommandError(f"nothing to review for {args.provider}: no day is held (see `ingest-assets review list`)")
+            raise NotFoundError(f"nothing to review for {args.provider}: no day is held",
+                                hint="see `ingest-assets review list`")
     decided = [ledger.decide(args.provider, day, approve, who(), now, args.reason, claim=publish_now) for day in days]
     for state in decided:
         print(state.describe())
@@ -78,21 +82,14 @@ def _decide(hub: Hub, args: argparse.Namespace) -> int:
 
 def _publish(hub: Hub, provider: str, days: list[date]) -> int:
     """Run ``record_publish`` for each day, oldest first, on the configured instance (as the sensor would)."""
-    import dagster as dg
-
+    from ingest_assets.cli.instance import open_instance
     from ingest_assets.definitions import build_definitions
     from ingest_assets.defs.providers import record_providers
     from ingest_assets.defs.records.partitions import partition_key
 
-    try:
-        instance = dg.DagsterInstance.get()
-    except dg.DagsterError as exc:  # DAGSTER_HOME unset (or its instance unreadable): the daemon's sensor publishes
-        print(f"not published here ({str(exc).splitlines()[0]}): the review sensor publishes the approved day(s) "
-              "within a minute")
-        return 0
     job = build_definitions(hub.settings).resolve_job_def("record_publish")
     failed = 0
-    with instance:
+    with open_instance(hub.settings) as instance:
         if provider not in instance.get_dynamic_partitions(record_providers.name):
             instance.add_dynamic_partitions(record_providers.name, [provider])
         for day in sorted(days):

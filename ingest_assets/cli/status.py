@@ -1,6 +1,6 @@
 """``ingest-assets status [PROVIDER] [--days N] [--json]``: per record provider, the last harvest day and its
-counts, the last failure with its stage and message, the review state, what the live index holds for it,
-takedowns in force, and the last N days (default 7)."""
+counts, the last failure with its stage and message, a registry problem, the review state, what the live index
+holds for it, takedowns in force, and its last N days with data (default 7) with their publication state."""
 
 from __future__ import annotations
 
@@ -8,31 +8,33 @@ import argparse
 import json
 from datetime import datetime, timezone
 
-from ingest_assets.cli.hub import Hub, run
+from ingest_assets.cli.main import Parser
+from ingest_assets.cli.hub import Hub, open_hub
 
 PROG = "ingest-assets status"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
+    parser = Parser(prog=PROG, description=__doc__)
     parser.add_argument("provider", nargs="?", help="one provider (default: every record provider)")
     parser.add_argument("--days", type=int, default=7, help="days of history (default 7)")
     parser.add_argument("--json", action="store_true", help="print the status as JSON")
     args = parser.parse_args(argv)
     if not 1 <= args.days <= 366:
         parser.error("--days must be between 1 and 366")
-    return run(PROG, lambda hub: _status(hub, args))
+    with open_hub() as hub:
+        return _status(hub, args)
 
 
 def _status(hub: Hub, args: argparse.Namespace) -> int:
-    from ingest_assets.records.publishing.status import provider_status, status_text
+    from ingest_assets.records.publishing.status import provider_statuses, status_text
 
-    names = [hub.record_provider(args.provider)] if args.provider else hub.registry.providers_of("records")
-    today = datetime.now(timezone.utc).date()
-    statuses = [provider_status(hub.storage, hub.index, hub.alias, hub.engine, name, hub.registry[name].label, today,
-                                args.days) for name in names]
+    if args.provider and args.provider not in hub.registry.problems:
+        hub.record_provider(args.provider)
+    statuses = provider_statuses(hub.storage, hub.index, hub.alias, hub.engine, hub.registry,
+                                 datetime.now(timezone.utc), args.days, only=args.provider)
     if args.json:
         print(json.dumps([s.to_dict() for s in statuses], default=str, indent=2))
     else:
-        print("\n\n".join(status_text(s) for s in statuses) if statuses else "no record providers in the registry")
+        print("\n\n".join(status_text(s, args.days) for s in statuses) if statuses else "no record providers in the registry")
     return 0

@@ -15,14 +15,16 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timezone
 
-from ingest_assets.cli.hub import CommandError, Hub, run, who
+from ingest_assets.cli.main import Parser
+from ingest_assets.core.errors import IngestError, NotFoundError, UsageError
+from ingest_assets.cli.hub import Hub, open_hub, who
 
 PROG = "ingest-assets takedown"
 SAMPLE = 10
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("ids", nargs="*", metavar="ID", help="DPLA ids, or local ids of --provider")
     parser.add_argument("--reason", help="why (required to take down; kept with the takedown)")
     parser.add_argument("--provider", help="the provider of local ids, or whose records --query searches")
@@ -36,14 +38,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.list or args.undo:
         if args.ids or args.query:
             parser.error("--list and --undo take no ids or --query")
-        return run(PROG, lambda hub: _list(hub, args) if args.list else _undo(hub, args))
+        with open_hub() as hub:
+            return _list(hub, args) if args.list else _undo(hub, args)
     if bool(args.ids) == bool(args.query):
         parser.error("give record ids, or --provider and --query")
     if args.query and not args.provider:
         parser.error("--query needs --provider")
     if not args.reason:
         parser.error("--reason is required")
-    return run(PROG, lambda hub: _take_down(hub, args))
+    with open_hub() as hub:
+        return _take_down(hub, args)
 
 
 def _take_down(hub: Hub, args: argparse.Namespace) -> int:
@@ -53,7 +57,7 @@ def _take_down(hub: Hub, args: argparse.Namespace) -> int:
     if args.query:
         targets = takedowns.matching(hub.index, hub.alias, args.provider, args.query)
         if not targets:
-            raise CommandError(f"no live record of {args.provider} matches {args.query!r}")
+            raise NotFoundError(f"no live record of {args.provider} matches {args.query!r}", hint="try other words")
     else:
         targets = takedowns.resolve(hub.index, hub.alias, args.ids, providers)
     print(f"{len(targets)} record(s) to take down:")
@@ -62,7 +66,7 @@ def _take_down(hub: Hub, args: argparse.Namespace) -> int:
     if len(targets) > SAMPLE:
         print(f"  ... and {len(targets) - SAMPLE} more")
     if not args.yes:
-        raise CommandError("nothing taken down: add --yes to take them down")
+        raise UsageError("nothing taken down without --yes", hint="add --yes to take these records down")
     store = takedowns.Takedowns(hub.engine)
     outcome = takedowns.take_down(hub.index, hub.alias, store, targets, args.reason, who(),
                                   datetime.now(timezone.utc), hub.feed_of)
@@ -89,8 +93,8 @@ def _report(hub: Hub, outcome, what: str) -> int:
     feed = ", ".join(f"{change} {count}" for change, count in outcome.feed.items() if count)
     print(f"{hub.alias}: {outcome.count_before} -> {outcome.count_after} documents" + (f"; change feed: {feed}" if feed else ""))
     if not outcome.consistent:
-        raise CommandError(f"the live index count moved by {outcome.count_before - outcome.count_after}, not by "
-                           f"{outcome.changed}: another publish ran meanwhile, check `ingest-assets index status`")
+        raise IngestError(f"the live index count moved by {outcome.count_before - outcome.count_after}, not by "
+                          f"{outcome.changed}: another publish ran meanwhile", hint="check `ingest-assets index status`")
     return 0
 
 

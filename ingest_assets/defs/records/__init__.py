@@ -6,13 +6,7 @@ from ingest_assets.defs.records.assets import RECORDS, record_assets
 from ingest_assets.defs.records.checks import quality_checks
 from ingest_assets.defs.records.counts import record_counts
 from ingest_assets.defs.records.parquet import parquet_asset
-from ingest_assets.defs.records.publishing import (
-    PublishingResource,
-    publishing_assets,
-    publishing_checks,
-    record_failure,
-    review_sensor,
-)
+from ingest_assets.defs.records.publishing import PublishingResource, publishing_assets, publishing_checks, review_sensor
 from ingest_assets.defs.records.refresh import refresh_sensor
 from ingest_assets.defs.resources import SqlResource
 from ingest_assets.core.settings import Settings
@@ -23,13 +17,11 @@ def build_defs(settings: Settings, partitions: dg.MultiPartitionsDefinition) -> 
         "record_pipeline",
         selection=dg.AssetSelection.groups(RECORDS),
         description="Harvest, map, enrich, report, review and publish one provider for one day.",
-        hooks={record_failure},
     )
     publish = dg.define_asset_job(
         "record_publish",
         selection=dg.AssetSelection.assets("review_gate").downstream() & dg.AssetSelection.groups(RECORDS),
         description="Publish a provider's day from its review gate on (for days approved after their run).",
-        hooks={record_failure},
     )
     search_kind = "elasticsearch" if settings.search.startswith(("http://", "https://")) else "sqlite"
     return dg.Definitions(

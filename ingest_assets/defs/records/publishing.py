@@ -1,5 +1,5 @@
 """Publishing wiring: the day's report, the review gate, gated promotion of each provider's index, the rebuild,
-their gate checks, the review sensor and the failure hook. The logic is in ``records/publishing/``.
+their gate checks and the review sensor. The logic is in ``records/publishing/``.
 
     indexed_records -> provider_report -> review_gate -> search_index -> resourcesync_changes
                                           (holds a day     (candidate, gates,
@@ -18,12 +18,12 @@ import dagster as dg
 from pydantic import Field
 
 from ingest_assets.core.registry import ProviderEntry
-from ingest_assets.core.settings import MailSettings, Settings
+from ingest_assets.core.settings import Settings
 from ingest_assets.defs.providers import record_providers
 from ingest_assets.defs.records.checks import judge_each
 from ingest_assets.defs.records.assets import RETRY, final_errors
 from ingest_assets.defs.records.io_managers import BACKFILL, Part, run_parts
-from ingest_assets.defs.records.partitions import partition_key, partition_parts
+from ingest_assets.defs.records.partitions import partition_key
 from ingest_assets.defs.records.resources import SearchIndexResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.records.indexing import IndexStats
@@ -32,6 +32,7 @@ from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource
 
 if TYPE_CHECKING:  # the stores load SQLAlchemy: only when a run or sensor uses them, not with the code location
+    from ingest_assets.records.publishing.daily import Mail
     from ingest_assets.records.publishing.journal import Journal
     from ingest_assets.records.publishing.promotion import Published, Publisher
     from ingest_assets.records.publishing.review import Ledger
@@ -40,7 +41,6 @@ if TYPE_CHECKING:  # the stores load SQLAlchemy: only when a run or sensor uses 
 PUBLISH_JOB = "record_publish"
 CHECKS = (*gates.GATES, gates.CANARY)
 REVIEW_TAG = "ingest/publish"
-GATE_STEPS = {f"{asset}_{gate}" for asset in ("search_index", "search_index_rebuild") for gate in CHECKS}
 
 
 def utc_now() -> datetime:
@@ -50,23 +50,21 @@ def utc_now() -> datetime:
 class PublishingResource(dg.ConfigurableResource):
     """Where publishing keeps its state (the ``sql`` database) and its settings: the count tolerance
     (``INGEST_INDEX_TOLERANCE``, a provider's ``quality.index_count_tolerance`` first), the previous indices
-    kept (``INGEST_INDEX_RETAIN``) and the SMTP server reports are mailed through (``INGEST_SMTP_*``)."""
+    kept (``INGEST_INDEX_RETAIN``), and the SMTP server reports are mailed through (``INGEST_SMTP_URL``, when set;
+    the sender is ``INGEST_NOTIFY_FROM``)."""
 
     sql: SqlResource
     tolerance: float = 0.02
     retain: int = 2
-    smtp_host: str | None = None  # None: reports are not mailed
-    smtp_port: int = 587
-    smtp_security: str = "starttls"
-    smtp_sender: str | None = None
-    smtp_user: str | None = None
+    smtp_url: str | None = None  # None: reports are not mailed
+    sender: str = "ingest-assets@localhost"
+    ui_url: str = "http://127.0.0.1:3000"
 
     @classmethod
     def from_settings(cls, settings: Settings, sql: SqlResource) -> "PublishingResource":
-        mail = settings.mail
-        smtp = {} if mail is None else {"smtp_host": mail.host, "smtp_port": mail.port, "smtp_security": mail.security,
-                                        "smtp_sender": mail.sender, "smtp_user": mail.user}
-        return cls(sql=sql, tolerance=settings.index_count_tolerance, retain=settings.index_retain, **smtp)
+        return cls(sql=sql, tolerance=settings.index_count_tolerance, retain=settings.index_retain,
+                   smtp_url=settings.smtp_url if settings.smtp_given else None, sender=settings.notify_from,
+                   ui_url=settings.ui_url)
 
     def engine(self):
         return self.sql.get_client()
@@ -85,13 +83,20 @@ class PublishingResource(dg.ConfigurableResource):
         own = entry.settings.quality.index_count_tolerance
         return self.tolerance if own is None else own
 
-    def mail_settings(self) -> MailSettings | None:
-        if self.smtp_host is None:
-            return None
-        return MailSettings(self.smtp_host, self.smtp_port, self.smtp_security, self.smtp_sender or "", self.smtp_user)
+    def mail(self) -> "Mail | None":
+        from ingest_assets.records.publishing.daily import Mail
 
-    def mail_password(self) -> str | None:
-        return Settings.current().secret("INGEST_SMTP_PASSWORD")
+        if self.smtp_url is None:
+            return None
+        return Mail(self.smtp_url, Settings.current().secret("INGEST_SMTP_PASSWORD"), self.sender, self.ui_url)
+
+    def failed(self, storage: StorageResource, provider: str, days: tuple, message: str, context) -> None:
+        """Keep a refusal as the provider's last failure, with all it has to say (the failure sensor keeps it)."""
+        from ingest_assets.operations.failures import Failure, record_failure
+
+        run_id = context.run_id
+        record_failure(storage.get_client(), Failure("check", context.run.job_name, provider, days, "search_index",
+                                                     message, run_id, f"{self.ui_url}/runs/{run_id}", utc_now()))
 
     def takedowns(self) -> "Takedowns":
         from ingest_assets.records.publishing.takedowns import Takedowns
@@ -120,8 +125,8 @@ def provider_report(
     entries = registry.load()
     for key, (provider, day) in run_parts(context.partition_keys):
         outcome = report_day(entries[provider], day, indexed_records[provider, day], search.get_client(),
-                             search.alias, publishing.engine(), utc_now(), publishing.mail_settings(),
-                             publishing.mail_password(), context.run_id)
+                             search.alias, publishing.engine(), utc_now(), publishing.mail(),
+                             (context.run.job_name, context.run_id))
         diff = outcome.report["diff"]
         context.add_asset_metadata({
             "report": dg.MetadataValue.md(outcome.markdown),
@@ -214,16 +219,18 @@ def search_index(
         context.add_asset_metadata({"index": part.candidate.name, "promoted": part.promoted, "note": part.note,
                                     "replaces": part.candidate.base or "", **_stats(part.candidate.stats.get(day))},
                                    partition_key=key)
-    _record_failures(publishing.journal(), outcome, context.run_id)
+    _record_failures(publishing, storage, outcome, context)
     return dg.MaterializeResult()
 
 
-def _record_failures(journal: "Journal", outcome: dict[str, "Published"], run_id: str) -> None:
+def _record_failures(publishing: PublishingResource, storage: StorageResource, outcome: dict[str, "Published"],
+                     context: dg.AssetExecutionContext) -> None:
+    """Each provider the run did not publish, kept as its last failure with the gates' own words."""
     for provider, part in outcome.items():
         failed = [r for r in part.results if not r.passed]
         if failed or not part.promoted:
             text = "; ".join(f"{r.gate}: {r.description} (remediation: {r.remediation})" for r in failed) or part.note
-            journal.failed(provider, max(part.candidate.days, default=None), "publish", text, run_id, utc_now())
+            publishing.failed(storage, provider, tuple(part.candidate.days), text, context)
 
 
 class RebuildConfig(dg.Config):
@@ -243,7 +250,7 @@ def search_index_rebuild(context: dg.AssetExecutionContext, config: RebuildConfi
     outcome = publishing.publisher(search).rebuild(
         storage.get_client(), providers, as_of, {p: publishing.tolerance_of(entries[p]) for p in providers},
         run_id=context.run_id, by=f"run {context.run_id}")
-    _record_failures(publishing.journal(), outcome, context.run_id)
+    _record_failures(publishing, storage, outcome, context)
     return dg.MaterializeResult(metadata={
         "providers": len(outcome),
         "promoted": all(p.promoted for p in outcome.values()),
@@ -314,28 +321,6 @@ def review_sensor(job_name: str) -> dg.SensorDefinition:
             f"{len(waiting)} day(s) held for review: {'; '.join(waiting[:10])}" if waiting else "nothing to publish"))
 
     return review_sensor
-
-
-STAGES = {"original_records": "harvest", "mapped_records": "mapping", "enriched_records": "enrichment",
-          "indexed_records": "indexing", "provider_report": "report", "review_gate": "review",
-          "search_index": "publish", "resourcesync_changes": "change feed"}
-
-
-@dg.failure_hook(required_resource_keys={"publishing"})
-def record_failure(context: dg.HookContext) -> None:
-    """A record run's failed step, kept per provider and day (its stage and message) for ``ingest-assets status``."""
-    if context.step_key in GATE_STEPS:
-        return  # publishing records its refusals itself, with their evidence
-    run = context.instance.get_run_by_id(context.run_id)
-    tags = run.tags if run else {}
-    key = tags.get("dagster/partition") or tags.get("dagster/asset_partition_range_start")
-    if not key:
-        return
-    provider, day = partition_parts(key)
-    stage = next((name for asset, name in STAGES.items() if context.step_key.startswith(asset)), context.step_key)
-    error = context.op_exception
-    message = str(getattr(error, "description", None) or error) if error else "failed"
-    context.resources.publishing.journal().failed(provider, day, stage, message, context.run_id, utc_now())
 
 
 # -- assembly -------------------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 
-from ingest_assets.core.errors import IngestError
-from ingest_assets.records.indexing.naming import build_name, check_alias, parse_index
+from ingest_assets.core.errors import NotFoundError
+from ingest_assets.records.indexing.naming import NO_INDEX_HINT, build_name, check_alias, parse_index
 from ingest_assets.records.indexing.results import IndexStats, Tally, utc_now
 from ingest_assets.records.indexing.search_index import MAX_IDS, AliasChanged, IndexHealth, PhysicalIndex, SearchIndex
 
@@ -200,7 +200,8 @@ class EmbeddedSearchIndex(SearchIndex):
 
     def _existing(self, index: str) -> str:
         if not self._file(check_alias(index)).exists():
-            raise IngestError(f"no search index {index!r}", file=str(self.directory))
+            raise NotFoundError(f"no search index {index!r}", file=str(self.directory),
+                                hint="see `ingest-assets index status` for the indices kept")
         return index
 
     def _alias_file(self, alias: str) -> Path:
@@ -228,7 +229,7 @@ class EmbeddedSearchIndex(SearchIndex):
             return [self._file(target)]
         paths = [self._file(name) for name in self.aliased(target)]
         if not paths or not all(path.exists() for path in paths):
-            raise IngestError(f"no search index behind alias {target!r}", file=str(self.directory))
+            raise NotFoundError(f"no search index behind alias {target!r}", file=str(self.directory), hint=NO_INDEX_HINT)
         return paths
 
 

@@ -19,6 +19,7 @@ from ingest_assets.core.registry import NAME_RE
 ALIAS_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,200}")
 STAMP = "%Y%m%d%H%M%S"
 _INDEX = re.compile(r"(?:(?P<provider>[a-z0-9]+)-)?(?P<stamp>\d{14})")
+NO_INDEX_HINT = "index records first (`ingest-assets demo`, or `ingest-assets harvest <provider>`), or check INGEST_SEARCH"
 
 
 def check_alias(alias: str) -> str:

@@ -52,12 +52,13 @@ def live_index(index: SearchIndex, alias: str, provider: str) -> str | None:
     every provider, or at several of this provider, is a ConfigError saying what to do."""
     live = live_indices(index, alias)
     if None in live:
-        raise ConfigError(f"alias {alias!r} still points at {live[None]}, an index of every provider: materialize "
-                          "search_index_rebuild once to split it into per-provider indices", provider=provider)
+        raise ConfigError(f"alias {alias!r} still points at {live[None]}, an index of every provider",
+                          provider=provider, hint="materialize search_index_rebuild once: it splits it into "
+                                                  "per-provider indices")
     mine = live.get(provider, [])
     if len(mine) > 1:
-        raise ConfigError(f"alias {alias!r} points at several indices of the provider {mine}: keep one with "
-                          "`ingest-assets index rollback --to INDEX`", provider=provider)
+        raise ConfigError(f"alias {alias!r} points at several indices of the provider {mine}", provider=provider,
+                          hint="keep one with `ingest-assets index rollback --to INDEX`")
     return mine[0] if mine else None
 
 

@@ -1,6 +1,5 @@
-"""What publishing did, in SQL: the indices it built, their gate decisions, every alias action and the failures
-of each provider's runs. Read by the gates' Dagster checks, ``ingest-assets index status``, rollback (which
-index was live before) and ``ingest-assets status``."""
+"""What publishing did, in SQL: the indices it built, their gate decisions and every alias action. Read by the
+gates' Dagster checks, ``ingest-assets index status`` and rollback (which index was live before)."""
 
 from __future__ import annotations
 
@@ -13,10 +12,9 @@ from sqlalchemy import Engine, select, update
 
 from ingest_assets.records.publishing.candidates import Candidate
 from ingest_assets.records.publishing.gates import GateResult
-from ingest_assets.records.publishing.tables import actions, create_tables, failures, gates, indices
+from ingest_assets.records.publishing.tables import actions, create_tables, gates, indices
 
 CANDIDATE, PROMOTED, REFUSED, ROLLED_BACK = "candidate", "promoted", "refused", "rolled_back"
-MAX_MESSAGE = 4000  # characters of a failure message kept
 
 
 @dataclass(frozen=True)
@@ -30,16 +28,6 @@ class Action:
     by: str
     reason: str | None
     batch: str
-
-
-@dataclass(frozen=True)
-class Failure:
-    at: datetime
-    provider: str
-    day: date | None
-    stage: str
-    message: str
-    run_id: str | None
 
 
 class Journal:
@@ -132,16 +120,3 @@ class Journal:
         with self.engine.connect() as conn:
             names = [row[0] for row in conn.execute(query.order_by(actions.c.id.desc()))]
         return list(dict.fromkeys(names))
-
-    # -- failures -----------------------------------------------------------------------------------------
-
-    def failed(self, provider: str, day: date | None, stage: str, message: str, run_id: str | None, at: datetime) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(failures.insert().values(at=at, provider=provider, day=day, stage=stage,
-                                                  message=message[:MAX_MESSAGE], run_id=run_id))
-
-    def last_failure(self, provider: str) -> Failure | None:
-        query = select(failures).where(failures.c.provider == provider).order_by(failures.c.id.desc()).limit(1)
-        with self.engine.connect() as conn:
-            row = conn.execute(query).mappings().first()
-        return Failure(row["at"], row["provider"], row["day"], row["stage"], row["message"], row["run_id"]) if row else None

@@ -1,4 +1,5 @@
-"""Mailing a provider report to the registry's ``contact:`` addresses over SMTP (``INGEST_SMTP_*``).
+"""The provider report as a mail to the registry's ``contact:`` addresses, sent through ``INGEST_SMTP_URL`` by
+the one SMTP client (:mod:`ingest_assets.core.smtp`).
 
 One message per report: the Markdown as text, the HTML as its rich alternative, the JSON attached. When the
 day is held for review, the subject says so and the review commands come first.
@@ -6,16 +7,9 @@ day is held for review, the subject says so and the review commands come first.
 
 from __future__ import annotations
 
-import smtplib
-import ssl
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from typing import Any
-
-from ingest_assets.core.errors import FetchError
-from ingest_assets.core.settings import MailSettings
-
-TIMEOUT = 30.0  # seconds per SMTP command
 
 
 def report_message(sender: str, to: list[str], report: dict[str, Any], text: str, html: str, json_bytes: bytes) -> EmailMessage:
@@ -32,24 +26,3 @@ def report_message(sender: str, to: list[str], report: dict[str, Any], text: str
     message.add_attachment(json_bytes, maintype="application", subtype="json",
                            filename=f"{report['provider']}-{report['day']}-report.json")
     return message
-
-
-def send(settings: MailSettings, password: str | None, message: EmailMessage) -> None:
-    """Deliver ``message``; a refused or unreachable server is a (retryable) FetchError naming it."""
-    where = f"smtp://{settings.host}:{settings.port}"
-    try:
-        if settings.security == "ssl":
-            client: smtplib.SMTP = smtplib.SMTP_SSL(settings.host, settings.port, timeout=TIMEOUT,
-                                                    context=ssl.create_default_context())
-        else:
-            client = smtplib.SMTP(settings.host, settings.port, timeout=TIMEOUT)
-        with client:
-            if settings.security == "starttls":
-                client.starttls(context=ssl.create_default_context())
-            if settings.user:
-                client.login(settings.user, password or "")
-            refused = client.send_message(message)
-    except (smtplib.SMTPException, OSError) as exc:
-        raise FetchError(f"mail to {message['To']} not sent: {exc}", url=where, retryable=True) from exc
-    if refused:
-        raise FetchError(f"mail refused for {sorted(refused)}", url=where, retryable=False)

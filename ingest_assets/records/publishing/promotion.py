@@ -194,7 +194,8 @@ class Publisher:
         ``rollback(to=...)`` brings it back. Returns its name."""
         current = live_indices(self.index, self.alias).get(provider)
         if not current:
-            raise NotFoundError(f"nothing of the provider is live in {self.alias!r}", provider=provider)
+            raise NotFoundError(f"nothing of the provider is live in {self.alias!r}", provider=provider,
+                                hint="see `ingest-assets index status`")
         self.index.update_alias(self.alias, remove=current)
         self.journal.acted(uuid.uuid4().hex, self.alias, [(provider, "remove", name, None) for name in current], by,
                            self.clock(), reason)
@@ -207,14 +208,15 @@ class Publisher:
         if to is not None:
             parsed = parse_index(self.alias, to)
             if parsed is None or to not in existing:
-                raise NotFoundError(f"no index {to!r} of alias {self.alias!r} is kept (see `ingest-assets index status`)")
+                raise NotFoundError(f"no index {to!r} of alias {self.alias!r} is kept", hint="see `ingest-assets index status`")
             if to in live.values():
-                raise ConfigError(f"{to} is already live")
+                raise ConfigError(f"{to} is already live", hint="see `ingest-assets index status`")
             return [(parsed.provider, live.get(parsed.provider), to)]
         if provider is not None:
             current = live.get(provider)
             if current is None:
-                raise NotFoundError(f"nothing of the provider is live in {self.alias!r}", provider=provider)
+                raise NotFoundError(f"nothing of the provider is live in {self.alias!r}", provider=provider,
+                                    hint="see `ingest-assets index status`")
             return [(provider, current, self._previous(provider, current, existing))]
         return self._undo_latest(live, existing)
 
@@ -225,23 +227,25 @@ class Publisher:
         earlier += sorted((n for n, i in existing.items() if i.provider == provider and i.created < created),
                           key=lambda n: existing[n].created, reverse=True)
         if not earlier:
-            raise NotFoundError(f"no index of the provider older than {current} is kept", provider=provider)
+            raise NotFoundError(f"no index of the provider older than {current} is kept", provider=provider,
+                                hint="see `ingest-assets index status`")
         return earlier[0]
 
     def _undo_latest(self, live: dict, existing: dict) -> list[tuple[str | None, str | None, str | None]]:
         latest = next((a for a in self.journal.actions(self.alias, limit=1000) if a.action == "promote"), None)
         if latest is None:
-            raise NotFoundError(f"no promotion of alias {self.alias!r} is recorded: name --provider or --to")
+            raise NotFoundError(f"no promotion of alias {self.alias!r} is recorded",
+                                hint="name the index to bring back with --to, or the provider with --provider")
         moves = []
         for action in self.journal.actions(self.alias, limit=1000):
             if action.batch != latest.batch:
                 continue
             current = live.get(action.provider) if action.provider else None
             if action.to_index and current != action.to_index:
-                raise ConfigError(f"the latest promotion put {action.to_index} live, but {current} is live now: name "
-                                  "--provider or --to", provider=action.provider)
+                raise ConfigError(f"the latest promotion put {action.to_index} live, but {current} is live now",
+                                  provider=action.provider, hint="name --provider or --to")
             if action.from_index and action.from_index not in existing:
                 raise NotFoundError(f"{action.from_index}, live before the latest promotion, is no longer kept",
-                                    provider=action.provider)
+                                    provider=action.provider, hint="see `ingest-assets index status`")
             moves.append((action.provider, action.to_index, action.from_index))
         return moves

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from sqlalchemy import Engine, and_, select, update
+from sqlalchemy import Engine, and_, func, select, update
 
-from ingest_assets.core.errors import ConfigError, NotFoundError
+from ingest_assets.core.errors import NotFoundError
 from ingest_assets.core.registry import ReviewBlock
 from ingest_assets.records.publishing.tables import create_tables, days
 
@@ -80,6 +80,13 @@ class Ledger:
         with self.engine.connect() as conn:
             return [DayState(**row) for row in conn.execute(query).mappings()]
 
+    def newest_days(self) -> list[DayState]:
+        """Each provider's newest day."""
+        newest = select(days.c.provider, func.max(days.c.day).label("day")).group_by(days.c.provider).subquery()
+        query = select(days).join(newest, and_(days.c.provider == newest.c.provider, days.c.day == newest.c.day))
+        with self.engine.connect() as conn:
+            return [DayState(**row) for row in conn.execute(query.order_by(days.c.provider)).mappings()]
+
     def waiting(self, provider: str | None = None) -> list[DayState]:
         """Days pending review, or approved and not yet published, oldest first."""
         query = select(days).where(days.c.state.in_((PENDING, APPROVED)))
@@ -126,11 +133,12 @@ class Ledger:
         current = self.get(provider, day)
         if current is None:
             raise NotFoundError(f"nothing to review on {day.isoformat()}: no indexed output was registered for it",
-                                provider=provider)
+                                provider=provider, hint="see `ingest-assets review list`")
         allowed = (PENDING, REJECTED, APPROVED) if approve else (PENDING, APPROVED)
         if current.state not in allowed:
-            raise ConfigError(f"nothing to {'approve' if approve else 'reject'} on {day.isoformat()}: the day is "
-                              f"{current.state.replace('_', ' ')}", provider=provider)
+            raise NotFoundError(f"nothing to {'approve' if approve else 'reject'} on {day.isoformat()}: the day is "
+                                f"{current.state.replace('_', ' ')}", provider=provider,
+                                hint="see `ingest-assets review list` and `ingest-assets status`")
         values = {"state": APPROVED if approve else REJECTED, "decided_at": now, "decided_by": by, "reason": reason,
                   "released_at": now if claim else None}
         with self.engine.begin() as conn:

@@ -1,7 +1,9 @@
-"""Status at a glance, as small models others can render (the command line prints them as text or JSON).
+"""Status at a glance, as small models others can render (the command line prints them as text or JSON, the
+hub status page takes :func:`live_counts` and :func:`review_states` into its overview).
 
-:func:`provider_status`: per provider, the last harvest day and its counts, the last failure with its stage and
-message, the review state, what the live index holds for it, takedowns in force and the last days' history.
+:func:`provider_statuses`: per record provider, the hub overview's view of it (the days with their counts, the
+last good day, the last failure, a registry problem) and publishing's: what the live index holds for it and the
+indices kept, its review state and the days still waiting, takedowns in force, each day's publication state.
 :func:`index_status`: the alias, the indices behind it, those kept for rollback with their counts, and the
 latest alias actions.
 """
@@ -9,15 +11,16 @@ latest alias actions.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
-from ingest_assets.records.audit.counts import DayCounts, day_counts
+from ingest_assets.core.errors import IngestError
+from ingest_assets.core.registry import Registry
+from ingest_assets.operations.overview import ProviderOverview, build_overview
 from ingest_assets.records.indexing import SearchIndex
-from ingest_assets.records.publishing.journal import Action, Failure, Journal
+from ingest_assets.records.publishing.journal import Action, Journal
 from ingest_assets.records.publishing.review import DayState, Ledger
 from ingest_assets.records.publishing.takedowns import Takedowns
-from ingest_assets.storage import layout
 from ingest_assets.storage.backends import Storage
 
 
@@ -43,18 +46,18 @@ class IndexStatus:
 
 @dataclass
 class ProviderStatus:
-    provider: str
-    label: str
-    last_harvest: date | None
-    counts: DayCounts | None
-    last_failure: Failure | None
-    review: DayState | None  # the newest day's
-    waiting: list[DayState]  # days held for review or approved and not yet published
+    overview: ProviderOverview
     live_index: str | None
     live_count: int | None
     kept_indices: list[str]
+    review: DayState | None  # the newest day's
+    waiting: list[DayState]  # days held for review, or approved and not yet published
     takedowns: int
-    history: list[dict[str, Any]] = field(default_factory=list)
+    publication: dict[date, str] = field(default_factory=dict)  # day -> its state on the way to the public
+
+    @property
+    def provider(self) -> str:
+        return self.overview.name
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -84,48 +87,68 @@ def index_status(index: SearchIndex, journal: Journal, alias: str, actions: int 
     return IndexStatus(alias, targets, count, providers, journal.actions(alias, limit=actions))
 
 
-def provider_status(storage: Storage, index: SearchIndex, alias: str, engine, provider: str, label: str,
-                    today: date, days: int = 7) -> ProviderStatus:
-    """Everything a hub contact asks about ``provider``, from storage, the database and the search index."""
-    harvests = layout.complete_outputs(storage, provider, "harvest")
-    last = harvests[-1].day if harvests else None
-    ledger = Ledger(engine)
-    decided = {state.day: state for state in ledger.history(provider, days * 4)}
-    history = []
-    for n in range(days):
-        day = today - timedelta(days=n)
-        counts = day_counts(storage, provider, day)
-        if counts is None and day not in decided:
+def live_counts(index: SearchIndex, alias: str) -> dict[str, tuple[str, int]]:
+    """Per provider, its index behind ``alias`` and that index's document count ({} when the backend does not
+    answer: a status never fails for it)."""
+    try:
+        return {i.provider: (i.name, i.count) for i in index.indices(alias) if i.aliased and i.provider}
+    except IngestError:
+        return {}
+
+
+def review_states(engine) -> dict[str, str]:
+    """Per provider, its newest day's state on the way to the public (``2026-01-15 pending``)."""
+    newest: dict[str, DayState] = {}
+    for state in Ledger(engine).newest_days():
+        newest[state.provider] = state
+    return {provider: f"{state.day.isoformat()} {state.state.replace('_', ' ')}" for provider, state in newest.items()}
+
+
+def provider_statuses(storage: Storage, index: SearchIndex, alias: str, engine, registry: Registry, now: datetime,
+                      days: int = 7, only: str | None = None) -> list[ProviderStatus]:
+    """Everything a hub contact asks about each record provider (or ``only`` one), over its last ``days`` days
+    with data, from storage, the database and the search index."""
+    live, ledger = live_counts(index, alias), Ledger(engine)
+    states = review_states(engine)
+    overview = build_overview(storage, registry, now, days, live_in_index=lambda p: live.get(p, (None, None))[1],
+                              review_state=states.get)
+    kept = {}
+    try:
+        for physical in index.indices(alias):
+            if not physical.aliased and physical.provider:
+                kept.setdefault(physical.provider, []).append(physical.name)
+    except IngestError:
+        pass
+    takedowns = Takedowns(engine).active()
+    statuses = []
+    for provider in overview.providers:
+        if (only and provider.name != only) or ("records" not in provider.capabilities and not provider.problem):
             continue
-        row = asdict(counts) if counts else {"provider": provider, "day": day}
-        row["publication"] = decided[day].state if day in decided else None
-        history.append(row)
-    physical = [i for i in index.indices(alias) if i.provider == provider]
-    live = next((i for i in physical if i.aliased), None)
-    return ProviderStatus(
-        provider=provider,
-        label=label,
-        last_harvest=last,
-        counts=day_counts(storage, provider, last) if last else None,
-        last_failure=Journal(engine).last_failure(provider),
-        review=ledger.history(provider, 1)[0] if ledger.history(provider, 1) else None,
-        waiting=ledger.waiting(provider),
-        live_index=live.name if live else None,
-        live_count=live.count if live else None,
-        kept_indices=[i.name for i in physical if not i.aliased],
-        takedowns=len(Takedowns(engine).active(provider)),
-        history=history,
-    )
+        history = ledger.history(provider.name, days * 4)
+        statuses.append(ProviderStatus(
+            overview=provider,
+            live_index=live.get(provider.name, (None, None))[0],
+            live_count=provider.live_in_index,
+            kept_indices=kept.get(provider.name, []),
+            review=history[0] if history else None,
+            waiting=ledger.waiting(provider.name),
+            takedowns=sum(1 for t in takedowns.values() if t.provider == provider.name),
+            publication={state.day: state.state for state in history},
+        ))
+    return statuses
 
 
-def status_text(status: ProviderStatus) -> str:
+def status_text(status: ProviderStatus, days: int = 7) -> str:
     """The status as the lines a person reads."""
-    lines = [f"{status.provider} ({status.label})"]
-    if status.last_harvest and status.counts:
-        c = status.counts
-        lines.append(f"  last harvest   {status.last_harvest.isoformat()}: {c.harvested} harvested ({c.harvest_deleted} "
-                     f"deleted, {c.harvest_failed} unreadable), {c.mapped} mapped ({c.mapping_failed} failed), "
-                     f"{c.enriched} enriched, {c.indexed} indexed ({c.absent} absent)")
+    view = status.overview
+    lines = [f"{view.name} ({view.label})"]
+    if view.problem:
+        lines.append(f"  REFUSED        {view.problem}")
+    if view.days:
+        c = view.days[-1]
+        lines.append(f"  last harvest   {c.day.isoformat()}: {c.harvested} harvested ({c.harvest_deleted} deleted, "
+                     f"{c.harvest_failed} unreadable), {c.mapped} mapped ({c.mapping_failed} failed), {c.enriched} "
+                     f"enriched, {c.indexed} indexed ({c.index_deletions} deletions, {c.absent} absent)")
     else:
         lines.append("  last harvest   never")
     if status.live_index:
@@ -134,20 +157,19 @@ def status_text(status: ProviderStatus) -> str:
     else:
         lines.append("  live index     nothing published")
     lines.append(f"  review         {status.review.describe() if status.review else 'no day registered'}")
-    for state in status.waiting:
-        lines.append(f"  waiting        {state.describe()}")
-    failure = status.last_failure
+    lines += [f"  waiting        {state.describe()}" for state in status.waiting]
+    failure = view.last_failure
     lines.append(f"  last failure   {_failure(failure) if failure else 'none recorded'}")
     lines.append(f"  takedowns      {status.takedowns} in force")
-    if status.history:
+    shown = list(reversed(view.days))[:days]
+    if shown:
         lines.append("  history        day         harvested  mapped  indexed  publication")
-        for row in status.history:
-            lines.append(f"                 {row['day'].isoformat()}  {row.get('harvested', '-'):>9}  "
-                         f"{row.get('mapped', '-'):>6}  {row.get('indexed', '-'):>7}  {row['publication'] or '-'}")
+        lines += [f"                 {c.day.isoformat()}  {c.harvested:>9}  {c.mapped:>6}  {c.indexed:>7}  "
+                  f"{status.publication.get(c.day, '-').replace('_', ' ')}" for c in shown]
     return "\n".join(lines)
 
 
-def _failure(failure: Failure) -> str:
-    when = failure.at.isoformat(timespec="seconds") if isinstance(failure.at, datetime) else failure.at
-    day = f" (day {failure.day.isoformat()})" if failure.day else ""
-    return f"{when}{day} in {failure.stage}: {failure.message.splitlines()[0] if failure.message else ''}"
+def _failure(failure) -> str:
+    day = f" (day {failure.days_text})" if failure.days_text else ""
+    message = failure.message.splitlines()[0] if failure.message else ""
+    return f"{failure.when.isoformat(timespec='seconds')}{day} in {failure.stage}: {message} ({failure.run_url})"

@@ -6,8 +6,9 @@
   replaces, the days it holds and the ids its gates and canary check;
 * ``publish_actions``: every alias change (promotion, rollback, automatic rollback), the rollback history;
 * ``publish_gates``: every gate decision with its evidence and remediation hint;
-* ``publish_takedowns``: records kept out of the index until undone, with who, when and why;
-* ``publish_failures``: the last failures of each provider's runs, by stage (for ``ingest-assets status``).
+* ``publish_takedowns``: records kept out of the index until undone, with who, when and why.
+
+(A provider's last failure is kept with its other state, by :mod:`ingest_assets.operations.failures`.)
 """
 
 from __future__ import annotations
@@ -98,19 +99,6 @@ takedowns = Table(
     Index("publish_takedowns_record", "record_id"),
     Index("publish_takedowns_provider", "provider"),
 )
-
-failures = Table(
-    "publish_failures", metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("at", UtcDateTime(), nullable=False),
-    Column("provider", String(64), nullable=False),
-    Column("day", Date),
-    Column("stage", String(64), nullable=False),
-    Column("message", Text, nullable=False),
-    Column("run_id", String(64)),
-    Index("publish_failures_provider", "provider", "at"),
-)
-
 
 def create_tables(engine: Engine) -> Engine:
     """Create the tables that are missing; returns ``engine``."""

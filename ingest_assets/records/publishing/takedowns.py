@@ -15,7 +15,7 @@ from datetime import date, datetime
 
 from sqlalchemy import Engine, select, update
 
-from ingest_assets.core.errors import ConfigError, IngestError, NotFoundError
+from ingest_assets.core.errors import IngestError, NotFoundError, UsageError
 from ingest_assets.records.indexing import SearchIndex, deletion_record
 from ingest_assets.records.indexing.naming import parse_index
 from ingest_assets.records.indexing.search_index import MAX_IDS
@@ -93,8 +93,8 @@ class Takedowns:
     def undo(self, record_id: str, by: str, at: datetime) -> Takedown:
         current = self.active().get(record_id)
         if current is None:
-            raise NotFoundError("no takedown of this record is in force (see `ingest-assets takedown --list`)",
-                                record=record_id)
+            raise NotFoundError("no takedown of this record is in force", record=record_id,
+                                hint="see `ingest-assets takedown --list`")
         with self.engine.begin() as conn:
             conn.execute(update(takedowns).where(takedowns.c.record_id == record_id, takedowns.c.undone_at.is_(None))
                          .values(undone_at=at, undone_by=by))
@@ -125,7 +125,8 @@ def resolve(index: SearchIndex, alias: str, ids: Sequence[str], providers: Seque
     unknown = [i for i in ids if i not in found]
     if unknown:
         raise NotFoundError(f"not in the live index {alias!r} as a DPLA id or a local id of "
-                            f"{', '.join(providers) or 'any provider'}", record=", ".join(unknown[:5]))
+                            f"{', '.join(providers) or 'any provider'}", record=", ".join(unknown[:5]),
+                            hint="check the id (`ingest-assets search`), or name its provider with --provider")
     return [found[i] for i in ids]
 
 
@@ -133,10 +134,12 @@ def matching(index: SearchIndex, alias: str, provider: str, query: str) -> list[
     """The provider's live records matching ``query`` (at most MAX_QUERY_MATCHES: refuses more)."""
     name = _live_by_provider(index, alias).get(provider)
     if name is None:
-        raise NotFoundError(f"nothing of the provider is live in {alias!r}", provider=provider)
+        raise NotFoundError(f"nothing of the provider is live in {alias!r}", provider=provider,
+                            hint="see `ingest-assets index status`")
     hits = index.search(name, query, MAX_QUERY_MATCHES + 1)
     if len(hits) > MAX_QUERY_MATCHES:
-        raise ConfigError(f"more than {MAX_QUERY_MATCHES} records match {query!r}: narrow the query", provider=provider)
+        raise UsageError(f"more than {MAX_QUERY_MATCHES} records match {query!r}", provider=provider,
+                         hint="narrow the query")
     return [Target(doc["id"], provider, None, _title(doc)) for doc in hits]
 
 

@@ -111,7 +111,7 @@ def test_gated_publishing_day_by_day(pipeline, capsys):
     assert index.aliased(ALIAS) == before and index.count(ALIAS) == len(kept) + other_count  # day 2 serves
 
     code, out, _ = command(capsys, "status", "demo")
-    assert code == 0 and "last failure" in out and "in publish: index_count:" in out
+    assert code == 0 and "last failure" in out and "in search_index: index_count:" in out and "/runs/" in out
     assert f"live index     {[n for n in before if '-demo-' in n][0]}: {len(kept)} documents" in out
     code, out, _ = command(capsys, "status", "--json", "--days", "366")
     statuses = {s["provider"]: s for s in json.loads(out)}

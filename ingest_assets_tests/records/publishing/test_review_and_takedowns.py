@@ -13,7 +13,6 @@ import pytest
 from sqlalchemy import update
 
 from ingest_assets.cli.main import main
-from ingest_assets.core.settings import MailSettings
 from ingest_assets.defs.records.publishing import PublishingResource
 from ingest_assets.defs.resources import SqlResource
 from ingest_assets.demo.samples import sample_records
@@ -21,8 +20,8 @@ from ingest_assets.definitions import build_definitions
 from ingest_assets.records.indexing import open_search_index
 from ingest_assets.records.mapping import mint_id
 from ingest_assets.core.registry import load_registry
-from ingest_assets.records.publishing.daily import report_day
-from ingest_assets.records.publishing.journal import Journal
+from ingest_assets.operations.failures import last_failure
+from ingest_assets.records.publishing.daily import Mail, report_day
 from ingest_assets.records.publishing.report import read_report
 from ingest_assets.records.publishing.review import Ledger
 from ingest_assets.records.publishing.tables import days as days_table
@@ -126,8 +125,8 @@ def test_a_held_day_is_published_only_after_approval_and_never_after_rejection(p
     assert request.partition_key == "2026-01-18|demo"
 
     code, out, err = command(capsys, "review", "approve", "demo")
-    assert (code, out) == (1, "") and err == ("ingest-assets review: nothing to review for demo: no day is held "
-                                              "(see `ingest-assets review list`)\n")
+    assert (code, out) == (1, "") and err == ("ingest-assets review: nothing to review for demo: no day is held; "
+                                              "hint: see `ingest-assets review list`\n")
 
 
 @pytest.mark.parametrize("search_target", ["embedded"], indirect=True)
@@ -159,7 +158,7 @@ def test_a_takedown_survives_a_reharvest_of_the_same_records(pipeline, capsys):
 
     code, out, err = command(capsys, "takedown", dpla(first), second.identifier, "--provider", "demo",
                              "--reason", "rights holder request")
-    assert code == 1 and "2 record(s) to take down" in out and "add --yes" in err
+    assert code == 2 and "2 record(s) to take down" in out and "hint: add --yes" in err
     assert index.count(ALIAS) == total  # nothing changed without --yes
     code, out, err = command(capsys, "takedown", dpla(first), second.identifier, "--provider", "demo",
                              "--reason", "rights holder request", "--yes")
@@ -191,7 +190,7 @@ def test_a_takedown_survives_a_reharvest_of_the_same_records(pipeline, capsys):
     assert len(out.splitlines()) == 2 and sum("undone" in line for line in out.splitlines()) == 1
 
     code, out, err = command(capsys, "takedown", "--provider", "demo", "--query", "Millbrook", "--reason", "test")
-    assert code == 1 and "record(s) to take down" in out and "add --yes" in err
+    assert code == 2 and "record(s) to take down" in out and "add --yes" in err
     code, _, err = command(capsys, "takedown", "f" * 32, "--reason", "x", "--yes")
     assert code == 1 and err.startswith("ingest-assets takedown: not in the live index") and len(err.splitlines()) == 1
 
@@ -200,8 +199,8 @@ def test_a_takedown_survives_a_reharvest_of_the_same_records(pipeline, capsys):
 def test_the_report_is_mailed_with_the_review_commands(pipeline, capsys):
     sink = MailSink()
     try:
-        pipeline.settings = replace(pipeline.settings, mail=MailSettings(
-            host="127.0.0.1", port=sink.port, security="none", sender="ingest@hub.example.org"))
+        pipeline.settings = replace(pipeline.settings, smtp_url=f"smtp://127.0.0.1:{sink.port}", smtp_given=True,
+                                    notify_from="ingest@hub.example.org")
         samples = sample_records(30, DAY1)
         pipeline.serve("demo", samples, REVIEW)
         result = pipeline.run("demo", DAY1)
@@ -225,13 +224,13 @@ def test_the_report_is_mailed_with_the_review_commands(pipeline, capsys):
     storage = LocalStorage(pipeline.settings.storage_url)
     indexing = RecordSource(storage, layout.latest_output(storage, "demo", "indexing", DAY1))
     entry = load_registry(pipeline.registry_path)["demo"]
-    dead = MailSettings(host="127.0.0.1", port=free_port(), security="none", sender="ingest@hub.example.org")
+    dead = Mail(f"smtp://127.0.0.1:{free_port()}", None, "ingest@hub.example.org", "http://ui.example.org")
     with pipeline.settings_engine() as engine:
         outcome = report_day(entry, DAY1, indexing, open_search_index(pipeline.settings.search), ALIAS, engine,
-                             datetime.now(timezone.utc), dead, None, "run-x")
-        failure = Journal(engine).last_failure("demo")
-    assert outcome.mailed == "not sent" and "not sent" in outcome.mail_error
-    assert (failure.stage, failure.day) == ("report mail", DAY1) and "curator@example.org" in failure.message
+                             datetime.now(timezone.utc), dead, ("record_pipeline", "run-x"))
+    failure = last_failure(storage, "demo")
+    assert outcome.mailed == "not sent" and "report mail not sent through 127.0.0.1" in outcome.mail_error
+    assert (failure.stage, failure.days, failure.run_url) == ("report mail", (DAY1,), "http://ui.example.org/runs/run-x")
 
     code, out, _ = command(capsys, "report", "demo", "--date", DAY1)
     assert code == 0 and out.startswith("## Riverside Historical Society (demo), 2026-01-15") and "**Held for review**" in out
