@@ -29,7 +29,7 @@ from ingest_assets.storage import LocalStorage, layout
 from ingest_assets.storage.activities import RecordSource
 from ingest_assets_tests.support import free_port
 from ingest_assets_tests.support.publishing import materialized
-from ingest_assets_tests.support.smtp import MailSink
+from ingest_assets_tests.support.notices import MailServer
 
 DAY1, DAY2, DAY3 = date(2026, 1, 15), date(2026, 1, 16), date(2026, 1, 17)
 ALIAS = "dpla-map4"
@@ -197,9 +197,9 @@ def test_a_takedown_survives_a_reharvest_of_the_same_records(pipeline, capsys):
 
 @pytest.mark.parametrize("search_target", ["embedded"], indirect=True)
 def test_the_report_is_mailed_with_the_review_commands(pipeline, capsys):
-    sink = MailSink()
+    sink = MailServer().start()
     try:
-        pipeline.settings = replace(pipeline.settings, smtp_url=f"smtp://127.0.0.1:{sink.port}", smtp_given=True,
+        pipeline.settings = replace(pipeline.settings, smtp_url=sink.url, smtp_given=True,
                                     notify_from="ingest@hub.example.org")
         samples = sample_records(30, DAY1)
         pipeline.serve("demo", samples, REVIEW)
@@ -208,7 +208,7 @@ def test_the_report_is_mailed_with_the_review_commands(pipeline, capsys):
         assert materialized(result, "provider_report")[0].metadata["mailed"].value == "curator@example.org, ops@example.org"
         [message] = sink.messages
     finally:
-        sink.close()
+        sink.stop()
     assert sink.envelopes == [("ingest@hub.example.org", ["curator@example.org", "ops@example.org"])]
     assert message["Subject"] == "Review needed: ingest report for Riverside Historical Society (demo), 2026-01-15"
     text = message.get_body(("plain",)).get_content()
