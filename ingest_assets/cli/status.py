@@ -34,7 +34,7 @@ def _status(hub: Hub, args: argparse.Namespace) -> int:
     statuses = provider_statuses(hub.storage, hub.index, hub.alias, hub.engine, hub.registry,
                                  datetime.now(timezone.utc), args.days, only=args.provider)
     if args.json:
-        print(json.dumps([s.to_dict() for s in statuses], default=str, indent=2))
+        print(json.dumps([s.to_dict() for s in statuses], indent=2))
     else:
         print("\n\n".join(status_text(s, args.days) for s in statuses) if statuses else "no record providers in the registry")
     return 0

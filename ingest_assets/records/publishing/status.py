@@ -10,6 +10,7 @@ latest alias actions.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -60,7 +61,17 @@ class ProviderStatus:
         return self.overview.name
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain JSON values: the provider's facts, and its days with data (newest first) with their state."""
+        view = self.overview
+        return {
+            "provider": view.name, "label": view.label, "problem": view.problem,
+            "last_harvest": view.days[-1].day.isoformat() if view.days else None,
+            "last_good_day": view.last_good_day.isoformat() if view.last_good_day else None,
+            "last_failure": json.loads(view.last_failure.to_json()) if view.last_failure else None,
+            "live_index": self.live_index, "live_count": self.live_count, "kept_indices": self.kept_indices,
+            "review": _state(self.review), "waiting": [_state(s) for s in self.waiting], "takedowns": self.takedowns,
+            "history": [{**c.as_table_row(), "publication": self.publication.get(c.day)} for c in reversed(view.days)],
+        }
 
 
 def index_status(index: SearchIndex, journal: Journal, alias: str, actions: int = 10) -> IndexStatus:
@@ -167,6 +178,10 @@ def status_text(status: ProviderStatus, days: int = 7) -> str:
         lines += [f"                 {c.day.isoformat()}  {c.harvested:>9}  {c.mapped:>6}  {c.indexed:>7}  "
                   f"{status.publication.get(c.day, '-').replace('_', ' ')}" for c in shown]
     return "\n".join(lines)
+
+
+def _state(state: DayState | None) -> dict[str, Any] | None:
+    return json.loads(json.dumps(asdict(state), default=str)) if state else None
 
 
 def _failure(failure) -> str:
