@@ -1,18 +1,26 @@
-"""Record pipeline wiring (DPLA Ingestion 3 style), built on the record partitions of the settings."""
+"""Record pipeline wiring (DPLA Ingestion 3 style), built on the record partitions of the settings: the record
+assets and their IO manager, quality checks, publishing (report, review gate, gated promotion of each provider's
+index, the rebuild, their checks and the review sensor), the Parquet export, the refresh sensor, and the engine,
+search and publishing resources."""
 
 import dagster as dg
 
 from ingest_assets.defs.records.assets import RECORDS, record_assets
 from ingest_assets.defs.records.checks import quality_checks
 from ingest_assets.defs.records.counts import record_counts
+from ingest_assets.defs.records.io_managers import RecordIOManager
 from ingest_assets.defs.records.parquet import parquet_asset
+from ingest_assets.defs.records.partitions import record_partitions
 from ingest_assets.defs.records.publishing import PublishingResource, publishing_assets, publishing_checks, review_sensor
 from ingest_assets.defs.records.refresh import refresh_sensor
-from ingest_assets.defs.resources import SqlResource
+from ingest_assets.defs.records.resources import RecordEngineResource, SearchIndexResource
+from ingest_assets.defs.resources import shared_resources
 from ingest_assets.core.settings import Settings
 
 
-def build_defs(settings: Settings, partitions: dg.MultiPartitionsDefinition) -> dg.Definitions:
+def build_defs(settings: Settings) -> dg.Definitions:
+    partitions = record_partitions(settings.partition_start)
+    shared = shared_resources(settings)
     job = dg.define_asset_job(
         "record_pipeline",
         selection=dg.AssetSelection.groups(RECORDS),
@@ -30,5 +38,10 @@ def build_defs(settings: Settings, partitions: dg.MultiPartitionsDefinition) -> 
         asset_checks=[*quality_checks(partitions), *publishing_checks(partitions)],
         sensors=[refresh_sensor(job.name, settings.partition_start), review_sensor(publish.name)],
         jobs=[job, publish],
-        resources={"publishing": PublishingResource.from_settings(settings, SqlResource(url=settings.database_url))},
+        resources={
+            "record_io_manager": RecordIOManager(storage=shared["storage"]),
+            "record_engine": RecordEngineResource.from_settings(settings),
+            "search": SearchIndexResource(target=settings.search),
+            "publishing": PublishingResource.from_settings(settings, shared["sql"]),
+        },
     )

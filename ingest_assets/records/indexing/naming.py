@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from ingest_assets.core.errors import ConfigError
 from ingest_assets.core.registry import NAME_RE
+from ingest_assets.storage.layout import next_free_second
 
 ALIAS_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,200}")
 STAMP = "%Y%m%d%H%M%S"
@@ -35,12 +36,11 @@ def build_name(alias: str, started: datetime, taken: Callable[[str], bool], prov
     if provider is not None and not NAME_RE.fullmatch(provider):
         raise ConfigError(f"not a provider name: {provider!r}")
     prefix = f"{check_alias(alias)}-{provider}-" if provider else f"{check_alias(alias)}-"
-    moment = started.astimezone(UTC)
-    while True:
-        name = f"{prefix}{moment:{STAMP}}"
-        if not taken(name):
-            return name
-        moment += timedelta(seconds=1)
+
+    def name_at(moment: datetime) -> str:
+        return f"{prefix}{moment:{STAMP}}"
+
+    return name_at(next_free_second(started.astimezone(UTC), lambda moment: not taken(name_at(moment))))
 
 
 @dataclass(frozen=True)
