@@ -23,7 +23,12 @@ class Hub:
 
     @cached_property
     def registry(self) -> Registry:
-        return load_registry(self.settings.registry_path)
+        """The registry as the hub runs on it: a file that no longer loads yields its last good copy in the storage
+        (:attr:`Registry.stale` says why), as the ``registry`` resource does."""
+        from ingest_assets.storage import StoredText
+        from ingest_assets.storage.layout import registry_copy_key
+
+        return load_registry(self.settings.registry_path, StoredText(self.storage, registry_copy_key()))
 
     @cached_property
     def storage(self):

@@ -1,6 +1,7 @@
-"""``ingest-assets status [PROVIDER] [--days N] [--json]``: per record provider, the last harvest day and its
-counts, the last failure with its stage and message, a registry problem, the review state, what the live index
-holds for it, takedowns in force, and its last N days with data (default 7) with their publication state."""
+"""``ingest-assets status [PROVIDER] [--days N] [--json]``: the registry's problems (a file that no longer
+loads, refused entries), then per record provider the last harvest day and its counts, the last failure with its
+stage and message, the review state, what the live index holds for it, takedowns in force, and its last N days
+with data (default 7) with their publication state."""
 
 from __future__ import annotations
 
@@ -27,14 +28,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _status(hub: Hub, args: argparse.Namespace) -> int:
-    from ingest_assets.records.publishing.status import provider_statuses, status_text
+    from ingest_assets.records.publishing.status import provider_statuses
 
     if args.provider and args.provider not in hub.registry.problems:
         hub.record_provider(args.provider)
-    statuses = provider_statuses(hub.storage, hub.index, hub.alias, hub.engine, hub.registry,
-                                 datetime.now(timezone.utc), args.days, only=args.provider)
-    if args.json:
-        print(json.dumps([s.to_dict() for s in statuses], indent=2))
-    else:
-        print("\n\n".join(status_text(s, args.days) for s in statuses) if statuses else "no record providers in the registry")
+    status = provider_statuses(hub.storage, hub.index, hub.alias, hub.engine, hub.registry,
+                               datetime.now(timezone.utc), args.days, only=args.provider)
+    print(json.dumps(status.to_dict(), indent=2) if args.json else status.text(args.days))
     return 0

@@ -1,26 +1,12 @@
-"""Search endpoints for the record tests: the recording fake Elasticsearch (or a proxy to ELASTICSEARCH_URL, so the
-same tests assert the same request bodies against a real cluster), and ``search_target``, where a search index
-lives for tests that run on both backends: an embedded directory or that endpoint's URL."""
+"""Where a search index lives for record tests that run on both backends (``search_target``: an embedded
+directory, or the URL of the one ``es`` endpoint of ``ingest_assets_tests/conftest.py``), and ``search``, the
+index opened there."""
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
 from ingest_assets.records.indexing import DEFAULT_ALIAS, open_search_index
-from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
-
-
-@pytest.fixture(params=["fake", "live"])
-def es(request):
-    """A recording Elasticsearch endpoint: the in-memory model, or a proxy to ELASTICSEARCH_URL."""
-    upstream = os.environ.get("ELASTICSEARCH_URL")
-    if request.param == "live" and not upstream:
-        pytest.skip("ELASTICSEARCH_URL is not set")
-    fake = FakeElasticsearch(upstream if request.param == "live" else None)
-    yield fake
-    fake.close()
 
 
 @pytest.fixture(params=["embedded", "elasticsearch"])

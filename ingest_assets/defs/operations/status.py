@@ -11,7 +11,7 @@ import dagster as dg
 from ingest_assets.defs.records.publishing import PublishingResource
 from ingest_assets.defs.records.resources import SearchIndexResource
 from ingest_assets.defs.resources import RegistryResource, StorageResource
-from ingest_assets.operations.overview import WINDOW_DAYS, HubOverview, build_overview
+from ingest_assets.operations.overview import WINDOW_DAYS, HubOverview
 from ingest_assets.operations.page import render_page
 from ingest_assets.storage.layout import status_page_key
 
@@ -38,7 +38,7 @@ def summary_rows(overview: HubOverview) -> list[dict]:
             "indexed": newest.indexed if newest else 0,
             "last_failure": (f"REFUSED: {p.problem}" if p.problem else
                              f"{failure.days_text} at {failure.stage}: {failure.message} ({failure.run_url})" if failure else ""),
-            "live": p.live_in_index if p.live_in_index is not None else 0,
+            "live": p.live_in_index,  # None: nothing of it in the index (or the index did not answer)
             "review": p.review_state or "",
         })
     return rows
@@ -50,12 +50,11 @@ def hub_status(storage: StorageResource, registry: RegistryResource, search: Sea
     """Per provider: last good day, the newest day's counts, the last failure (stage, message, run), registry
     problems, what the live index holds for it and its review state; and the status page with each provider's
     last 90 days plotted."""
-    from ingest_assets.records.publishing.status import live_counts, review_states  # SQLAlchemy loads with the run
+    from ingest_assets.records.publishing.status import hub_overview  # SQLAlchemy loads with the run
 
     store = storage.get_client()
-    live, states = live_counts(search.get_client(), search.alias), review_states(publishing.engine())
-    overview = build_overview(store, registry.load(), datetime.now(timezone.utc), WINDOW_DAYS,
-                              live_in_index=lambda provider: live.get(provider, (None, None))[1], review_state=states.get)
+    overview = hub_overview(store, search.get_client(), search.alias, publishing.engine(), registry.load(),
+                            datetime.now(timezone.utc), WINDOW_DAYS)
     store.write_bytes(status_page_key(), render_page(overview).encode("utf-8"), overwrite=True)
     rows = summary_rows(overview)
     return dg.MaterializeResult(metadata={

@@ -94,7 +94,7 @@ class PublishingResource(dg.ConfigurableResource):
         """Keep a refusal as the provider's last failure, with all it has to say (the failure sensor keeps it)."""
         from ingest_assets.operations.failures import Failure, record_failure
 
-        run_id = context.run_id
+        run_id = context.run.run_id
         record_failure(storage.get_client(), Failure("check", context.run.job_name, provider, days, "search_index",
                                                      message, run_id, f"{self.ui_url}/runs/{run_id}", utc_now()))
 
@@ -126,7 +126,7 @@ def provider_report(
     for key, (provider, day) in run_parts(context.partition_keys):
         outcome = report_day(entries[provider], day, indexed_records[provider, day], search.get_client(),
                              search.alias, publishing.engine(), utc_now(), publishing.mail(),
-                             (context.run.job_name, context.run_id))
+                             (context.run.job_name, context.run.run_id))
         diff = outcome.report["diff"]
         context.add_asset_metadata({
             "report": dg.MetadataValue.md(outcome.markdown),
@@ -213,7 +213,7 @@ def search_index(
                              allow_retries=False)
     outcome = publishing.publisher(search).publish(
         days, storage.get_client(), {p: publishing.tolerance_of(entries[p]) for p in days},
-        run_id=context.run_id, by=f"run {context.run_id}")
+        run_id=context.run.run_id, by=f"run {context.run.run_id}")
     for key, (provider, day) in parts:
         part = outcome[provider]
         context.add_asset_metadata({"index": part.candidate.name, "promoted": part.promoted, "note": part.note,
@@ -249,7 +249,7 @@ def search_index_rebuild(context: dg.AssetExecutionContext, config: RebuildConfi
     providers = entries.providers_of("records")
     outcome = publishing.publisher(search).rebuild(
         storage.get_client(), providers, as_of, {p: publishing.tolerance_of(entries[p]) for p in providers},
-        run_id=context.run_id, by=f"run {context.run_id}")
+        run_id=context.run.run_id, by=f"run {context.run.run_id}")
     _record_failures(publishing, storage, outcome, context)
     return dg.MaterializeResult(metadata={
         "providers": len(outcome),
@@ -284,7 +284,7 @@ def gate_checks(asset: str, partitions: dg.PartitionsDefinition | None) -> list[
 
     def check_for(gate: str):
         def check(context: dg.AssetCheckExecutionContext, publishing: PublishingResource) -> dg.AssetCheckResult:
-            journal, run_id = publishing.journal(), context.op_execution_context.run_id
+            journal, run_id = publishing.journal(), context.op_execution_context.run.run_id
             if partitions is None:
                 return _gate_result(journal, run_id, gate, None)
             return judge_each(context, lambda provider, day: _gate_result(journal, run_id, gate, [provider]))

@@ -20,6 +20,7 @@ from sqlalchemy import Engine, and_, func, select, update
 
 from ingest_assets.core.errors import NotFoundError
 from ingest_assets.core.registry import ReviewBlock
+from ingest_assets.core.sql import upsert
 from ingest_assets.records.publishing.tables import create_tables, days
 
 PENDING, APPROVED, REJECTED, PUBLISHED, ROLLED_BACK = "pending", "approved", "rejected", "published", "rolled_back"
@@ -119,10 +120,7 @@ class Ledger:
         else:
             fresh.update(state=APPROVED, deadline=None, decided_at=now, decided_by=NO_REVIEW)
         with self.engine.begin() as conn:
-            if current is None:
-                conn.execute(days.insert().values(provider=provider, day=day, **fresh))
-            else:
-                conn.execute(update(days).where(days.c.provider == provider, days.c.day == day).values(**fresh))
+            upsert(conn, days, {"provider": provider, "day": day, **fresh}, ("provider", "day"))
         return self.get(provider, day)
 
     def decide(self, provider: str, day: date, approve: bool, by: str, now: datetime, reason: str | None = None,

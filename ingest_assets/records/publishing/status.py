@@ -1,9 +1,11 @@
-"""Status at a glance, as small models others can render (the command line prints them as text or JSON, the
-hub status page takes :func:`live_counts` and :func:`review_states` into its overview).
+"""Status at a glance, as small models others render: the command line prints them as text or JSON, the
+``hub_status`` asset draws the status page from :func:`hub_overview`.
 
-:func:`provider_statuses`: per record provider, the hub overview's view of it (the days with their counts, the
-last good day, the last failure, a registry problem) and publishing's: what the live index holds for it and the
-indices kept, its review state and the days still waiting, takedowns in force, each day's publication state.
+:func:`hub_overview`: the operations overview (per registry entry its days with their counts, the last good day,
+the last failure, a registry problem) with publishing's columns filled in: what the live index holds for each
+provider and its review state. It is the one source of both the status page and ``ingest-assets status``.
+:func:`provider_statuses`: per record provider, that overview and the rest of publishing's view: its live and
+kept indices, the days still waiting, takedowns in force, each day's publication state.
 :func:`index_status`: the alias, the indices behind it, those kept for rollback with their counts, and the
 latest alias actions.
 """
@@ -17,8 +19,8 @@ from typing import Any
 
 from ingest_assets.core.errors import IngestError
 from ingest_assets.core.registry import Registry
-from ingest_assets.operations.overview import ProviderOverview, build_overview
-from ingest_assets.records.indexing import SearchIndex
+from ingest_assets.operations.overview import WINDOW_DAYS, HubOverview, ProviderOverview, build_overview
+from ingest_assets.records.indexing import PhysicalIndex, SearchIndex
 from ingest_assets.records.publishing.journal import Action, Journal
 from ingest_assets.records.publishing.review import DayState, Ledger
 from ingest_assets.records.publishing.takedowns import Takedowns
@@ -74,6 +76,27 @@ class ProviderStatus:
         }
 
 
+@dataclass
+class HubStatus:
+    """What ``ingest-assets status`` shows: the registry's problems (a file that no longer loads, refused
+    entries), then each record provider's status."""
+
+    registry: str  # the registry file
+    registry_problems: list[str]
+    providers: list[ProviderStatus]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"registry": self.registry, "registry_problems": self.registry_problems,
+                "providers": [p.to_dict() for p in self.providers]}
+
+    def text(self, days: int = 7) -> str:
+        lines = [f"registry {self.registry}: {len(self.registry_problems)} problem(s)",
+                 *(f"  {problem}" for problem in self.registry_problems)] if self.registry_problems else []
+        blocks = ["\n".join(lines)] if lines else []
+        blocks += [status_text(p, days) for p in self.providers] or ["no record providers in the registry"]
+        return "\n\n".join(blocks)
+
+
 def index_status(index: SearchIndex, journal: Journal, alias: str, actions: int = 10) -> IndexStatus:
     physical = index.indices(alias)
     targets = index.aliased(alias)
@@ -99,38 +122,49 @@ def index_status(index: SearchIndex, journal: Journal, alias: str, actions: int 
 
 
 def live_counts(index: SearchIndex, alias: str) -> dict[str, tuple[str, int]]:
-    """Per provider, its index behind ``alias`` and that index's document count ({} when the backend does not
-    answer: a status never fails for it)."""
-    try:
-        return {i.provider: (i.name, i.count) for i in index.indices(alias) if i.aliased and i.provider}
-    except IngestError:
-        return {}
+    """Per provider, its index behind ``alias`` and that index's document count."""
+    return {i.provider: (i.name, i.count) for i in _physical(index, alias) if i.aliased and i.provider}
 
 
 def review_states(engine) -> dict[str, str]:
     """Per provider, its newest day's state on the way to the public (``2026-01-15 pending``)."""
-    newest: dict[str, DayState] = {}
-    for state in Ledger(engine).newest_days():
-        newest[state.provider] = state
-    return {provider: f"{state.day.isoformat()} {state.state.replace('_', ' ')}" for provider, state in newest.items()}
+    return {state.provider: f"{state.day.isoformat()} {state.state.replace('_', ' ')}"
+            for state in Ledger(engine).newest_days()}
+
+
+def hub_overview(storage: Storage, index: SearchIndex, alias: str, engine, registry: Registry, now: datetime,
+                 days: int = WINDOW_DAYS) -> HubOverview:
+    """The hub overview of every registry entry over ``days`` days, with the records each provider has live in
+    the index behind ``alias`` and its review state."""
+    return _overview(storage, registry, now, days, live_counts(index, alias), review_states(engine))
+
+
+def _overview(storage: Storage, registry: Registry, now: datetime, days: int, live: dict[str, tuple[str, int]],
+              states: dict[str, str]) -> HubOverview:
+    return build_overview(storage, registry, now, days, live_in_index=lambda p: live.get(p, (None, None))[1],
+                          review_state=states.get)
+
+
+def _physical(index: SearchIndex, alias: str) -> list[PhysicalIndex]:
+    """The physical indices of ``alias`` ([] when the backend does not answer: a status never fails for it)."""
+    try:
+        return index.indices(alias)
+    except IngestError:
+        return []
 
 
 def provider_statuses(storage: Storage, index: SearchIndex, alias: str, engine, registry: Registry, now: datetime,
-                      days: int = 7, only: str | None = None) -> list[ProviderStatus]:
+                      days: int = 7, only: str | None = None) -> HubStatus:
     """Everything a hub contact asks about each record provider (or ``only`` one), over its last ``days`` days
-    with data, from storage, the database and the search index."""
-    live, ledger = live_counts(index, alias), Ledger(engine)
-    states = review_states(engine)
-    overview = build_overview(storage, registry, now, days, live_in_index=lambda p: live.get(p, (None, None))[1],
-                              review_state=states.get)
-    kept = {}
-    try:
-        for physical in index.indices(alias):
-            if not physical.aliased and physical.provider:
-                kept.setdefault(physical.provider, []).append(physical.name)
-    except IngestError:
-        pass
-    takedowns = Takedowns(engine).active()
+    with data, from storage, the database and the search index; and the registry's problems."""
+    physical = _physical(index, alias)
+    live = {i.provider: (i.name, i.count) for i in physical if i.aliased and i.provider}
+    kept: dict[str, list[str]] = {}
+    for i in physical:
+        if not i.aliased and i.provider:
+            kept.setdefault(i.provider, []).append(i.name)
+    overview = _overview(storage, registry, now, days, live, review_states(engine))
+    ledger, takedowns = Ledger(engine), Takedowns(engine).active()
     statuses = []
     for provider in overview.providers:
         if (only and provider.name != only) or ("records" not in provider.capabilities and not provider.problem):
@@ -146,7 +180,7 @@ def provider_statuses(storage: Storage, index: SearchIndex, alias: str, engine, 
             takedowns=sum(1 for t in takedowns.values() if t.provider == provider.name),
             publication={state.day: state.state for state in history},
         ))
-    return statuses
+    return HubStatus(registry.source, list(overview.registry_notes), statuses)
 
 
 def status_text(status: ProviderStatus, days: int = 7) -> str:

@@ -1,5 +1,5 @@
-"""Fixtures for indexing tests: MAPRecords built from DPLA fixtures (the Elasticsearch endpoints are in
-``records/conftest.py``)."""
+"""Fixtures for indexing tests: MAPRecords built from DPLA fixtures (the Elasticsearch endpoint is the one ``es``
+fixture of ``ingest_assets_tests/conftest.py``; where an index lives, ``records/conftest.py``)."""
 
 from __future__ import annotations
 

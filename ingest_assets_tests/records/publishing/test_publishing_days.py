@@ -114,7 +114,7 @@ def test_gated_publishing_day_by_day(pipeline, capsys):
     assert code == 0 and "last failure" in out and "in search_index: index_count:" in out and "/runs/" in out
     assert f"live index     {[n for n in before if '-demo-' in n][0]}: {len(kept)} documents" in out
     code, out, _ = command(capsys, "status", "--json", "--days", "366")
-    statuses = {s["provider"]: s for s in json.loads(out)}
+    statuses = {s["provider"]: s for s in json.loads(out)["providers"]}
     assert set(statuses) == {"demo", "other"} and statuses["other"]["last_failure"] is None
     assert [row["publication"] for row in statuses["demo"]["history"][:3]] == ["approved", "published", "published"]
 
