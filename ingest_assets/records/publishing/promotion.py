@@ -29,6 +29,7 @@ from ingest_assets.storage.backends import Storage
 from ingest_assets.storage.snapshot import snapshot_records, snapshot_sources
 
 PUBLISHER = "publishing"
+SETTLED = (PROMOTED, REFUSED, ROLLED_BACK)  # decided: no run is still building or judging it
 
 
 def utc_now() -> datetime:
@@ -150,13 +151,17 @@ class Publisher:
     # -- retention ------------------------------------------------------------------------------------
 
     def prune(self, provider: str | None) -> list[str]:
-        """Drop the provider's indices older than its live one, except the ``retain`` it was live in most recently
-        (newer ones, such as another run's candidate, are left alone). Returns the dropped names."""
+        """Drop the provider's indices older than its live one, except the ``retain`` it was live in most recently.
+        Only settled indices go: ones that were live, or whose gates or canary refused them; one still being
+        built or judged (another run's candidate: it is in the journal with its decision only once judged) and
+        newer ones are left alone. Returns the dropped names."""
         mine = [i for i in self.index.indices(self.alias) if i.provider == provider]
         live = [i for i in mine if i.aliased]
         newest_live = max((i.created for i in live), default=None)
-        older = [i for i in mine if not i.aliased and (newest_live is None or i.created < newest_live)]
-        earlier = [n for n in self.journal.previously_live(self.alias, provider) if n in {i.name for i in older}]
+        previously = self.journal.previously_live(self.alias, provider)
+        older = [i for i in mine if not i.aliased and (newest_live is None or i.created < newest_live)
+                 and (i.name in previously or self.journal.state_of(i.name) in SETTLED)]
+        earlier = [n for n in previously if n in {i.name for i in older}]
         if not earlier:
             earlier = [i.name for i in sorted(older, key=lambda i: i.created, reverse=True)]
         keep = set(earlier[: self.retain])

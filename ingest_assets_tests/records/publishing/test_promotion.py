@@ -10,8 +10,9 @@ import pytest
 
 from ingest_assets.core.errors import ConfigError, NotFoundError
 from ingest_assets.core.registry import ReviewBlock
-from ingest_assets.records.indexing import AliasChanged
+from ingest_assets.records.indexing import AliasChanged, index_record
 from ingest_assets.records.indexing.embedded_index import EmbeddedSearchIndex
+from ingest_assets.records.publishing import gates
 from ingest_assets.records.publishing.candidates import build_candidate
 from ingest_assets.records.publishing.review import Ledger
 from ingest_assets.records.publishing.journal import Journal
@@ -23,7 +24,7 @@ from ingest_assets_tests.support.publishing import deletions, documents, dpla_id
 
 ALIAS = "dpla-map4"
 DAY1, DAY2, DAY3 = date(2026, 1, 15), date(2026, 1, 16), date(2026, 1, 17)
-TOLERANCE = {"demo": 0.02, "other": 0.02}
+TOLERANCE = {"demo": 0.02, "other": 0.02, "dpla": 0.02}
 
 
 @pytest.fixture
@@ -106,6 +107,51 @@ def test_two_flips_from_the_same_state_never_both_win(publisher, search, storage
     with pytest.raises(AliasChanged, match="another update got there first"):
         search.update_alias(ALIAS, add=[second.name], remove=[second.base])
     assert live(search, "demo") == [first.name] and search.count(ALIAS) == 11
+
+
+def without_fields(record: dict, *paths: str) -> dict:
+    """``record`` (an IndexRecord) whose document lacks ``paths`` (dotted): what a regression in what writes the
+    documents (a profile, the index document, a legacy output) would hand the index."""
+    document = json.loads(record["document"])
+    for path in paths:
+        *parents, name = path.split(".")
+        holder = document
+        for parent in parents:
+            holder = holder[parent]
+        holder.pop(name, None)
+    return {**record, "document": json.dumps(document)}
+
+
+def test_documents_without_the_fields_the_portal_needs_are_refused(publisher, search, storage, map_records):
+    records = [index_record(r) for r in map_records]  # DPLA's own documents (the API's hits and a legacy one)
+    first = publish(publisher, storage, "dpla", DAY1, records)
+    assert first.promoted and search.count(ALIAS) == len(records)
+
+    broken = [without_fields(r, "dataProvider", "sourceResource.title") for r in records]
+    refused = publish(publisher, storage, "dpla", DAY2, broken)
+
+    results = {r.gate: r for r in refused.results}
+    assert [g for g, r in results.items() if not r.passed] == ["index_fields"] and not refused.promoted
+    fields = results["index_fields"]
+    assert fields.evidence["not_found"] == [] and set(fields.evidence["missing_fields"]) == set(fields.evidence["checked"])
+    assert all(gaps == ["dataProvider", "sourceResource.title"] for gaps in fields.evidence["missing_fields"].values())
+    assert "lack required fields" in fields.description and "index mapping" in fields.remediation
+    assert live(search, "dpla") == [first.candidate.name]  # the complete documents keep serving
+    assert all(doc["sourceResource"]["title"] for doc in search.search(ALIAS, "*", len(records)))
+
+
+def test_a_candidate_whose_index_was_replaced_meanwhile_is_refused(publisher, search, storage, engine):
+    publish(publisher, storage, "demo", DAY1, documents("demo", range(1, 11)))
+    slow = build_candidate(search, ALIAS, "demo", [(DAY2, documents("demo", [11]))], suppressed=set())
+    publisher.journal.built(slow, "slow-run", publisher.clock())  # another run's candidate, not judged yet
+    fast = publish(publisher, storage, "demo", DAY3, documents("demo", [12]))  # promoted meanwhile
+    assert fast.promoted and slow.name in [i.name for i in search.indices(ALIAS)]  # its prune left the slow one
+
+    queryable, *_ = gates.judge(search, slow, 0.02)
+
+    assert not queryable.passed and queryable.evidence["alias_points_at"] == [fast.candidate.name]
+    assert f"{slow.base}, which {slow.name} would replace, is no longer behind" in queryable.description
+    assert "another publish or a rollback moved the alias" in queryable.remediation
 
 
 def test_rollback_flips_back_in_one_action_and_forward_again(publisher, search, storage, engine):

@@ -89,6 +89,11 @@ def test_gated_publishing_day_by_day(pipeline, capsys):
     assert {(e["id"], e["before"][0], e["after"][0]) for e in title["examples"]} == {
         (dpla(r), day1_titles[dpla(r)], f"Flooded mill {first.index(r)}") for r in changed}
     assert report["counts"]["indexing"]["absent"] == 1 and report["counts"]["harvest"]["records"] == 40
+    # the two records without rights, grouped under their message with the first as example; coverage per field
+    assert report["problems"] == [{"stage": "mapping", "level": "error", "count": 2, "examples": [first[19].identifier],
+                                   "message": "missing_required rights: required field has no value"}]
+    coverage = report["coverage"]
+    assert coverage["records"] == len(kept) == coverage["fields"]["title"] and coverage["fields"]["object"] == 0
     markdown = materialized(result, "provider_report")[0].metadata["report"].value
     assert "**1** added, **3** changed, **1** removed" in markdown and "sourceResource.title | 3" in markdown
     html = (storage.root / indexing.folder / "_LOGS" / "report.html").read_text()
