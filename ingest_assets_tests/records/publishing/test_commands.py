@@ -24,7 +24,9 @@ def test_an_empty_hub_has_a_status(settings, capsys):
     assert capsys.readouterr().out == "alias dpla-map4: 0 index(es), 0 documents\n"
     assert main(["status"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("broken (broken)\n  REFUSED        registry key 'broken.harvest.metadataprefix': unknown key")
+    registry, broken = out.split("\n\n")[:2]
+    assert registry.startswith(f"registry {settings.registry_path}: 1 problem(s)\n  entry 'broken' refused (the others run): ")
+    assert broken.startswith("broken (broken)\n  REFUSED        registry key 'broken.harvest.metadataprefix': unknown key")
     assert "demo (demo)\n  last harvest   never\n  live index     nothing published" in out
     assert "lod (lod)" not in out  # not a record provider
     assert main(["review", "list"]) == 0 and capsys.readouterr().out == "nothing held for review\n"
