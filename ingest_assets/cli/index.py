@@ -52,7 +52,8 @@ def _status(hub: Hub, args: argparse.Namespace) -> int:
     for provider, entries in status.providers.items():
         print(f"  {provider if provider != '*' else '(every provider)'}")
         for entry in entries:
-            print(f"    {entry.role:<11} {entry.name:<44} {entry.count:>9} documents")
+            count = f"{entry.count:>9} documents" if entry.count is not None else "  unreadable (see its health)"
+            print(f"    {entry.role:<11} {entry.name:<44} {count}")
     if status.actions:
         print("latest actions")
         for action in status.actions:

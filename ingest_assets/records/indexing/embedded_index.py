@@ -14,12 +14,12 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import closing
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from ingest_assets.core.errors import NotFoundError
+from ingest_assets.core.errors import IngestError, NotFoundError
 from ingest_assets.records.indexing.naming import NO_INDEX_HINT, build_name, check_alias, parse_index
 from ingest_assets.records.indexing.results import IndexStats, Tally, utc_now
 from ingest_assets.records.indexing.search_index import MAX_IDS, AliasChanged, IndexHealth, PhysicalIndex, SearchIndex
@@ -96,9 +96,16 @@ class EmbeddedSearchIndex(SearchIndex):
         for path in self.directory.glob(f"{check_alias(alias)}-*.sqlite3"):
             parsed = parse_index(alias, path.name.removesuffix(".sqlite3"))
             if parsed is not None:
-                found.append(PhysicalIndex(parsed.name, parsed.provider, parsed.created, self.count(parsed.name),
+                found.append(PhysicalIndex(parsed.name, parsed.provider, parsed.created, self._count_of(parsed.name),
                                            parsed.name in behind))
         return sorted(found, key=lambda index: (index.created, index.name))
+
+    def _count_of(self, name: str) -> int | None:
+        """The index's document count, None when its file cannot be read (listed still, so it can be seen)."""
+        try:
+            return self.count(name)
+        except IngestError:
+            return None
 
     # -- the alias --------------------------------------------------------------------------------------
 
@@ -128,7 +135,7 @@ class EmbeddedSearchIndex(SearchIndex):
     def count(self, target: str) -> int:
         total = 0
         for path in self._files(target):
-            with closing(_read_only(path)) as conn:
+            with _reading(path) as conn:
                 total += _count(conn)
         return total
 
@@ -138,7 +145,7 @@ class EmbeddedSearchIndex(SearchIndex):
         match = fts_query(query)
         ranked: list[tuple[float, int, int, str]] = []
         for number, path in enumerate(self._files(target)):
-            with closing(_read_only(path)) as conn:
+            with _reading(path) as conn:
                 if match is None:
                     rows = conn.execute("SELECT 0, rowid, document FROM docs ORDER BY rowid LIMIT ?", (size,))
                 else:
@@ -156,7 +163,7 @@ class EmbeddedSearchIndex(SearchIndex):
         found: dict[str, dict] = {}
         marks = ", ".join("?" * len(wanted))
         for path in self._files(target) if wanted else ():
-            with closing(_read_only(path)) as conn:
+            with _reading(path) as conn:
                 for record_id, document in conn.execute(f"SELECT id, document FROM docs WHERE id IN ({marks})", wanted):
                     found.setdefault(record_id, json.loads(document))
         return found
@@ -235,6 +242,19 @@ class EmbeddedSearchIndex(SearchIndex):
 
 def _read_only(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to ``path`` whose SQLite errors come out as an IngestError naming the file (a
+    damaged file is not worth a retry, a locked one is)."""
+    try:
+        with closing(_read_only(path)) as conn:
+            yield conn
+    except sqlite3.DatabaseError as err:
+        raise IngestError(f"search index file cannot be read: {err}", file=str(path),
+                          retryable=isinstance(err, sqlite3.OperationalError),
+                          hint="see `ingest-assets index status`; roll back from it or rebuild it") from err
 
 
 def _count(conn: sqlite3.Connection) -> int:

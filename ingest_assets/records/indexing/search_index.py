@@ -24,12 +24,12 @@ MAX_IDS = 1000  # ids per ``documents`` call
 @dataclass(frozen=True)
 class PhysicalIndex:
     """One physical index of an alias: its provider (None: an index of every provider), build time, document
-    count and whether the alias points at it now."""
+    count (None: the index does not answer one, a damaged file) and whether the alias points at it now."""
 
     name: str
     provider: str | None
     created: datetime
-    count: int
+    count: int | None
     aliased: bool
 
 

@@ -30,7 +30,7 @@ from ingest_assets.storage.backends import Storage
 @dataclass
 class IndexEntry:
     name: str
-    count: int
+    count: int | None  # None: the index does not answer a count
     created: str
     role: str  # live | kept | candidate (newer than the live one, not promoted) | refused | rolled_back
 
@@ -121,7 +121,7 @@ def index_status(index: SearchIndex, journal: Journal, alias: str, actions: int 
     return IndexStatus(alias, targets, count, providers, journal.actions(alias, limit=actions))
 
 
-def live_counts(index: SearchIndex, alias: str) -> dict[str, tuple[str, int]]:
+def live_counts(index: SearchIndex, alias: str) -> dict[str, tuple[str, int | None]]:
     """Per provider, its index behind ``alias`` and that index's document count."""
     return {i.provider: (i.name, i.count) for i in _physical(index, alias) if i.aliased and i.provider}
 
@@ -139,7 +139,7 @@ def hub_overview(storage: Storage, index: SearchIndex, alias: str, engine, regis
     return _overview(storage, registry, now, days, live_counts(index, alias), review_states(engine))
 
 
-def _overview(storage: Storage, registry: Registry, now: datetime, days: int, live: dict[str, tuple[str, int]],
+def _overview(storage: Storage, registry: Registry, now: datetime, days: int, live: dict[str, tuple[str, int | None]],
               states: dict[str, str]) -> HubOverview:
     return build_overview(storage, registry, now, days, live_in_index=lambda p: live.get(p, (None, None))[1],
                           review_state=states.get)

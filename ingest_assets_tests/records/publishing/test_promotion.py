@@ -15,6 +15,7 @@ from ingest_assets.records.indexing.embedded_index import EmbeddedSearchIndex
 from ingest_assets.records.publishing import gates
 from ingest_assets.records.publishing.candidates import build_candidate
 from ingest_assets.records.publishing.review import Ledger
+from ingest_assets.records.publishing.status import index_status
 from ingest_assets.records.publishing.journal import Journal
 from ingest_assets.records.publishing.takedowns import Target
 from ingest_assets.storage import LocalStorage
@@ -152,6 +153,47 @@ def test_a_candidate_whose_index_was_replaced_meanwhile_is_refused(publisher, se
     assert not queryable.passed and queryable.evidence["alias_points_at"] == [fast.candidate.name]
     assert f"{slow.base}, which {slow.name} would replace, is no longer behind" in queryable.description
     assert "another publish or a rollback moved the alias" in queryable.remediation
+
+
+class DiskFault(EmbeddedSearchIndex):
+    """An embedded index whose candidate file is overwritten just before its health is judged (a disk fault
+    injected on cue; the verdict is SQLite's own ``quick_check``)."""
+
+    def health(self, index):
+        (self.directory / f"{index}.sqlite3").write_bytes(b"not a database any more " * 400)
+        return super().health(index)
+
+
+RED = {"cluster_name": "ingest-test", "status": "red", "timed_out": True, "number_of_nodes": 1,
+       "number_of_data_nodes": 1, "active_primary_shards": 0, "active_shards": 0, "relocating_shards": 0,
+       "initializing_shards": 0, "unassigned_shards": 2, "unassigned_primary_shards": 1, "delayed_unassigned_shards": 0,
+       "number_of_pending_tasks": 0, "number_of_in_flight_fetch": 0, "task_max_waiting_in_queue_millis": 0,
+       "active_shards_percent_as_number": 0.0}
+
+
+def test_a_candidate_the_cluster_cannot_serve_is_refused(es, publisher, search, storage, clock):
+    first = publish(publisher, storage, "demo", DAY1, documents("demo", range(1, 11)))
+    if isinstance(search, EmbeddedSearchIndex):
+        publisher.index = DiskFault(search.directory, clock=clock)
+    else:  # its primary unassigned: the wait for yellow times out (408) with the figures as they are
+        es.fail_next("GET", r"/_cluster/health/dpla-map4-demo-\d+", 408, RED)
+
+    refused = publish(publisher, storage, "demo", DAY2, documents("demo", range(1, 12)))
+
+    health = {r.gate: r for r in refused.results}["index_health"]
+    assert not health.passed and not refused.promoted and health.evidence["status"] == "red"
+    assert f"{refused.candidate.name} cannot serve: status red" == health.description
+    assert "fix the cluster, then publish again" in health.remediation
+    failed = {r.gate: r for r in refused.results if not r.passed}
+    if isinstance(search, EmbeddedSearchIndex):  # the damaged file answers no lookup either: a typed refusal
+        assert list(failed) == ["index_health", "index_fields"]
+        assert "index_fields could not be judged: search index file cannot be read" in failed["index_fields"].description
+    else:
+        assert list(failed) == ["index_health"]
+    kept = {e.name: e for e in index_status(search, publisher.journal, ALIAS).providers["demo"]}[refused.candidate.name]
+    assert kept.role == "refused"  # kept for inspection, listed even when its file no longer reads (no count)
+    assert kept.count == (None if isinstance(search, EmbeddedSearchIndex) else 11)
+    assert live(search, "demo") == [first.candidate.name] and search.count(ALIAS) == 10  # the previous one serves
 
 
 def test_rollback_flips_back_in_one_action_and_forward_again(publisher, search, storage, engine):
