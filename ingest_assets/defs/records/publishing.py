@@ -57,14 +57,16 @@ class PublishingResource(dg.ConfigurableResource):
     tolerance: float = 0.02
     retain: int = 2
     smtp_url: str | None = None  # None: reports are not mailed
+    smtp_password: str | None = None  # INGEST_SMTP_PASSWORD, bound as an EnvVar (the UI shows its name, not its value)
     sender: str = "ingest-assets@localhost"
     ui_url: str = "http://127.0.0.1:3000"
 
     @classmethod
     def from_settings(cls, settings: Settings, sql: SqlResource) -> "PublishingResource":
         return cls(sql=sql, tolerance=settings.index_count_tolerance, retain=settings.index_retain,
-                   smtp_url=settings.smtp_url if settings.smtp_given else None, sender=settings.notify_from,
-                   ui_url=settings.ui_url)
+                   smtp_url=settings.smtp_url if settings.smtp_given else None,
+                   smtp_password=dg.EnvVar("INGEST_SMTP_PASSWORD") if settings.secret("INGEST_SMTP_PASSWORD") else None,
+                   sender=settings.notify_from, ui_url=settings.ui_url)
 
     def engine(self):
         return self.sql.get_client()
@@ -88,7 +90,7 @@ class PublishingResource(dg.ConfigurableResource):
 
         if self.smtp_url is None:
             return None
-        return Mail(self.smtp_url, Settings.current().secret("INGEST_SMTP_PASSWORD"), self.sender, self.ui_url)
+        return Mail(self.smtp_url, self.smtp_password, self.sender, self.ui_url)
 
     def failed(self, storage: StorageResource, provider: str, days: tuple, message: str, context) -> None:
         """Keep a refusal as the provider's last failure, with all it has to say (the failure sensor keeps it)."""
