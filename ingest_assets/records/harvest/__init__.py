@@ -12,6 +12,9 @@ page or file and URL; a bad record is skipped, counted and kept in ``run.stats.e
 A paged harvest (OAI-PMH, JSON API) that failed is resumed by the next run of the same request: it
 re-yields the records of the pages before the failure from the checkpoint's spool, then fetches the rest
 (see :mod:`.progress`), so each run's records are the whole list.
+
+Each harvest type is a :class:`~.base.Harvester` subclass named in :data:`HARVESTERS` for its block's ``type``
+(adding a type: its registry block in :mod:`ingest_assets.core.registry`, its class, its line here).
 """
 
 from __future__ import annotations
@@ -19,23 +22,22 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 from datetime import datetime
+from importlib import import_module
 
 from ingest_assets.core.http import HttpClient
-from ingest_assets.records.harvest.api import ApiHarvester
+from ingest_assets.core.registry import HarvestBlock, ProviderEntry
+from ingest_assets.records.harvest.base import HarvestContext, Harvester
 from ingest_assets.records.harvest.checkpoint import Checkpoint, StorageCheckpoint
-from ingest_assets.records.harvest.files import FileHarvester
-from ingest_assets.records.harvest.oai import OaiHarvester
 from ingest_assets.records.harvest.original import (
     MIMETYPE_SYMBOLS,
     HarvestStats,
-    ingest_date,
     mimetype_from_symbol,
     mimetype_symbol,
 )
 from ingest_assets.records.harvest.requests import REQUEST_LOG, RequestLog
-from ingest_assets.core.registry import ApiHarvest, FileHarvest, HarvestBlock, OaiHarvest, ProviderEntry, ResourceSyncHarvest
 
 __all__ = [
+    "HARVESTERS",
     "MIMETYPE_SYMBOLS",
     "Checkpoint",
     "HarvestRun",
@@ -44,9 +46,25 @@ __all__ = [
     "RequestLog",
     "StorageCheckpoint",
     "harvest_records",
+    "harvester_class",
     "mimetype_from_symbol",
     "mimetype_symbol",
 ]
+
+# harvest block ``type`` -> "module:class" below this package (imported when a harvest of that type runs:
+# resync, for one, loads with the first ResourceSync harvest, not with the code location)
+HARVESTERS = {
+    "oai": "oai:OaiHarvester",
+    "api": "api:ApiHarvester",
+    "file": "files:FileHarvester",
+    "resourcesync": "resourcesync:ResourceSyncHarvester",
+}
+
+
+def harvester_class(kind: str) -> type[Harvester]:
+    """The :class:`Harvester` of the harvest type ``kind`` (a block's ``type``)."""
+    module, name = HARVESTERS[kind].split(":")
+    return getattr(import_module(f"{__name__}.{module}"), name)
 
 
 class HarvestRun(Iterator[dict]):
@@ -97,23 +115,6 @@ def harvest_records(
         http = copy.copy(http)
         http.allow_private = config.allow_private
     stats, requests = HarvestStats(provider.name), RequestLog()
-    ts = ingest_date(started)
-    if isinstance(config, OaiHarvest):
-        harvester = OaiHarvester(
-            provider.name, config, ingest_ts=ts, window=window, http=http, checkpoint=checkpoint, stats=stats,
-            requests=requests,
-        )
-    elif isinstance(config, ResourceSyncHarvest):
-        from ingest_assets.records.harvest.resourcesync import ResourceSyncHarvester  # resync loads when used
-
-        harvester = ResourceSyncHarvester(
-            provider.name, config, ingest_ts=ts, started=started, incremental=window is not None, http=http,
-            checkpoint=checkpoint, stats=stats, requests=requests,
-        )
-    elif isinstance(config, ApiHarvest):
-        harvester = ApiHarvester(provider.name, config, ingest_ts=ts, http=http, checkpoint=checkpoint, stats=stats,
-                                 requests=requests)
-    else:
-        assert isinstance(config, FileHarvest)
-        harvester = FileHarvester(provider.name, config, ingest_ts=ts, http=http, stats=stats, requests=requests)
+    context = HarvestContext(started, window, http, checkpoint, stats, requests)
+    harvester = harvester_class(config.type)(provider.name, config, context)
     return HarvestRun(harvester.records(), stats, config, requests)

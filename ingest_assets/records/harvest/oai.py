@@ -49,12 +49,11 @@ from datetime import datetime, timedelta, timezone
 from lxml import etree
 
 from ingest_assets.core.errors import FetchError, IngestError, LimitError, ParseError, ValidationError, context
-from ingest_assets.core.http import HttpClient, HttpResponse
-from ingest_assets.records.harvest.checkpoint import Checkpoint
+from ingest_assets.core.http import HttpResponse
 from ingest_assets.core.registry import OaiHarvest
-from ingest_assets.records.harvest.original import HarvestStats, original_record
+from ingest_assets.records.harvest.base import Harvester
+from ingest_assets.records.harvest.original import original_record
 from ingest_assets.records.harvest.progress import Progress
-from ingest_assets.records.harvest.requests import RequestLog
 from ingest_assets.core.xml_input import UnresolvedEntity, UnsafeXML, parse_xml, standalone
 
 log = logging.getLogger(__name__)
@@ -70,34 +69,15 @@ def _q(name: str) -> str:
     return f"{{{OAI}}}{name}"
 
 
-class OaiHarvester:
-    def __init__(
-        self,
-        provider: str,
-        config: OaiHarvest,
-        *,
-        ingest_ts: int,
-        window: tuple[datetime, datetime] | None,
-        http: HttpClient,
-        checkpoint: Checkpoint,
-        stats: HarvestStats,
-        requests: RequestLog,
-    ):
-        self.provider, self.config, self.ingest_ts = provider, config, ingest_ts
-        self.window, self.http, self.checkpoint, self.stats = window, http, checkpoint, stats
-        self.requests = requests
+class OaiHarvester(Harvester):
+    config: OaiHarvest
 
     def records(self) -> Iterator[dict]:
         request = self.list_request()
-        progress = Progress(
-            self.provider, self.checkpoint, "oai", request, "position", stats=self.stats, ingest_ts=self.ingest_ts,
-            bounds=self.config.bounds,
-        )
+        progress = self.progress("oai", request, "position")
         sets = request.get("sets") or [None]
         try:
-            position = yield from progress.resume()
-            if self.stats.resumed:
-                self.requests.spooled(self.stats.pages, range(self.stats.records))
+            position = yield from self.resume(progress)
             if position and position.get("set") not in sets:
                 raise IngestError(
                     f"the harvest checkpoint is at set {position.get('set')!r}, not one of {sets}; clear it to restart",

@@ -39,12 +39,11 @@ from resync.sitemap import RS_NS, Sitemap, SitemapIndexError, SitemapParseError
 
 from ingest_assets.core import json_input
 from ingest_assets.core.errors import IngestError, LimitError, ParseError, ValidationError, context
-from ingest_assets.core.http import HttpClient, HttpResponse
-from ingest_assets.records.harvest.checkpoint import Checkpoint
-from ingest_assets.records.harvest.original import HarvestStats, original_record
-from ingest_assets.records.harvest.progress import Progress
-from ingest_assets.records.harvest.requests import RequestLog
+from ingest_assets.core.http import HttpResponse
 from ingest_assets.core.registry import ResourceSyncHarvest
+from ingest_assets.records.harvest.base import HarvestContext, Harvester
+from ingest_assets.records.harvest.original import original_record
+from ingest_assets.records.harvest.progress import Progress
 from ingest_assets.core.xml_input import UnsafeXML, parse_xml, standalone
 
 PAGE_SIZE = 100  # resources per spooled page
@@ -63,24 +62,13 @@ class _Sitemap(Sitemap):
         return resource
 
 
-class ResourceSyncHarvester:
-    def __init__(
-        self,
-        provider: str,
-        config: ResourceSyncHarvest,
-        *,
-        ingest_ts: int,
-        started: datetime,
-        incremental: bool,
-        http: HttpClient,
-        checkpoint: Checkpoint,
-        stats: HarvestStats,
-        requests: RequestLog,
-    ):
-        self.provider, self.config, self.ingest_ts, self.incremental = provider, config, ingest_ts, incremental
-        self.requests = requests
-        self.started = started.astimezone(timezone.utc).isoformat()
-        self.http, self.checkpoint, self.stats = http, checkpoint, stats
+class ResourceSyncHarvester(Harvester):
+    config: ResourceSyncHarvest
+
+    def __init__(self, provider: str, config: ResourceSyncHarvest, context: HarvestContext):
+        super().__init__(provider, config, context)
+        self.incremental = context.window is not None
+        self.started = context.started.astimezone(timezone.utc).isoformat()
         self.deadline = time.monotonic() + config.bounds.max_minutes * 60
         self.sitemaps = 0
 
@@ -103,14 +91,9 @@ class ResourceSyncHarvester:
             resources = self.listed(resource_list, capabilities["resourcelist"])
             newest = resource_list.md_at or self.started
             self.stats.note(f"baseline from the Resource List {capabilities['resourcelist']} (at {resource_list.md_at})")
-        progress = Progress(
-            self.provider, self.checkpoint, "resourcesync", request, "done", stats=self.stats,
-            ingest_ts=self.ingest_ts, bounds=self.config.bounds,
-        )
+        progress = self.progress("resourcesync", request, "done")
         try:
-            done = (yield from progress.resume()) or 0
-            if self.stats.resumed:
-                self.requests.spooled(self.stats.pages, range(self.stats.records))
+            done = (yield from self.resume(progress)) or 0
             page: list[Resource] = []
             for number, resource in enumerate(resources, 1):
                 if number > self.config.max_resources:
