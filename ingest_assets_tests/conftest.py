@@ -17,6 +17,7 @@ import pytest
 
 from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
+from ingest_assets_tests.support.replay import Replay
 
 # slow or server-heavy groups a developer can deselect: pytest -m "not browser and not spark"
 GROUPS = {
@@ -177,3 +178,15 @@ def http_server() -> Iterator[Callable[..., str]]:
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def replay_source(http_server, shared_fixtures) -> Callable[[str], Replay]:
+    """``replay_source("pucrio")`` -> a :class:`Replay` of ``../shared/fixtures/replays/pucrio`` on 127.0.0.1."""
+
+    def start(name: str) -> Replay:
+        app = Replay(shared_fixtures / "replays" / name)
+        app.base = http_server(app=app)
+        return app
+
+    return start

@@ -25,7 +25,7 @@ from datetime import datetime
 from importlib import import_module
 
 from ingest_assets.core.http import HttpClient
-from ingest_assets.core.registry import HarvestBlock, ProviderEntry
+from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.harvest.base import HarvestContext, Harvester
 from ingest_assets.records.harvest.checkpoint import Checkpoint, StorageCheckpoint
 from ingest_assets.records.harvest.original import (
@@ -68,10 +68,16 @@ def harvester_class(kind: str) -> type[Harvester]:
 
 
 class HarvestRun(Iterator[dict]):
-    """The records of one harvest (an iterator) plus its :class:`HarvestStats` and :class:`RequestLog`."""
+    """The records of one harvest (an iterator) plus its :class:`HarvestStats`, :class:`RequestLog` and mode."""
 
-    def __init__(self, records: Iterator[dict], stats: HarvestStats, config: HarvestBlock, requests: RequestLog):
-        self._records, self.stats, self.config, self.requests = records, stats, config, requests
+    def __init__(self, harvester: Harvester):
+        self.harvester, self._records = harvester, harvester.records()
+        self.stats, self.config, self.requests = harvester.stats, harvester.config, harvester.requests
+
+    @property
+    def mode(self) -> str:
+        """``full`` or ``incremental`` (:attr:`Harvester.mode`; settled once the run is exhausted)."""
+        return self.harvester.mode
 
     def __next__(self) -> dict:
         return next(self._records)
@@ -104,9 +110,9 @@ def harvest_records(
 
     ``started`` (aware) is every record's ``ingestDate``; ``window`` (aware, half-open) restricts an OAI-PMH
     harvest to records changed in it (ignored when the block says ``full: true``, and by API and file
-    harvests: they have no standard date filter); a ResourceSync harvest with a window takes the changes
-    since its last run, without one a baseline. The block's ``allow_private`` decides whether ``http``
-    may reach loopback/private addresses.
+    harvests: they have no standard date filter, so they always fetch the whole source); a ResourceSync
+    harvest with a window takes the changes since its last run, without one a baseline. ``run.mode`` says
+    which it was. The block's ``allow_private`` decides whether ``http`` may reach loopback/private addresses.
     """
     config = provider.require("harvest")
     if config.full:
@@ -116,5 +122,4 @@ def harvest_records(
         http.allow_private = config.allow_private
     stats, requests = HarvestStats(provider.name), RequestLog()
     context = HarvestContext(started, window, http, checkpoint, stats, requests)
-    harvester = harvester_class(config.type)(provider.name, config, context)
-    return HarvestRun(harvester.records(), stats, config, requests)
+    return HarvestRun(harvester_class(config.type)(provider.name, config, context))

@@ -20,6 +20,8 @@ from ingest_assets.records.harvest.original import HarvestStats, ingest_date
 from ingest_assets.records.harvest.progress import Progress
 from ingest_assets.records.harvest.requests import RequestLog
 
+FULL, INCREMENTAL = "full", "incremental"  # a harvest output's ``Summary mode``
+
 
 @dataclass(frozen=True)
 class HarvestContext:
@@ -52,6 +54,13 @@ class Harvester(ABC):
     @abstractmethod
     def records(self) -> Iterator[dict]:
         """The harvest's OriginalRecord dicts, lazily (nothing is fetched before the first is asked for)."""
+
+    @property
+    def mode(self) -> str:
+        """:data:`FULL` when the run fetched the whole source (the state of the source, which the count-drop gate
+        compares and a snapshot walks back to), :data:`INCREMENTAL` when it fetched changes only. A type that
+        has no way to ask for changes only fetches everything: full."""
+        return FULL
 
     def progress(self, kind: str, request: dict, position_key: str) -> Progress:
         """The :class:`Progress` of this run through the list ``request`` (``close()`` it when the run ends)."""

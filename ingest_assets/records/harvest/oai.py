@@ -51,7 +51,7 @@ from lxml import etree
 from ingest_assets.core.errors import FetchError, IngestError, LimitError, ParseError, ValidationError, context
 from ingest_assets.core.http import HttpResponse
 from ingest_assets.core.registry import OaiHarvest
-from ingest_assets.records.harvest.base import Harvester
+from ingest_assets.records.harvest.base import FULL, INCREMENTAL, Harvester
 from ingest_assets.records.harvest.original import original_record
 from ingest_assets.records.harvest.progress import Progress
 from ingest_assets.core.xml_input import UnresolvedEntity, UnsafeXML, parse_xml, standalone
@@ -71,6 +71,11 @@ def _q(name: str) -> str:
 
 class OaiHarvester(Harvester):
     config: OaiHarvest
+
+    @property
+    def mode(self) -> str:
+        """Incremental when the lists are limited to a window (from/until), else full."""
+        return FULL if self.window is None else INCREMENTAL
 
     def records(self) -> Iterator[dict]:
         request = self.list_request()
