@@ -8,8 +8,8 @@
   Turtle (by the list's ``type``, else the response's Content-Type). Content whose length, md5 or sha-256
   differs from the list's, that cannot be fetched or is another type is a counted record error.
   A ``deleted`` change is a deleted record whose document is ``{"uri", "change", "datetime"}``.
-* Baseline (a full harvest, or no increment state yet): every resource of the Resource List (or of its
-  index's lists). Increment: every change of the Change Lists (or of the index's lists not ended before
+* Baseline (a full harvest, or no increment state yet; its mode is ``full``): every resource of the Resource List (or of its
+  index's lists). Increment (mode ``incremental``): every change of the Change Lists (or of the index's lists not ended before
   ``since``) with ``since < datetime <= until``, folded to each URI's newest change. The run keeps, in the
   provider's state (``harvest-state-resourcesync.json``), the Capability List and ``since``: the
   Resource List's ``at`` after a baseline, the newest change datetime processed after an increment. So a
@@ -41,7 +41,7 @@ from ingest_assets.core import json_input
 from ingest_assets.core.errors import IngestError, LimitError, ParseError, ValidationError, context
 from ingest_assets.core.http import HttpResponse
 from ingest_assets.core.registry import ResourceSyncHarvest
-from ingest_assets.records.harvest.base import HarvestContext, Harvester
+from ingest_assets.records.harvest.base import FULL, INCREMENTAL, HarvestContext, Harvester
 from ingest_assets.records.harvest.original import original_record
 from ingest_assets.records.harvest.progress import Progress
 from ingest_assets.core.xml_input import UnsafeXML, parse_xml, standalone
@@ -71,6 +71,12 @@ class ResourceSyncHarvester(Harvester):
         self.started = context.started.astimezone(timezone.utc).isoformat()
         self.deadline = time.monotonic() + config.bounds.max_minutes * 60
         self.sitemaps = 0
+        self.baseline = True  # until records() finds increment state to go on from
+
+    @property
+    def mode(self) -> str:
+        """A baseline (the whole Resource List) is a full harvest, an increment (changes since) is not."""
+        return FULL if self.baseline else INCREMENTAL
 
     def records(self) -> Iterator[dict]:
         capabilities, capability_list = self.capabilities()
@@ -79,6 +85,7 @@ class ResourceSyncHarvester(Harvester):
         if since and "changelist" not in capabilities:
             self.stats.note(f"{capability_list} names no Change List; taking a new baseline")
             since = None
+        self.baseline = not since
         if since:
             request = {"capability_list": capability_list, "since": since, "until": self.until(capability_list, since)}
             resources = self.changes(capabilities["changelist"], since, request["until"])
