@@ -48,6 +48,7 @@ from ingest_assets.core.xml_input import UnsafeXML, parse_xml, standalone
 
 PAGE_SIZE = 100  # resources per spooled page
 STATE = "resourcesync"
+MULTIPLE_MD = "Found multiple (%d) <rs:md> elements for %s"  # resync raises it with its arguments unformatted
 
 
 class _Sitemap(Sitemap):
@@ -224,7 +225,14 @@ class ResourceSyncHarvester(Harvester):
             root, _removed = parse_xml(response.content)
             reader = _Sitemap()
             document = reader.parse_xml(etree=etree.ElementTree(root), capability=capability, sitemapindex=index)
-        except (etree.XMLSyntaxError, UnsafeXML, SitemapParseError, SitemapIndexError, ValueError) as exc:
+        except SitemapParseError as exc:
+            if exc.args[:1] == (MULTIPLE_MD,):
+                count, loc = exc.args[1]
+                raise ParseError(f"the <url> of {loc} has {count} <rs:md> elements; ResourceSync allows one per <url>",
+                                 provider=self.provider, file=response.url, record=loc) from exc
+            raise ParseError(f"not a ResourceSync sitemap: {_in_words(exc)}", provider=self.provider,
+                             file=response.url) from exc
+        except (etree.XMLSyntaxError, UnsafeXML, SitemapIndexError, ValueError) as exc:
             raise ParseError(f"not a ResourceSync sitemap: {exc}", provider=self.provider, file=response.url) from exc
         document.parsed_index = reader.parsed_index
         return document
@@ -273,6 +281,16 @@ class ResourceSyncHarvester(Harvester):
             if listed and hashlib.new(name, content).hexdigest() != listed.lower():
                 raise ValidationError(f"{name} mismatch: the list gives {listed}, the content has "
                                       f"{hashlib.new(name, content).hexdigest()}", file=response.url)
+
+
+def _in_words(exc: SitemapParseError) -> str:
+    """resync's message, formatted where resync left the format and its arguments apart."""
+    if len(exc.args) == 2 and isinstance(exc.args[1], tuple):
+        try:
+            return exc.args[0] % exc.args[1]
+        except (TypeError, ValueError):
+            pass
+    return str(exc)
 
 
 def _moment(value: str) -> datetime:

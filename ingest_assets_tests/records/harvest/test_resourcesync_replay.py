@@ -1,5 +1,6 @@
 """A ResourceSync source as recorded (``replays/resourcesync``: a ``.well-known`` Source Description, Resource and
-Change List indexes, JSON items), replayed whole on 127.0.0.1: a baseline, then increments."""
+Change List indexes, JSON items), replayed whole on 127.0.0.1: a baseline, then increments, and a Change List with two ``rs:md`` per
+``<url>``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from ingest_assets.core.errors import ParseError
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
@@ -58,3 +60,14 @@ def test_a_baseline_is_full_and_an_increment_incremental(source, harvest):
     increment = harvest(source, window=DAY)
     assert [r["id"] for r in increment] == [f"{source.base}/api/items/{n}" for n in (1, 2, 3)]
     assert increment.mode == "incremental"
+
+
+def test_two_rs_md_on_one_url_is_said_in_words(source, harvest):
+    list(harvest(source))
+    source.changes("changelist-two-md.xml")
+    with pytest.raises(ParseError) as error:
+        list(harvest(source, window=DAY))
+    assert error.value.message == (f"the <url> of {source.base}/api/items/1 has 2 <rs:md> elements; ResourceSync "
+                                   "allows one per <url>")
+    assert error.value.file == f"{source.base}/resourcesync/changelist_000000.xml"
+    assert error.value.record == f"{source.base}/api/items/1"
