@@ -297,6 +297,7 @@ class ResourceSyncHarvest(_Harvest):
     max_list_bytes: Positive = 64 * MiB  # one sitemap (list or index)
     max_resource_bytes: Positive = 64 * MiB
     max_resources: Positive = 1_000_000  # per run
+    max_attempts: Positive = 5  # runs that try a resource whose fetch or check failed before it is given up
     bounds: PageBounds = Field(default_factory=PageBounds)  # max_pages: sitemaps fetched per run
 
 

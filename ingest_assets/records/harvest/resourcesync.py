@@ -8,19 +8,26 @@
   Turtle (by the list's ``type``, else the response's Content-Type). Content whose length, md5 or sha-256
   differs from the list's, that cannot be fetched or is another type is a counted record error.
   A ``deleted`` change is a deleted record whose document is ``{"uri", "change", "datetime"}``.
-* Baseline (a full harvest, or no increment state yet; its mode is ``full``): every resource of the Resource List (or of its
-  index's lists). Increment (mode ``incremental``): every change of the Change Lists (or of the index's lists not ended before
-  ``since``) with ``since < datetime <= until``, folded to each URI's newest change. The run keeps, in the
-  provider's state (``harvest-state-resourcesync.json``), the Capability List and ``since``: the
-  Resource List's ``at`` after a baseline, the newest change datetime processed after an increment. So a
-  day's run takes the changes since the last complete run.
+* Baseline (a full harvest, or no increment state yet; its mode is ``full``): every resource of the Resource
+  List (or of its index's lists). Increment (mode ``incremental``): every change of the Change Lists (or of
+  the index's lists not ended before ``since``) with ``since < time <= until``, folded to each URI's newest
+  change; a change's time is its ``rs:md datetime``, else its ``<lastmod>`` (ResourceSync 1.0 Change Lists
+  have no ``datetime``). The run keeps, in the provider's state (``harvest-state-resourcesync.json``), the
+  Capability List, ``since`` (the Resource List's ``at`` after a baseline, the newest change time processed
+  after an increment) and ``retry``: the resources this run could not fetch or whose content was not the
+  listed one. The next increment tries those again (unless a newer change of the URI replaces them) until one
+  succeeds or has failed on ``max_attempts`` runs, when the harvest log says it was given up and why. So a
+  day's run takes the changes since the last complete run, and a failed fetch is never skipped silently.
+* A harvest in which every resource failed (none became a record) raises an :class:`IngestError` after
+  keeping its state (retryable when every failure was), so it never passes as an empty success.
 
 Checkpoint and spool follow :mod:`.progress`: the resources are taken in list order in pages of
 :data:`PAGE_SIZE`; the checkpoint's request is ``{"capability_list", "resource_list_at"}`` (baseline) or
 ``{"capability_list", "since", "until"}`` (increment, ``until`` kept from the run that failed), its
-position the number of resources done. The request log (:mod:`.requests`) has a line per sitemap (page 0)
-and per resource (its page; a deletion's line has the resource URI and no status). Bounds: sitemaps fetched (``bounds.max_pages``), time
-(``bounds.max_minutes``) and resources (``max_resources``).
+position the number of resources done (the failures so far ride along, for the retry list). The request log
+(:mod:`.requests`) has a line per sitemap (page 0) and per resource (its page; a deletion's line has the
+resource URI and no status). Bounds: sitemaps fetched (``bounds.max_pages``), time (``bounds.max_minutes``)
+and resources (``max_resources``).
 """
 
 from __future__ import annotations
@@ -73,6 +80,7 @@ class ResourceSyncHarvester(Harvester):
         self.deadline = time.monotonic() + config.bounds.max_minutes * 60
         self.sitemaps = 0
         self.baseline = True  # until records() finds increment state to go on from
+        self.failed: dict[str, dict] = {}  # uri -> the resource that failed in this run, and why
 
     @property
     def mode(self) -> str:
@@ -82,15 +90,17 @@ class ResourceSyncHarvester(Harvester):
     def records(self) -> Iterator[dict]:
         capabilities, capability_list = self.capabilities()
         kept = self.checkpoint.load_state(STATE) or {}
-        since = kept.get("since") if self.incremental and kept.get("capability_list") == capability_list else None
+        ours = kept.get("capability_list") == capability_list
+        since = kept.get("since") if self.incremental and ours else None
         if since and "changelist" not in capabilities:
             self.stats.note(f"{capability_list} names no Change List; taking a new baseline")
             since = None
         self.baseline = not since
+        retry = {entry["uri"]: entry for entry in kept.get("retry", [])} if since else {}
         if since:
             request = {"capability_list": capability_list, "since": since, "until": self.until(capability_list, since)}
-            resources = self.changes(capabilities["changelist"], since, request["until"])
-            newest = since
+            resources = self.changes(capabilities["changelist"], since, request["until"], retry)
+            newest = self.as_of = since
         else:
             if "resourcelist" not in capabilities:
                 raise ValidationError(f"Capability List {capability_list} names no Resource List", provider=self.provider)
@@ -98,30 +108,55 @@ class ResourceSyncHarvester(Harvester):
             request = {"capability_list": capability_list, "resource_list_at": resource_list.md_at}
             resources = self.listed(resource_list, capabilities["resourcelist"])
             newest = resource_list.md_at or self.started
+            self.as_of = newest
             self.stats.note(f"baseline from the Resource List {capabilities['resourcelist']} (at {resource_list.md_at})")
         progress = self.progress("resourcesync", request, "done")
         try:
             done = (yield from self.resume(progress)) or 0
+            self.failed = dict(progress.extra.get("failed", {}))  # a resumed run's failures on its spooled pages
             page: list[Resource] = []
             for number, resource in enumerate(resources, 1):
                 if number > self.config.max_resources:
                     raise LimitError(f"the lists name more than {self.config.max_resources} resources; raise "
                                      "harvest.max_resources if the source is right", provider=self.provider)
-                if since and _moment(resource.datetime) > _moment(newest):
-                    newest = resource.datetime
+                if since and _moment(_when(resource)) > _moment(newest):
+                    newest = _when(resource)
                 if number > done:
                     page.append(resource)
                 if len(page) == PAGE_SIZE:
                     yield from self.page(progress, page)
-                    progress.save(self.stats.pages, number, capability_list)
+                    progress.save(self.stats.pages, number, capability_list, {"failed": self.failed})
                     page = []
             if page:
                 yield from self.page(progress, page)
             progress.finish()
         finally:
             progress.close()
-        self.checkpoint.save_state(STATE, {"capability_list": capability_list, "since": newest})
+        self.checkpoint.save_state(STATE, {"capability_list": capability_list, "since": newest,
+                                           "retry": self.retries(retry)})
         self.stats.note(f"next increment: changes after {newest}")
+        if self.stats.failed and not self.stats.records:
+            errors = self.stats.errors
+            raise IngestError(
+                f"every one of the {self.stats.failed} resources of this harvest failed (first: {errors[0]}); "
+                "they are tried again next run", provider=self.provider, file=capability_list,
+                retryable=all(error.retryable for error in errors),
+            )
+
+    def retries(self, earlier: dict[str, dict]) -> list[dict]:
+        """This run's failed resources, to be tried again by the next increment (oldest first); one failed on its
+        ``max_attempts``-th run is given up, the harvest log saying why."""
+        kept = []
+        for uri, entry in self.failed.items():
+            attempts = earlier.get(uri, {}).get("attempts", 0) + 1
+            if attempts >= self.config.max_attempts:
+                self.stats.note(f"gave up on {uri} ({entry['change']} at {entry['datetime']}) after {attempts} "
+                                f"attempts: {entry['error']}")
+            else:
+                kept.append({**entry, "attempts": attempts})
+        if kept:
+            self.stats.note(f"{len(kept)} failed resources will be tried again by the next increment")
+        return sorted(kept, key=lambda e: (_moment(e["datetime"]), e["uri"]))
 
     def page(self, progress: Progress, resources: list[Resource]) -> Iterator[dict]:
         """One page of resources as records (a Resource List is finite: no page is 'stale')."""
@@ -140,7 +175,7 @@ class ResourceSyncHarvester(Harvester):
             if response is not None:
                 self.requests.response(self.stats.pages, response, None, records)
             elif record:
-                self.requests.request(self.stats.pages, resource.uri, {"change": "deleted"}, None, resource.datetime,
+                self.requests.request(self.stats.pages, resource.uri, {"change": "deleted"}, None, _when(resource),
                                       records)
 
     def capabilities(self) -> tuple[dict[str, str], str]:
@@ -179,8 +214,10 @@ class ResourceSyncHarvester(Harvester):
             part_url = urljoin(url, component.uri)
             yield from self.absolute(self.sitemap(part_url, document.capability, index=False), part_url)
 
-    def changes(self, url: str, since: str, until: str) -> Iterator[Resource]:
-        """Each URI's newest change with ``since < datetime <= until``, oldest first."""
+    def changes(self, url: str, since: str, until: str, retry: dict[str, dict]) -> Iterator[Resource]:
+        """Each URI's newest change with ``since < time <= until`` (the change's ``datetime``, or its ``lastmod`` as
+        ResourceSync 1.0 sources give it), plus the earlier failures in ``retry`` no newer change replaces,
+        oldest first."""
         after, before = _moment(since), _moment(until)
         document = self.sitemap(url, "changelist")
         if self.parsed_index(document):
@@ -188,21 +225,24 @@ class ResourceSyncHarvester(Harvester):
             lists = [(urljoin(url, c.uri), self.sitemap(urljoin(url, c.uri), "changelist", index=False)) for c in parts]
         else:
             lists = [(url, document)]
-        newest: dict[str, Resource] = {}
+        earlier = {uri: _resource(entry) for uri, entry in retry.items()}
+        newest: dict[str, Resource] = dict(earlier)
         for list_url, changes in lists:
             for change in self.absolute(changes, list_url):
-                if not change.datetime:
-                    self.stats.record_error(ValidationError("change has no datetime", provider=self.provider,
-                                                            file=list_url, record=change.uri))
-                elif after < _moment(change.datetime) <= before and (
-                        change.uri not in newest or _moment(newest[change.uri].datetime) <= _moment(change.datetime)):
+                when = _when(change)
+                if not when:
+                    self.stats.record_error(ValidationError("change has neither datetime nor lastmod",
+                                                            provider=self.provider, file=list_url, record=change.uri))
+                elif after < _moment(when) <= before and (
+                        change.uri not in newest or _moment(_when(newest[change.uri])) <= _moment(when)):
                     newest[change.uri] = change
                     if len(newest) > self.config.max_resources:
                         raise LimitError(f"the Change Lists name more than {self.config.max_resources} resources",
                                          provider=self.provider, file=list_url)
+        again = sum(newest[uri] is resource for uri, resource in earlier.items())
         self.stats.note(f"increment of {len(newest)} resources changed after {since} until {until} "
-                        f"({len(lists)} Change Lists)")
-        return iter(sorted(newest.values(), key=lambda r: (_moment(r.datetime), r.uri)))
+                        f"({len(lists)} Change Lists; {again} failed before and tried again)")
+        return iter(sorted(newest.values(), key=lambda r: (_moment(_when(r)), r.uri)))
 
     def absolute(self, document: ResourceContainer, url: str) -> Iterator[Resource]:
         for resource in document:
@@ -238,23 +278,30 @@ class ResourceSyncHarvester(Harvester):
         return document
 
     def record_or_none(self, resource: Resource) -> tuple[dict | None, HttpResponse | None]:
-        """The resource's record (None when it is a counted record error) and the response it came from."""
-        uri, response = resource.uri, None
+        """The resource's record (None when it is a counted record error) and the response it came from.
+
+        A resource that could not be fetched, or whose content is not what the list says (yet: a source may
+        update the content before its lists), is kept for the next run to try again; one that was received as
+        listed but is no record (another type, unreadable) is not: only a new change of it can mend that."""
+        uri, response, received = resource.uri, None, False
         try:
             if resource.change == "deleted":
-                document = json.dumps({"uri": uri, "change": "deleted", "datetime": resource.datetime})
+                document = json.dumps({"uri": uri, "change": "deleted", "datetime": _when(resource)})
                 return original_record(self.provider, uri, self.ingest_ts, document, "application/json", True), None
             with context(provider=self.provider, record=uri):
                 response = self.http.get(uri, max_bytes=self.config.max_resource_bytes)
+            self.verify(resource, response)
+            received = True
             return self.record(resource, response), response
         except IngestError as exc:
             self.stats.record_error(exc.add_context(provider=self.provider, record=uri))
+            if not received:
+                self.failed[uri] = {**_entry(resource, self.as_of), "error": str(exc)}
             return None, response
 
     def record(self, resource: Resource, response: HttpResponse) -> dict:
-        """The OriginalRecord of a fetched resource (a ValidationError or ParseError when it is none)."""
+        """The OriginalRecord of a fetched and verified resource (a ValidationError or ParseError when it is none)."""
         uri = resource.uri
-        self.verify(resource, response)
         mimetype = _record_mimetype(resource.mime_type or _header(response, "content-type"))
         try:
             if mimetype == "application/xml":
@@ -291,6 +338,23 @@ def _in_words(exc: SitemapParseError) -> str:
         except (TypeError, ValueError):
             pass
     return str(exc)
+
+
+def _when(resource: Resource) -> str | None:
+    """When a change happened: its ``datetime`` (ResourceSync 1.1), else its ``lastmod`` (1.0 Change Lists)."""
+    return resource.datetime or resource.lastmod
+
+
+def _entry(resource: Resource, as_of: str) -> dict:
+    """What the next run needs to fetch and check ``resource`` again (kept in the provider's state); a Resource
+    List entry without ``lastmod`` counts as created at the list's time ``as_of``."""
+    return {"uri": resource.uri, "change": resource.change or "created", "datetime": _when(resource) or as_of,
+            "length": resource.length, "md5": resource.md5, "sha256": resource.sha256, "type": resource.mime_type}
+
+
+def _resource(entry: dict) -> Resource:
+    return Resource(uri=entry["uri"], change=entry["change"], datetime=entry["datetime"], length=entry["length"],
+                    md5=entry["md5"], sha256=entry["sha256"], mime_type=entry["type"])
 
 
 def _moment(value: str) -> datetime:

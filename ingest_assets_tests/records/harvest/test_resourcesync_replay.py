@@ -1,14 +1,15 @@
 """A ResourceSync source as recorded (``replays/resourcesync``: a ``.well-known`` Source Description, Resource and
-Change List indexes, JSON items), replayed whole on 127.0.0.1: a baseline, then increments, and a Change List with two ``rs:md`` per
-``<url>``."""
+Change List indexes, JSON items), replayed whole on 127.0.0.1: Change Lists written the 1.0 way (``<lastmod>``,
+no ``datetime``), with two ``rs:md`` per ``<url>``, and with every change failing."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 
 import pytest
 
-from ingest_assets.core.errors import ParseError
+from ingest_assets.core.errors import IngestError, ParseError
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
@@ -51,15 +52,49 @@ def harvest(tmp_storage):
     return run
 
 
-def test_a_baseline_is_full_and_an_increment_incremental(source, harvest):
+def test_a_baseline_is_full_and_an_increment_of_a_lastmod_change_list_takes_every_change(source, harvest):
     baseline = harvest(source)
     assert [r["id"] for r in baseline] == [f"{source.base}/api/items/1", f"{source.base}/api/items/2"]
     assert baseline.mode == "full"  # the count-drop gate and snapshots compare against it
-    source.changes("changelist-datetime.xml")
+    # item 3's recorded md5 is not the one the source lists: a counted error, kept to be tried again
+    assert baseline.stats.failed == 1 and "md5 mismatch" in str(baseline.stats.errors[0])
+    assert [e["uri"] for e in harvest.checkpoint.load_state("resourcesync")["retry"]] == [f"{source.base}/api/items/3"]
+
+    source.changes("changelist-lastmod.xml")  # <lastmod> only, as ResourceSync 1.0 sources write them
     source.file("/api/items/2", "items/2-revised.json", "application/json")
     increment = harvest(source, window=DAY)
-    assert [r["id"] for r in increment] == [f"{source.base}/api/items/{n}" for n in (1, 2, 3)]
-    assert increment.mode == "incremental"
+    records = {r["id"]: r for r in increment}
+    assert increment.mode == "incremental" and increment.stats.failed == 0
+    assert sorted(records) == [f"{source.base}/api/items/{n}" for n in (1, 2, 3)]
+    assert json.loads(records[f"{source.base}/api/items/2"]["document"])["title"] == "Item two (revised)"
+    deleted = records[f"{source.base}/api/items/3"]  # its deletion replaced the baseline's failed fetch
+    assert deleted["deleted"] and json.loads(deleted["document"])["datetime"] == "2022-11-21T16:21:41Z"
+    state = harvest.checkpoint.load_state("resourcesync")
+    assert state["since"] == "2022-11-21T16:21:41Z" and state["retry"] == []
+
+
+def test_a_harvest_whose_every_change_failed_fails_and_the_failures_are_tried_again(source, harvest):
+    list(harvest(source))  # baseline
+    source.changes("changelist-allfail.xml")  # 1: wrong md5, 2: wrong length, 4: not (yet) on the server
+    failed = harvest(source, window=DAY, max_attempts=2)
+    with pytest.raises(IngestError, match="every one of the 4 resources of this harvest failed") as error:
+        list(failed)
+    assert not error.value.retryable
+    assert "gave up on " + f"{source.base}/api/items/3" in failed.stats.log_text()  # its 2nd run: given up
+    state = harvest.checkpoint.load_state("resourcesync")
+    assert state["since"] == "2022-11-23T16:21:41Z"  # past the changes: they wait in the retry list instead
+    assert [(e["uri"].rsplit("/", 1)[1], e["attempts"]) for e in state["retry"]] == [("1", 1), ("2", 1), ("4", 1)]
+
+    source.file("/api/items/4", "items/1.json", "application/json")  # item 4 appears (the bytes its change lists)
+    retried = harvest(source, window=DAY, max_attempts=2)
+    assert [r["id"] for r in retried] == [f"{source.base}/api/items/4"]
+    log = retried.stats.log_text()
+    assert "3 failed before and tried again" in log
+    for number, reason in (("1", "md5 mismatch"), ("2", "the list gives length 7")):
+        assert f"gave up on {source.base}/api/items/{number} (updated at 2022-11-23T16:21:41Z) after 2 attempts" in log
+        assert reason in log
+    assert harvest.checkpoint.load_state("resourcesync")["retry"] == []
+    assert list(harvest(source, window=DAY)) == []  # nothing left to try, nothing new
 
 
 def test_two_rs_md_on_one_url_is_said_in_words(source, harvest):
