@@ -16,7 +16,8 @@
   attributes) or self-closing token. ``noRecordsMatch`` is an empty list, not an error (on a resumed
   page, where some servers send it once the rest of the list has gone, it ends the list).
 * A page that is not well-formed is repaired only by dropping XML-1.0-illegal control characters
-  (see :mod:`ingest_assets.core.xml_input`); otherwise :class:`ParseError` names the provider, page number and URL.
+  (see :mod:`ingest_assets.core.xml_input`), and the harvest log says which, on which page and where;
+  otherwise :class:`ParseError` names the provider, page number and URL.
   Transport retries and backoff are :class:`HttpClient`'s.
 
 Checkpoint, spool and token policy
@@ -41,7 +42,6 @@ issued in this pass over the list is an error too, never an endless loop.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -56,7 +56,6 @@ from ingest_assets.records.harvest.original import original_record
 from ingest_assets.records.harvest.progress import Progress
 from ingest_assets.core.xml_input import UnresolvedEntity, UnsafeXML, parse_xml, standalone
 
-log = logging.getLogger(__name__)
 
 OAI = "http://www.openarchives.org/OAI/2.0/"
 NS = {"oai": OAI}
@@ -260,7 +259,7 @@ class OaiHarvester(Harvester):
             raise ParseError(f"{what}: {exc}", provider=self.provider, file=response.url) from exc
         if removed:
             self.stats.repaired_pages += 1
-            log.warning("harvest %s: %s: removed %d illegal control characters (%s)", self.provider, what, removed, response.url)
+            self.stats.note(f"repaired {what} ({response.url}): {removed}")
         if root.tag != _q("OAI-PMH"):
             raise ParseError(f"{what} is not an OAI-PMH response (root {root.tag})", provider=self.provider, file=response.url)
         return root
