@@ -4,8 +4,11 @@ imported only when its command runs (so ``ingest-assets --help`` and every comma
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from importlib import import_module
+
+READER_GONE = 128 + 13  # the status of a command ended by SIGPIPE, as `yes | head` leaves `yes`
 
 # command -> (module, function, help)
 COMMANDS = {
@@ -23,7 +26,18 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """Run one command. When the reader of its output goes away (``ingest-assets lineage ... | head``) the command
+    ends quietly, whichever it is: no traceback, and nothing more is written to the closed pipe."""
+    try:
+        status = _run(sys.argv[1:] if argv is None else argv)
+        sys.stdout.flush()  # inside the try: a pipe closed since the last write fails here, not at exit
+        return status
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush goes nowhere
+        return READER_GONE
+
+
+def _run(argv: list[str]) -> int:
     if argv and argv[0] in COMMANDS:
         module, function, _ = COMMANDS[argv[0]]
         return getattr(import_module(f"ingest_assets.cli.{module}"), function)(argv[1:]) or 0
