@@ -110,6 +110,7 @@ def screen_rdfxml(stream, *, provider: str, url: str) -> None:
     an external DTD or entity, parameter entities, entities that refer to other entities or hold markup,
     more than ``MAX_ENTITIES`` or longer than ``MAX_ENTITY_CHARS``, a prolog over ``MAX_PROLOG_BYTES``.
     Nothing is expanded: entity references stay references while the rest of the document is scanned.
+    A document whose root element is not closed when the bytes end (truncated) is a ParseError too.
     """
 
     def refuse(reason: str) -> ParseError:
@@ -164,6 +165,7 @@ def screen_rdfxml(stream, *, provider: str, url: str) -> None:
                     del element.getparent()[0]
         chunk = stream.read(64 * 1024)
         if not chunk:
+            _check_complete(parser, provider=provider, url=url)
             return
         try:
             parser.feed(chunk)
@@ -172,6 +174,16 @@ def screen_rdfxml(stream, *, provider: str, url: str) -> None:
             if _too_deep(exc):
                 raise refuse(f"elements nest deeper than {MAX_RDFXML_DEPTH} ({exc})") from exc
             return  # not well-formed: pyoxigraph reports it with a line number
+
+
+def _check_complete(parser: etree.XMLPullParser, *, provider: str, url: str) -> None:
+    """At the end of the bytes the root element must be closed: pyoxigraph would take a document cut short (a
+    transfer that ended early) as the triples before the cut."""
+    try:
+        parser.close()
+    except etree.XMLSyntaxError as exc:
+        raise ParseError(f"RDF/XML dump ends before its document does (truncated?): {exc}", provider=provider,
+                         file=url) from exc
 
 
 def _too_deep(exc: etree.XMLSyntaxError) -> bool:
