@@ -3,7 +3,9 @@
 
 Required (GeoLink harvester): ``rdf:type void:Dataset``, one ``dcterms:modified``, at least one
 ``void:feature`` naming FullDump or PartialDump, at least one ``void:dataDump``. Syntax features from
-https://www.w3.org/ns/formats/ are kept as a hint for the dumps' syntax.
+https://www.w3.org/ns/formats/ are kept as a hint for the dumps' syntax. A dataset is named as the file wrote
+it: its IRI, or ``_:`` and the blank node's ``rdf:nodeID`` (RDF/XML) or label (N-Triples, N-Quads); a blank
+node the syntax gives no name keeps the parser's.
 
 Parsing never fetches: a JSON-LD VoID whose ``@context`` (at any depth) or ``@import`` is a reference
 rather than an inline object is refused, since rdflib would fetch it itself, bypassing
@@ -92,17 +94,38 @@ def _graph(data: bytes, *, provider: str, url: str, content_type: str | None) ->
         except (DefusedXmlException, defusedxml.ElementTree.ParseError) as exc:
             raise ParseError(f"VoID is not acceptable XML: {exc}", provider=provider, file=url) from exc
     graph = rdflib.Graph()
+    names = _BLANK_NODE_NAMES.get(rdf_format, dict)()
     with _LEXICAL:
         normalize, rdflib.NORMALIZE_LITERALS = rdflib.NORMALIZE_LITERALS, False
         try:
-            graph.parse(data=data, format=formats.RDFLIB_NAMES[rdf_format], publicID=url)
+            graph.parse(data=data, format=formats.RDFLIB_NAMES[rdf_format], publicID=url, **names)
         except Exception as exc:  # rdflib raises many unrelated types for bad syntax
             raise ParseError(
                 f"VoID is not valid {formats.RDFLIB_NAMES[rdf_format]}: {exc}", provider=provider, file=url
             ) from exc
         finally:
             rdflib.NORMALIZE_LITERALS = normalize
+    for written, node in names.get("bnode_context", {}).items():
+        graph.add((node, _WRITTEN_AS, rdflib.Literal(written)))
     return graph
+
+
+# keeping blank node names as written: rdflib's RDF/XML reader keeps rdf:nodeID on request; its N-Triples and
+# N-Quads readers say which node each label became
+_BLANK_NODE_NAMES = {
+    RdfFormat.RDF_XML: lambda: {"preserve_bnode_ids": True},
+    RdfFormat.N_TRIPLES: lambda: {"bnode_context": {}},
+    RdfFormat.N_QUADS: lambda: {"bnode_context": {}},
+}
+_WRITTEN_AS = rdflib.URIRef("urn:x-ingest-assets:void#writtenAs")  # added beside the VoID's own triples
+
+
+def _name(graph: rdflib.Graph, node) -> str:
+    """The dataset as the file wrote it: its IRI, or ``_:`` + its blank node name."""
+    if not isinstance(node, rdflib.BNode):
+        return str(node)
+    written = graph.value(node, _WRITTEN_AS)
+    return f"_:{written if written is not None else node}"
 
 
 def parse_void(data: bytes, *, provider: str, url: str, content_type: str | None = None) -> VoidDescription:
@@ -128,7 +151,7 @@ def parse_void(data: bytes, *, provider: str, url: str, content_type: str | None
             f"VoID describes {len(with_dumps)} void:Dataset resources with dumps; exactly one is expected",
             provider=provider,
             file=url,
-            record=", ".join(str(d) for d in with_dumps),
+            record=", ".join(_name(graph, d) for d in with_dumps),
         )
     return _describe(graph, with_dumps[0], provider=provider, url=url)
 
@@ -136,8 +159,8 @@ def parse_void(data: bytes, *, provider: str, url: str, content_type: str | None
 def _with_subsets(graph: rdflib.Graph, tops: list, *, provider: str, url: str) -> VoidDescription:
     if len(tops) > 1:
         raise ValidationError(f"VoID has {len(tops)} top datasets with void:subset; exactly one is expected",
-                              provider=provider, file=url, record=", ".join(str(d) for d in tops))
-    top, record = tops[0], str(tops[0])
+                              provider=provider, file=url, record=", ".join(_name(graph, d) for d in tops))
+    top, record = tops[0], _name(graph, tops[0])
     if (top, VOID.dataDump, None) in graph:
         raise ValidationError("VoID has void:dataDump on a dataset that also has void:subset: dumps belong to "
                               "the subsets", provider=provider, file=url, record=record)
@@ -167,7 +190,7 @@ def _with_subsets(graph: rdflib.Graph, tops: list, *, provider: str, url: str) -
 
 def _modified(graph: rdflib.Graph, dataset, *, provider: str, url: str, required: bool = True):
     """The dataset's ``dcterms:modified`` and its text (``None`` when absent and not ``required``)."""
-    record = str(dataset)
+    record = _name(graph, dataset)
     values = list(graph.objects(dataset, DCTERMS.modified))
     if not values:
         if not required:
@@ -185,7 +208,7 @@ def _modified(graph: rdflib.Graph, dataset, *, provider: str, url: str, required
 
 def _describe(graph: rdflib.Graph, dataset, *, provider: str, url: str, inherited=None) -> VoidDescription:
     """One dataset with dumps; features it does not declare itself come from ``inherited`` (its top dataset)."""
-    record = str(dataset)
+    record = _name(graph, dataset)
 
     def features_of(node) -> set[str]:
         return {str(f) for f in graph.objects(node, VOID.feature)} if node is not None else set()

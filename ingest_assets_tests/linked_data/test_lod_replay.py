@@ -32,6 +32,12 @@ def store(tmp_path):
         yield store
 
 
+def test_a_void_dataset_is_named_by_its_rdf_node_id(replay_source, store):
+    replay = replay_source("void")
+    result = import_once(mbl(replay), store)
+    assert result.strategy == "replace" and result.void.dataset == "_:MBLWHOILibrary_Repository_VoID_Document"
+
+
 def test_a_truncated_rdfxml_dump_is_a_parse_error_not_the_triples_before_the_cut(replay_source, store):
     replay = replay_source("void")
     url = mbl(replay)

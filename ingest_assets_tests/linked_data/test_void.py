@@ -286,3 +286,11 @@ def test_fetch_void_uses_content_type_and_reports_http_errors(site, http):
     with pytest.raises(FetchError) as caught:
         fetch_void(http, ProviderSource("p", site.base + "/missing.ttl", allow_private=True))
     assert "HTTP 404" in str(caught.value) and "provider 'p'" in str(caught.value)
+
+
+def test_a_blank_node_dataset_is_named_as_the_file_wrote_it():
+    body = (b"_:our-dataset <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://rdfs.org/ns/void#Dataset> .\n"
+            b"_:our-dataset <http://purl.org/dc/terms/modified> \"2016-01-01\" .\n"
+            b"_:our-dataset <http://rdfs.org/ns/void#feature> <http://lod.dataone.org/fulldump> .\n"
+            b"_:our-dataset <http://rdfs.org/ns/void#dataDump> <https://p.example/all.nt> .\n")
+    assert parse_void(body, provider="p", url="https://p.example/void.nt").dataset == "_:our-dataset"
