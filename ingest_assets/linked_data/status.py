@@ -1,8 +1,10 @@
 """The per-provider status document (JSON in the storage layout), also the acknowledgement of a harvest.
 
 A provider polls it to learn which ``dcterms:modified`` was last harvested (``harvested.modified_text``
-is the value exactly as its VoID published it). The sensor updates the check fields, an import the
-harvest fields; each keeps the other's.
+is the value exactly as its VoID published it). The sensor updates the check fields (``last_check``,
+``last_error``: the latest check's outcome), an import the harvest fields; each keeps the other's.
+``last_failure`` (time and message of the last failed import) stays until an import succeeds, whatever the
+checks in between say.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ def read_status(storage: Storage, provider: str) -> dict[str, Any]:
 
 
 def harvest_fields(graph: str, state: GraphState, triples: int | None) -> dict[str, Any]:
+    """A successful import: the graph's state, and no failure any more."""
     return {
         "graph": graph,
         "harvested": {
@@ -42,7 +45,13 @@ def harvest_fields(graph: str, state: GraphState, triples: int | None) -> dict[s
             "imported": _time(state.imported),
             "triples": triples,
         },
+        "last_failure": None,
     }
+
+
+def failure_fields(failed: datetime, void_url: str, error: str) -> dict[str, Any]:
+    """A failed import: the check fields say it, and ``last_failure`` keeps it until an import succeeds."""
+    return {**check_fields(failed, void_url, None, error), "last_failure": {"time": _time(failed), "message": error}}
 
 
 def lineage_fields(previous: dict[str, Any], void_url: str, result: ImportResult, version: str) -> dict[str, Any]:

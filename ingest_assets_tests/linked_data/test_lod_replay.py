@@ -3,13 +3,19 @@ VoID (an ``rdf:nodeID`` dataset, four RDF/XML dumps)."""
 
 from __future__ import annotations
 
+import dagster as dg
 import pytest
 
 from ingest_assets.core.errors import ParseError
 from ingest_assets.core.http import HttpClient
+from ingest_assets.defs.linked_data.assets import provider_graph
+from ingest_assets.defs.linked_data.resources import TripleStoreResource
+from ingest_assets.defs.linked_data.sensors import void_sensor
+from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.linked_data.graphs import ProviderGraphs
 from ingest_assets.linked_data.importer import ProviderSource, import_update
 from ingest_assets.linked_data.oxigraph import OxigraphStore
+from ingest_assets.linked_data.status import read_status
 
 MBL_DUMPS = ("affiliation", "authority", "award", "dataset")
 
@@ -36,6 +42,52 @@ def test_a_void_dataset_is_named_by_its_rdf_node_id(replay_source, store):
     replay = replay_source("void")
     result = import_once(mbl(replay), store)
     assert result.strategy == "replace" and result.void.dataset == "_:MBLWHOILibrary_Repository_VoID_Document"
+
+
+def test_a_truncated_dump_fails_naming_it_the_failure_stays_until_an_import_succeeds(replay_source, tmp_path):
+    replay = replay_source("void")
+    url = mbl(replay)
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(f"mbl: {{void: '{url}', allow_private: true}}\n")
+    resources = {"registry": RegistryResource(path=str(registry)),
+                 "triplestore": TripleStoreResource(location=str(tmp_path / "oxigraph")),
+                 "storage": StorageResource(url=str(tmp_path / "storage"))}
+    storage = resources["storage"].get_client()
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("linked_data_providers", ["mbl"])
+
+        def materialize():
+            return dg.materialize([provider_graph], instance=instance, resources=resources, partition_key="mbl",
+                                  raise_on_error=False)
+
+        assert materialize().success
+        status = read_status(storage, "mbl")
+        triples, version = status["harvested"]["triples"], status["lineage"]["version"]
+
+        mbl(replay, "mbl-void-v1-newer.rdf")  # modified 2016-05-01: a new full dump
+        award = replay.read("mbl-dumps/award.rdf")
+        replay.cut("/mbl/dumps/award.rdf", award.index(b"</rdf:RDF>"))  # injected: the transfer ends early
+        failed = materialize()
+        assert not failed.success
+        error = failed.get_step_failure_events()[0].step_failure_data.error.cause
+        assert error.cls_name == "ParseError" and "truncated" in error.message
+        assert f"{replay.base}/mbl/dumps/award.rdf" in error.message and "'mbl'" in error.message
+        status = read_status(storage, "mbl")
+        assert status["harvested"]["triples"] == triples and status["lineage"]["version"] == version  # kept
+        failure = status["last_failure"]
+        assert "truncated" in failure["message"] and failure["time"] == status["last_check"]
+        observed = instance.fetch_observations(provider_graph.key, limit=1).records[0].asset_observation
+        assert observed.partition == "mbl" and "truncated" in observed.metadata["last_failure"].value
+
+        checked = void_sensor(dg.build_sensor_context(instance=instance, resources=resources))
+        status = read_status(storage, "mbl")
+        assert status["last_error"] is None and status["last_failure"] == failure  # a good check keeps it
+        assert [r.partition_key for r in checked.run_requests] == ["mbl"]
+        assert "truncated" in checked.asset_events[0].metadata["last_failure"].value  # shown in the UI
+
+        del replay.cuts["/mbl/dumps/award.rdf"]
+        assert materialize().success
+        assert read_status(storage, "mbl")["last_failure"] is None
 
 
 def test_a_truncated_rdfxml_dump_is_a_parse_error_not_the_triples_before_the_cut(replay_source, store):

@@ -14,7 +14,14 @@ from ingest_assets.core.errors import IngestError
 from ingest_assets.linked_data.export import export
 from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
 from ingest_assets.core.modified import format_modified
-from ingest_assets.linked_data.status import check_fields, harvest_fields, lineage_fields, read_status, update_status
+from ingest_assets.linked_data.status import (
+    check_fields,
+    failure_fields,
+    harvest_fields,
+    lineage_fields,
+    read_status,
+    update_status,
+)
 from ingest_assets.storage.layout import MANIFEST, hub_dated_key
 from ingest_assets.storage.manifest import Manifest
 from ingest_assets.core.version import SOFTWARE_VERSION
@@ -39,8 +46,13 @@ def status_metadata(document: dict) -> dict[str, dg.MetadataValue]:
         "last_import": dg.MetadataValue.text(str(harvested.get("imported"))),
         "triples": dg.MetadataValue.int(int(harvested.get("triples") or 0)),
         "last_error": dg.MetadataValue.text(str(document.get("last_error") or "")),
+        "last_failure": dg.MetadataValue.text(_failure(document.get("last_failure"))),
         "graph": dg.MetadataValue.text(str(document.get("graph"))),
     }
+
+
+def _failure(failure: dict | None) -> str:
+    return f"{failure['time']}: {failure['message']}" if failure else ""
 
 
 @dg.asset(
@@ -66,7 +78,10 @@ def provider_graph(
             writer = partial(triplestore.get_client, writable=True)
             result = import_update(source, snapshot, source.client(), graphs, now=started, writer=writer)
     except IngestError as exc:
-        update_status(storage.get_client(), provider, check_fields(started, source.void_url, None, str(exc)))
+        failed = update_status(storage.get_client(), provider, failure_fields(started, source.void_url, str(exc)))
+        # recorded now (an event logged by a failing step is lost): the UI shows the failure on the partition
+        context.instance.report_runless_asset_event(
+            dg.AssetObservation(provider_graph.key, partition=provider, metadata=status_metadata(failed)))
         if exc.retryable:
             raise dg.RetryRequested(max_retries=3, seconds_to_wait=60) from exc
         raise
