@@ -30,6 +30,7 @@ from ingest_assets.core.digests import MultiHasher
 from ingest_assets.core.errors import ParseError, context
 from ingest_assets.core.http import HttpClient
 from ingest_assets.linked_data import formats
+from ingest_assets.linked_data.dump_state import DumpState
 from ingest_assets.linked_data.triplestore import Term
 from ingest_assets.core.xml_input import HARDENED
 
@@ -56,6 +57,8 @@ class Download:
     content_type: str | None
     size: int = 0
     sha256: str = ""
+    state: DumpState = DumpState()  # the server's validators and the sha256 (see dump_state)
+    not_modified: bool = False  # a conditional request answered 304: nothing was sent
 
 
 @dataclass(frozen=True)
@@ -86,11 +89,16 @@ class _Limited(io.RawIOBase):
         return len(data)
 
 
-def download(http: HttpClient, url: str, target: Path, *, provider: str, max_bytes: int) -> Download:
-    """Stream ``url`` to ``target`` (hashed with sha256 on the way); refuses more than ``max_bytes``."""
+def download(http: HttpClient, url: str, target: Path, *, provider: str, max_bytes: int,
+             headers: dict[str, str] | None = None) -> Download:
+    """Stream ``url`` to ``target`` (hashed with sha256 on the way); refuses more than ``max_bytes``. With
+    conditional ``headers``, a ``304`` answer is a Download marked ``not_modified`` (and an empty file)."""
     with context(provider=provider):
-        got = http.download(url, target, max_bytes=max_bytes, hashes=("sha256",))
-    return Download(url, target, got.headers.get("Content-Type"), got.size, got.digests["sha256"])
+        got = http.download(url, target, max_bytes=max_bytes, hashes=("sha256",), headers=headers)
+    sha256 = got.digests["sha256"]
+    not_modified = got.status == 304
+    return Download(url, target, got.headers.get("Content-Type"), got.size, sha256,
+                    DumpState.of(got.headers, None if not_modified else sha256), not_modified)
 
 
 @contextmanager

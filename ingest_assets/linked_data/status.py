@@ -1,18 +1,21 @@
 """The per-provider status document (JSON in the storage layout), also the acknowledgement of a harvest.
 
 A provider polls it to learn which ``dcterms:modified`` was last harvested (``harvested.modified_text``
-is the value exactly as its VoID published it). The sensor updates the check fields (``last_check``,
-``last_error``: the latest check's outcome), an import the harvest fields; each keeps the other's.
-``last_failure`` (time and message of the last failed import) stays until an import succeeds, whatever the
-checks in between say.
+is the value exactly as its VoID published it) and, for datasets its VoID gives no ``modified``, what the
+imports saw of each dump (``harvested.dumps``: ETag, Last-Modified, sha256; see :mod:`.dump_state`). The sensor
+updates the check fields (``last_check``, ``last_error``: the latest check's outcome), an import the harvest
+fields; each keeps the other's. ``last_failure`` (time and message of the last failed import) stays until an
+import succeeds, whatever the checks in between say.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from ingest_assets.linked_data.dump_state import DumpState
 from ingest_assets.linked_data.graphs import GraphState
 from ingest_assets.linked_data.importer import ImportResult
 from ingest_assets.core.modified import format_modified
@@ -35,8 +38,9 @@ def read_status(storage: Storage, provider: str) -> dict[str, Any]:
     return json.loads(storage.read_bytes(key)) if storage.exists(key) else {"provider": provider}
 
 
-def harvest_fields(graph: str, state: GraphState, triples: int | None) -> dict[str, Any]:
-    """A successful import: the graph's state, and no failure any more."""
+def harvest_fields(graph: str, state: GraphState, triples: int | None,
+                   dumps: Mapping[str, DumpState] | None = None) -> dict[str, Any]:
+    """A successful import: the graph's state, what was seen of each dump, and no failure any more."""
     return {
         "graph": graph,
         "harvested": {
@@ -44,6 +48,7 @@ def harvest_fields(graph: str, state: GraphState, triples: int | None) -> dict[s
             "modified_text": state.modified_text,
             "imported": _time(state.imported),
             "triples": triples,
+            "dumps": {url: seen.to_json() for url, seen in sorted((dumps or {}).items())},
         },
         "last_failure": None,
     }

@@ -1,11 +1,13 @@
 """A provider's VoID file: the one ``void:Dataset`` (or its ``void:subset`` datasets) with its
 ``dcterms:modified``, features and dumps.
 
-Required (GeoLink harvester): ``rdf:type void:Dataset``, one ``dcterms:modified``, at least one
-``void:feature`` naming FullDump or PartialDump, at least one ``void:dataDump``. Syntax features from
-https://www.w3.org/ns/formats/ are kept as a hint for the dumps' syntax. A dataset is named as the file wrote
-it: its IRI, or ``_:`` and the blank node's ``rdf:nodeID`` (RDF/XML) or label (N-Triples, N-Quads); a blank
-node the syntax gives no name keeps the parser's.
+Required: ``rdf:type void:Dataset`` and at least one ``void:dataDump``. The GeoLink harvester also required
+``dcterms:modified`` and a ``void:feature`` FullDump or PartialDump; VoIDs as the LOD cloud publishes them
+(worldbank.270a.info's) have neither, so here a dataset without the feature is a full dump and one without
+``modified`` (at most one value) has its changes told by its dumps (see :mod:`.dump_state`). Syntax features
+from https://www.w3.org/ns/formats/ are kept as a hint for the dumps' syntax. A dataset is named as the file
+wrote it: its IRI, or ``_:`` and the blank node's ``rdf:nodeID`` (RDF/XML) or label (N-Triples, N-Quads);
+a blank node the syntax gives no name keeps the parser's.
 
 Parsing never fetches: a JSON-LD VoID whose ``@context`` (at any depth) or ``@import`` is a reference
 rather than an inline object is refused, since rdflib would fetch it itself, bypassing
@@ -41,8 +43,8 @@ MAX_DUMPS = 1024  # per VoID
 @dataclass(frozen=True)
 class VoidDescription:
     dataset: str
-    modified: datetime
-    modified_text: str
+    modified: datetime | None  # None: the VoID does not say; the dumps' own state tells a change
+    modified_text: str | None
     full: bool
     dumps: tuple[str, ...]
     dump_format: RdfFormat | None
@@ -181,21 +183,19 @@ def _with_subsets(graph: rdflib.Graph, tops: list, *, provider: str, url: str) -
     if len(dumps) > MAX_DUMPS:
         raise ValidationError(f"VoID lists {len(dumps)} dumps (at most {MAX_DUMPS})",
                               provider=provider, file=url, record=record)
-    newest = max(subsets, key=lambda s: s.modified)
-    own = _modified(graph, top, provider=provider, url=url, required=False)
-    modified, modified_text = own if own and own[0] > newest.modified else (newest.modified, newest.modified_text)
+    dated = [(s.modified, s.modified_text) for s in subsets if s.modified is not None]
+    own = _modified(graph, top, provider=provider, url=url)
+    modified, modified_text = max([*dated, *([own] if own else [])], key=lambda m: m[0], default=(None, None))
     return VoidDescription(record, modified, modified_text, all(s.full for s in subsets), tuple(dumps), None,
                            tuple(subsets))
 
 
-def _modified(graph: rdflib.Graph, dataset, *, provider: str, url: str, required: bool = True):
-    """The dataset's ``dcterms:modified`` and its text (``None`` when absent and not ``required``)."""
+def _modified(graph: rdflib.Graph, dataset, *, provider: str, url: str) -> tuple[datetime, str] | None:
+    """The dataset's ``dcterms:modified`` and its text (``None`` when it has none)."""
     record = _name(graph, dataset)
     values = list(graph.objects(dataset, DCTERMS.modified))
     if not values:
-        if not required:
-            return None
-        raise ValidationError("VoID lacks dcterms:modified", provider=provider, file=url, record=record)
+        return None
     if len(values) > 1:
         raise ValidationError("VoID has several dcterms:modified values", provider=provider, file=url, record=record)
     try:
@@ -207,7 +207,8 @@ def _modified(graph: rdflib.Graph, dataset, *, provider: str, url: str, required
 
 
 def _describe(graph: rdflib.Graph, dataset, *, provider: str, url: str, inherited=None) -> VoidDescription:
-    """One dataset with dumps; features it does not declare itself come from ``inherited`` (its top dataset)."""
+    """One dataset with dumps; features it does not declare itself come from ``inherited`` (its top dataset).
+    Neither FullDump nor PartialDump: a full dump."""
     record = _name(graph, dataset)
 
     def features_of(node) -> set[str]:
@@ -215,10 +216,7 @@ def _describe(graph: rdflib.Graph, dataset, *, provider: str, url: str, inherite
 
     own, parent = features_of(dataset), features_of(inherited)
     kinds = ({_local_name(f) for f in own} & {FULL, PARTIAL}) or ({_local_name(f) for f in parent} & {FULL, PARTIAL})
-    modified, modified_text = _modified(graph, dataset, provider=provider, url=url)
-    if not kinds:
-        raise ValidationError("VoID lacks a void:feature FullDump or PartialDump", provider=provider, file=url,
-                              record=record if inherited is not None else None)
+    modified, modified_text = _modified(graph, dataset, provider=provider, url=url) or (None, None)
     if len(kinds) > 1:
         raise ValidationError("VoID declares both FullDump and PartialDump", provider=provider, file=url, record=record)
     syntaxes = ({formats.FORMAT_FEATURES[f] for f in own if f in formats.FORMAT_FEATURES}
@@ -238,7 +236,7 @@ def _describe(graph: rdflib.Graph, dataset, *, provider: str, url: str, inherite
         dataset=record,
         modified=modified,
         modified_text=modified_text,
-        full=kinds == {FULL},
+        full=kinds != {PARTIAL},
         dumps=tuple(sorted(dumps)),
         dump_format=syntaxes.pop() if len(syntaxes) == 1 else None,
     )

@@ -1,4 +1,6 @@
-"""Linked-data providers as recorded (``replays/void``), replayed whole on 127.0.0.1: the MBLWHOI Library's GeoLink
+"""Linked-data providers as recorded (``replays/void``), replayed whole on 127.0.0.1: the VoID worldbank.270a.info
+publishes (no void:feature FullDump/PartialDump; its ``void`` subset has no dcterms:modified and is its own
+dump) with its subsets' ``.tar.gz`` dumps packed from the recorded members, and the MBLWHOI Library's GeoLink
 VoID (an ``rdf:nodeID`` dataset, four RDF/XML dumps)."""
 
 from __future__ import annotations
@@ -16,8 +18,22 @@ from ingest_assets.linked_data.graphs import ProviderGraphs
 from ingest_assets.linked_data.importer import ProviderSource, import_update
 from ingest_assets.linked_data.oxigraph import OxigraphStore
 from ingest_assets.linked_data.status import read_status
+from ingest_assets_tests.support.replay import tar_gz
 
+WB_DUMPS = {  # the VoID's dump (a .tar.gz) -> the recorded member packed into it
+    "meta": "meta.ttl", "world-development-indicators.en": "indicators.ttl", "world-bank-finances": "finances.rdf",
+    "world-bank-projects-and-operations": "projects.nt", "world-bank-climates": "climates.ttl",
+}
 MBL_DUMPS = ("affiliation", "authority", "award", "dataset")
+
+
+def world_bank(replay, etag: str | None = None):
+    """The 270a World Bank VoID at ``/wb/void.ttl`` (also its ``void`` subset's dump), every subset's dump."""
+    replay.file("/wb/void.ttl", "wb-void.ttl", "text/turtle", etag=etag)
+    for name, member in WB_DUMPS.items():
+        replay.route(f"/wb/data/{name}.tar.gz", lambda m=member: tar_gz({m: replay.read(f"wb-data/{m}")}),
+                     "application/gzip")
+    return replay.base + "/wb/void.ttl"
 
 
 def mbl(replay, void: str = "mbl-void-v1.rdf"):
@@ -27,9 +43,10 @@ def mbl(replay, void: str = "mbl-void-v1.rdf"):
     return replay.base + "/mbl/void.rdf"
 
 
-def import_once(url, store, provider="mbl"):
+def import_once(url, store, seen=None, provider="wb"):
     http = HttpClient(allow_private=True, retries=0, timeout=(2, 10))
-    return import_update(ProviderSource(provider, url, allow_private=True), store, http, ProviderGraphs(provider))
+    return import_update(ProviderSource(provider, url, allow_private=True), store, http, ProviderGraphs(provider),
+                         seen=seen)
 
 
 @pytest.fixture
@@ -38,10 +55,57 @@ def store(tmp_path):
         yield store
 
 
-def test_a_void_dataset_is_named_by_its_rdf_node_id(replay_source, store):
+def test_the_270a_world_bank_void_is_imported_and_an_unchanged_dump_never_again(replay_source, store):
     replay = replay_source("void")
-    result = import_once(mbl(replay), store)
-    assert result.strategy == "replace" and result.void.dataset == "_:MBLWHOILibrary_Repository_VoID_Document"
+    url = world_bank(replay)
+    first = import_once(url, store)
+    assert first.strategy == "replace" and first.void.kind == "full"  # no FullDump/PartialDump: a full dump
+    assert len(first.void.subsets) == 6 and first.void.modified_text == "2014-06-23"
+    undated = {s.dataset: s.modified for s in first.void.subsets}["http://worldbank.270a.info/dataset/void"]
+    assert undated is None and len(first.files) == 6
+    void_dump = f"{replay.base}/wb/void.ttl"
+    assert first.dumps[void_dump].sha256 and not first.dumps[void_dump].etag  # this server sends no validator
+    version = first.state.current
+    triples = store.count(version)
+
+    again = import_once(url, store, seen=first.dumps)  # the undated subset's dump: same bytes
+    assert again.strategy == "unchanged" and again.state.current == version and store.count(version) == triples
+    assert again.dumps[void_dump].sha256 == first.dumps[void_dump].sha256
+    assert replay.paths().count("/wb/data/world-bank-finances.tar.gz") == 1  # dated subsets: by their modified
+
+
+def test_a_dump_whose_server_says_it_is_unchanged_is_not_even_downloaded(replay_source, store):
+    replay = replay_source("void")
+    url = world_bank(replay, etag='"v1"')
+    first = import_once(url, store)
+    assert first.dumps[f"{replay.base}/wb/void.ttl"].etag == '"v1"'
+    again = import_once(url, store, seen=first.dumps)
+    assert again.strategy == "unchanged"
+    conditional = [h for (path, _), h in zip(replay.requests, replay.request_headers) if path == "/wb/void.ttl"][-1]
+    assert conditional.get("if-none-match") == '"v1"'  # answered 304: no body
+
+
+def test_the_sensor_asks_the_dumps_server_when_the_void_gives_no_modified(replay_source, tmp_path):
+    replay = replay_source("void")
+    url = world_bank(replay, etag='"v1"')
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(f"wb: {{void: '{url}', allow_private: true}}\n")
+    resources = {"registry": RegistryResource(path=str(registry)),
+                 "triplestore": TripleStoreResource(location=str(tmp_path / "oxigraph")),
+                 "storage": StorageResource(url=str(tmp_path / "storage"))}
+    with dg.instance_for_test() as instance:
+        def tick():
+            return void_sensor(dg.build_sensor_context(instance=instance, resources=resources)).run_requests
+
+        [first] = tick()
+        instance.add_dynamic_partitions("linked_data_providers", ["wb"])
+        assert dg.materialize([provider_graph], instance=instance, resources=resources, partition_key="wb").success
+        dumps = read_status(resources["storage"].get_client(), "wb")["harvested"]["dumps"]
+        assert dumps[url] == {"etag": '"v1"', "last_modified": None, "sha256": dumps[url]["sha256"]}
+        assert tick() == []  # HEAD: the same ETag
+        world_bank(replay, etag='"v2"')  # the server says the VoID changed
+        [second] = tick()
+        assert second.run_key != first.run_key
 
 
 def test_a_truncated_dump_fails_naming_it_the_failure_stays_until_an_import_succeeds(replay_source, tmp_path):
@@ -62,6 +126,8 @@ def test_a_truncated_dump_fails_naming_it_the_failure_stays_until_an_import_succ
 
         assert materialize().success
         status = read_status(storage, "mbl")
+        [imported] = status["lineage"]["imports"]
+        assert imported["void"]["dataset"] == "_:MBLWHOILibrary_Repository_VoID_Document"  # its rdf:nodeID
         triples, version = status["harvested"]["triples"], status["lineage"]["version"]
 
         mbl(replay, "mbl-void-v1-newer.rdf")  # modified 2016-05-01: a new full dump
@@ -90,12 +156,18 @@ def test_a_truncated_dump_fails_naming_it_the_failure_stays_until_an_import_succ
         assert read_status(storage, "mbl")["last_failure"] is None
 
 
+def test_a_void_dataset_is_named_by_its_rdf_node_id(replay_source, store):
+    replay = replay_source("void")
+    result = import_once(mbl(replay), store, provider="mbl")
+    assert result.strategy == "replace" and result.void.dataset == "_:MBLWHOILibrary_Repository_VoID_Document"
+
+
 def test_a_truncated_rdfxml_dump_is_a_parse_error_not_the_triples_before_the_cut(replay_source, store):
     replay = replay_source("void")
     url = mbl(replay)
     award = replay.read("mbl-dumps/award.rdf")
     replay.cut("/mbl/dumps/award.rdf", award.index(b"</rdf:Description>"))  # injected: cut inside the document
     with pytest.raises(ParseError, match="truncated") as caught:
-        import_once(url, store)
+        import_once(url, store, provider="mbl")
     assert caught.value.provider == "mbl" and caught.value.file == f"{replay.base}/mbl/dumps/award.rdf"
     assert ProviderGraphs("mbl").read_state(store).current is None

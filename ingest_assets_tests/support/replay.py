@@ -93,7 +93,8 @@ class Replay:
         body = answer.body()
         if path in self.cuts:
             body = body[: self.cuts[path]]
-        return self._send(start_response, 200, body, answer.content_type, answer.headers)
+        head = environ["REQUEST_METHOD"] == "HEAD"  # the headers of a GET, no body
+        return self._send(start_response, 200, body, answer.content_type, answer.headers, head)
 
     def _oai(self, query: dict[str, str]) -> Answer | None:
         for route in self.oai_routes:
@@ -112,12 +113,12 @@ class Replay:
         return since is not None and since == given.get("Last-Modified")
 
     @staticmethod
-    def _send(start_response, status: int, body: bytes, content_type: str | None, headers=()):
+    def _send(start_response, status: int, body: bytes, content_type: str | None, headers=(), head=False):
         sent = [("Content-Length", str(len(body))), *headers]
         if content_type:
             sent.append(("Content-Type", content_type))
         start_response(f"{status} {REASONS.get(status, 'Status')}", sent)
-        return [body]
+        return [] if head else [body]
 
 
 def tar_gz(members: dict[str, bytes]) -> bytes:

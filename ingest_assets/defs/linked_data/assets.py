@@ -14,6 +14,7 @@ from ingest_assets.core.errors import IngestError
 from ingest_assets.linked_data.export import export
 from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
 from ingest_assets.core.modified import format_modified
+from ingest_assets.linked_data.dump_state import seen_dumps
 from ingest_assets.linked_data.status import (
     check_fields,
     failure_fields,
@@ -73,10 +74,11 @@ def provider_graph(
     source = ProviderSource.of(registry.load()[provider])
     graphs = triplestore.graphs(provider)
     started = datetime.now(timezone.utc)
+    seen = seen_dumps(read_status(storage.get_client(), provider))
     try:
         with triplestore.get_client(writable=False) as snapshot:
             writer = partial(triplestore.get_client, writable=True)
-            result = import_update(source, snapshot, source.client(), graphs, now=started, writer=writer)
+            result = import_update(source, snapshot, source.client(), graphs, now=started, writer=writer, seen=seen)
     except IngestError as exc:
         failed = update_status(storage.get_client(), provider, failure_fields(started, source.void_url, str(exc)))
         # recorded now (an event logged by a failing step is lost): the UI shows the failure on the partition
@@ -94,7 +96,7 @@ def provider_graph(
             provider,
             {
                 **check_fields(started, source.void_url, result.void.modified, None),
-                **harvest_fields(graphs.name, result.state, triples),
+                **harvest_fields(graphs.name, result.state, triples, {**seen, **result.dumps}),
                 **lineage,
             },
         )
@@ -110,7 +112,7 @@ def provider_graph(
             "dumps": dg.MetadataValue.json(
                 [{"url": f.url, "format": f.rdf_format.name, "triples": f.triples} for f in result.files]
             ),
-            "modified": dg.MetadataValue.text(format_modified(result.void.modified)),
+            "modified": dg.MetadataValue.text(format_modified(result.void.modified) if result.void.modified else ""),
         }
     )
 

@@ -31,6 +31,7 @@ from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.providers import linked_data_providers
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.core.errors import IngestError
+from ingest_assets.linked_data import dump_state
 from ingest_assets.linked_data.importer import ProviderSource, check, fetch_void
 from ingest_assets.core.modified import format_modified
 from ingest_assets.linked_data.void import VoidDescription
@@ -43,14 +44,15 @@ WAITING = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.Dagst
 OBSERVED = ("void", "modified_seen", "last_error")  # a check is recorded as an observation when one of these changed
 
 
-def run_key(provider: str, void: VoidDescription) -> str:
+def run_key(provider: str, void: VoidDescription, dump_tokens: list[str] = ()) -> str:
     """The same VoID change requests one run, whatever the spelling of its dates; a change of any subset's
-    ``modified`` is a new change (the subsets' dates are hashed into the key)."""
-    key = f"{provider}@{format_modified(void.modified)}"
-    if not void.subsets:
+    ``modified``, or of an undated part's dumps (``dump_tokens``, see :func:`dump_state.run_token`), is a new
+    change (hashed into the key)."""
+    key = f"{provider}@{format_modified(void.modified) if void.modified else 'undated'}"
+    if not void.subsets and not dump_tokens:
         return key
-    dates = "\n".join(f"{s.dataset} {format_modified(s.modified)}" for s in void.subsets)
-    return f"{key}+{hashlib.sha256(dates.encode()).hexdigest()[:16]}"
+    dates = [f"{s.dataset} {format_modified(s.modified)}" for s in void.subsets if s.modified is not None]
+    return f"{key}+{hashlib.sha256(chr(10).join([*dates, *dump_tokens]).encode()).hexdigest()[:16]}"
 
 
 def _rotation(names: list[str], after: str | None) -> list[str]:
@@ -86,17 +88,21 @@ def void_sensor(
                 break
             checked = name
             now = datetime.now(timezone.utc)
+            before = read_status(storage.get_client(), name)
             try:
                 source = ProviderSource.of(entries[name])
-                void = fetch_void(source.client(timeout=VOID_TIMEOUT, retries=0), source)
-                found = check(source, void, triplestore.graphs(name).read_state(store))
+                client = source.client(timeout=VOID_TIMEOUT, retries=0)
+                void = fetch_void(client, source)
+                undated = dump_state.undated_dumps(void)
+                probes = dump_state.probe_all(client, undated)
+                changed = dump_state.changed_by_probes(probes, dump_state.seen_dumps(before))
+                found = check(source, void, triplestore.graphs(name).read_state(store), changed)
             except IngestError as exc:
                 context.log.warning(f"linked data: {exc}")
                 notes.append(f"{name}: {exc}")
                 fields = check_fields(now, entries[name].settings.void, None, str(exc))
             else:
                 fields = check_fields(now, source.void_url, void.modified, None)
-            before = read_status(storage.get_client(), name)
             document = update_status(storage.get_client(), name, fields)
             if any(before.get(k) != document.get(k) for k in OBSERVED):  # not one observation per provider a minute
                 events.append(dg.AssetObservation(provider_graph.key, partition=name, metadata=status_metadata(document)))
@@ -110,7 +116,7 @@ def void_sensor(
                 continue
             requests.append(
                 dg.RunRequest(
-                    run_key=run_key(name, void),
+                    run_key=run_key(name, void, [dump_state.run_token(u, probes[u], now) for u in undated]),
                     partition_key=name,
                     tags={PROVIDER_TAG: name},
                 )
