@@ -329,6 +329,7 @@ def _verify_bundle(
             entry.status = "bundle-incomplete"
             raise DatasetIngestFailure("bundle-incomplete", f"bundle {bundle_name} lacks {entry.path}")
         used.add(found.path)
+        entry.mimetype = entry.mimetype or found.mimetype  # declared by the platform, else its own (not the zip's)
         _verify(entry, replace(capture, digests=found.digests))
         entry.extra["bundle_path"] = found.path
     for other in (e for e in entries if e.path not in used):
@@ -344,6 +345,7 @@ def _verify_bundle(
                 md5=digests.md5 if digests else None,
                 sha1=digests.sha1 if digests else None,
                 sha256=digests.sha256 if digests else None,
+                mimetype=other.mimetype,
                 status="success" if digests else "link",
                 terminal_url=capture.url,
                 terminal_dt=capture.dt,
