@@ -32,7 +32,7 @@ from ingest_assets.datasets.deposit import (
     write_warc,
 )
 from ingest_assets.datasets.bundle import BundleEntry, list_bundle
-from ingest_assets.datasets.detect import doi_url, match_url, normalize_doi, parse_landing
+from ingest_assets.datasets.detect import PlatformHosts, doi_url, match_url, normalize_doi, parse_landing
 from ingest_assets.datasets.download import Capture, download
 from ingest_assets.datasets.fetch import RecordingClient, Terminal, fetch_terminal
 from ingest_assets.datasets.hashing import mismatch
@@ -79,17 +79,20 @@ def make_context(
     engine: Engine,
     *,
     allow_private: bool = False,
+    platform_hosts: PlatformHosts = PlatformHosts(),
     ia_access_key: str | None = None,
     ia_secret_key: str | None = None,
     **options,
 ) -> IngestContext:
-    """A context on ``storage`` and a results database; archive.org upload only when both keys are given."""
+    """A context on ``storage`` and a results database; ``platform_hosts`` adds platform hosts (and the hosts
+    reached on private addresses); archive.org upload only when both keys are given."""
     uploader = ArchiveOrgUploader(ia_access_key, ia_secret_key) if ia_access_key and ia_secret_key else None
     return IngestContext(
-        client=HttpClient(allow_private=allow_private),
+        client=HttpClient(allow_private=allow_private, private_hosts=platform_hosts.private),
         storage=storage,
         store=ResultStore(engine),
         uploader=uploader,
+        hosts=platform_hosts.hosts,
         **options,
     )
 
