@@ -127,7 +127,7 @@ def repository_collections(context: dg.AssetExecutionContext, registry: Registry
 
 
 @dg.asset(group_name=GROUP, deps=[repository_collections],
-          description="Verification service: removes collections whose HarvestingURL answered 404/410 "
+          description="Verification service: removes collections and items whose HarvestingURL answered 404/410 "
                       "repeatedly over the grace period (never on timeouts or server errors).")
 def repository_verification(context: dg.AssetExecutionContext, sql: SqlResource, storage: StorageResource,
                             repository: RepositoryResource,
