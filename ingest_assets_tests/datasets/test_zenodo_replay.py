@@ -20,7 +20,7 @@ from ingest_assets.datasets.ingest import IngestContext, ingest_request
 from ingest_assets.datasets.model import IngestRequest
 from ingest_assets.datasets.results import ResultStore
 from ingest_assets.storage import LocalStorage
-from ingest_assets_tests.support.replay import zip_of
+from ingest_assets_tests.support import zip_bytes
 
 RECORD = "/api/records/7834392"
 CLI = str(Path(sys.executable).parent / "ingest-assets")
@@ -34,7 +34,7 @@ def zenodo(replay_source):
     files = sorted(path.name for path in (replay.folder / "files").iterdir())
     for name in files:
         replay.file(f"{RECORD}/files/{name}/content", f"files/{name}")
-    replay.route(f"{RECORD}/files-archive", lambda: zip_of({n: replay.read(f"files/{n}") for n in files}),
+    replay.route(f"{RECORD}/files-archive", lambda: zip_bytes([(n, replay.read(f"files/{n}"), 0o100644) for n in files]),
                  "application/zip")
     return replay
 

@@ -5,6 +5,8 @@ VoID (an ``rdf:nodeID`` dataset, four RDF/XML dumps)."""
 
 from __future__ import annotations
 
+import tarfile
+
 import dagster as dg
 import pytest
 
@@ -18,7 +20,7 @@ from ingest_assets.linked_data.graphs import ProviderGraphs
 from ingest_assets.linked_data.importer import ProviderSource, import_update
 from ingest_assets.linked_data.oxigraph import OxigraphStore
 from ingest_assets.linked_data.status import read_status
-from ingest_assets_tests.support.replay import tar_gz
+from ingest_assets_tests.support import tar_bytes
 
 WB_DUMPS = {  # the VoID's dump (a .tar.gz) -> the recorded member packed into it
     "meta": "meta.ttl", "world-development-indicators.en": "indicators.ttl", "world-bank-finances": "finances.rdf",
@@ -31,8 +33,8 @@ def world_bank(replay, etag: str | None = None):
     """The 270a World Bank VoID at ``/wb/void.ttl`` (also its ``void`` subset's dump), every subset's dump."""
     replay.file("/wb/void.ttl", "wb-void.ttl", "text/turtle", etag=etag)
     for name, member in WB_DUMPS.items():
-        replay.route(f"/wb/data/{name}.tar.gz", lambda m=member: tar_gz({m: replay.read(f"wb-data/{m}")}),
-                     "application/gzip")
+        replay.route(f"/wb/data/{name}.tar.gz",
+                     lambda m=member: tar_bytes([(m, tarfile.REGTYPE, replay.read(f"wb-data/{m}"))]), "application/gzip")
     return replay.base + "/wb/void.ttl"
 
 

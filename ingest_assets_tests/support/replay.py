@@ -4,8 +4,8 @@
 for the original host) replaced by this server's base URL. An OAI-PMH source answers by its ``routes.json``
 (``[{"match": {param: value or "*"}, "file": name}]``, first match wins). Other paths are mapped by the test
 (:meth:`Replay.file`, :meth:`Replay.route`) because a recording keeps bodies, not the server's URL scheme:
-VoID dumps published as ``.tar.gz`` are packed from the recorded members (:func:`tar_gz`), a Zenodo
-"download all" archive is zipped from the recorded files (:func:`zip_of`), as the real servers build them.
+VoID dumps published as ``.tar.gz`` are packed from the recorded members, a Zenodo "download all" archive is
+zipped from the recorded files (``support.tar_bytes``, ``support.zip_bytes``), as the real servers build them.
 
 Faults a real server cannot be made to show on demand are injected explicitly and named as such:
 ``fault(path, status)`` answers an HTTP error, ``cut(path, n)`` sends only the first ``n`` bytes of the body
@@ -14,10 +14,7 @@ Faults a real server cannot be made to show on demand are injected explicitly an
 
 from __future__ import annotations
 
-import io
 import json
-import tarfile
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -120,22 +117,3 @@ class Replay:
         start_response(f"{status} {REASONS.get(status, 'Status')}", sent)
         return [] if head else [body]
 
-
-def tar_gz(members: dict[str, bytes]) -> bytes:
-    """A ``.tar.gz`` of ``name -> bytes`` (how worldbank.270a.info publishes each subset's dump)."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size, info.mtime = len(data), 1_400_000_000
-            archive.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
-
-
-def zip_of(members: dict[str, bytes]) -> bytes:
-    """A deflated zip of ``name -> bytes`` (a platform's "download all" archive)."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
