@@ -18,8 +18,10 @@
   listed one. The next increment tries those again (unless a newer change of the URI replaces them) until one
   succeeds or has failed on ``max_attempts`` runs, when the harvest log says it was given up and why. So a
   day's run takes the changes since the last complete run, and a failed fetch is never skipped silently.
-* A harvest in which every resource failed (none became a record) raises an :class:`IngestError` after
-  keeping its state (retryable when every failure was), so it never passes as an empty success.
+* A harvest in which every resource failed (none became a record) raises an :class:`IngestError`, so it never
+  passes as an empty success: after keeping its state (``since``, ``retry``) when some failure was final; as a
+  retryable error that keeps nothing when every failure was retryable (the source is down: trying again
+  costs no attempt).
 
 Checkpoint and spool follow :mod:`.progress`: the resources are taken in list order in pages of
 :data:`PAGE_SIZE`; the checkpoint's request is ``{"capability_list", "resource_list_at"}`` (baseline) or
@@ -132,15 +134,17 @@ class ResourceSyncHarvester(Harvester):
             progress.finish()
         finally:
             progress.close()
-        self.checkpoint.save_state(STATE, {"capability_list": capability_list, "since": newest,
-                                           "retry": self.retries(retry)})
-        self.stats.note(f"next increment: changes after {newest}")
-        if self.stats.failed and not self.stats.records:
-            errors = self.stats.errors
+        failed = bool(self.stats.failed and not self.stats.records)
+        outage = failed and all(error.retryable for error in self.stats.errors)
+        if not outage:  # a source that answered nothing (timeouts, 5xx) spends no attempt and moves nothing
+            self.checkpoint.save_state(STATE, {"capability_list": capability_list, "since": newest,
+                                               "retry": self.retries(retry)})
+            self.stats.note(f"next increment: changes after {newest}")
+        if failed:
             raise IngestError(
-                f"every one of the {self.stats.failed} resources of this harvest failed (first: {errors[0]}); "
-                "they are tried again next run", provider=self.provider, file=capability_list,
-                retryable=all(error.retryable for error in errors),
+                f"every one of the {self.stats.failed} resources of this harvest failed (first: "
+                f"{self.stats.errors[0]}); they are tried again next run", provider=self.provider,
+                file=capability_list, retryable=outage,
             )
 
     def retries(self, earlier: dict[str, dict]) -> list[dict]:

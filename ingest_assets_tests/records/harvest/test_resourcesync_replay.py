@@ -97,6 +97,16 @@ def test_a_harvest_whose_every_change_failed_fails_and_the_failures_are_tried_ag
     assert list(harvest(source, window=DAY)) == []  # nothing left to try, nothing new
 
 
+def test_a_harvest_the_source_answered_nothing_to_is_retryable_and_keeps_no_state(source, harvest):
+    for number in (1, 2, 3):
+        source.fault(f"/api/items/{number}", 503)  # injected: the server's bad day
+    with pytest.raises(IngestError, match="every one of the 3 resources") as error:
+        list(harvest(source))
+    assert error.value.retryable and harvest.checkpoint.load_state("resourcesync") is None
+    source.faults.clear()
+    assert len(list(harvest(source))) == 2  # the baseline, as if the bad day never was (item 3: md5 as recorded)
+
+
 def test_two_rs_md_on_one_url_is_said_in_words(source, harvest):
     list(harvest(source))
     source.changes("changelist-two-md.xml")
