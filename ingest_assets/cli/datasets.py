@@ -80,7 +80,9 @@ def _platform_host(text: str) -> tuple[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     """``ingest-assets datasets submit|process FILE.jsonl [--allow-private] [--host PLATFORM=HOST ...]``."""
-    parser = argparse.ArgumentParser(
+    from ingest_assets.cli.main import Parser
+
+    parser = Parser(
         prog="ingest-assets datasets", description="Queue (submit) or run now (process) a file of dataset ingest requests."
     )
     parser.add_argument("command", choices=["submit", "process"])

@@ -6,22 +6,31 @@ of the date enriched and indexed into new outputs whose provenance points to the
 
 from __future__ import annotations
 
-import argparse
-import sys
-from datetime import date
+from datetime import date, datetime
+
+from ingest_assets.cli.main import Parser, iso_day
+from ingest_assets.core.errors import NotFoundError, UsageError
+from ingest_assets.core.registry import NAME_RE
 
 ACTIVITIES = ("harvest", "mapping")
 
 
-def _from_harvests(storage, provider: str, as_of: date, started) -> int:
+def _missing(storage, settings, provider: str, as_of: date, activity: str) -> NotFoundError:
+    from ingest_assets.storage import layout
+
+    found = [p for p in storage.list_children("") if NAME_RE.fullmatch(p) and layout.output_days(storage, p, activity)]
+    return NotFoundError(f"no {activity} of {provider} at or before {as_of} in {settings.storage_url}",
+                         hint=f"providers with {activity} outputs: {', '.join(found) or 'none'}")
+
+
+def _from_harvests(storage, settings, provider: str, as_of: date, started: datetime) -> int:
     from ingest_assets.storage.activities import RecordStream, write_activity
     from ingest_assets.storage.avro import ORIGINAL_RECORD
     from ingest_assets.storage.snapshot import snapshot_records, snapshot_sources
 
     sources = snapshot_sources(storage, provider, as_of)
     if not sources:
-        print(f"no harvest of {provider} at or before {as_of}", file=sys.stderr)
-        return 1
+        raise _missing(storage, settings, provider, as_of, "harvest")
     stream = RecordStream(snapshot_records(sources), inputs=sources, started=started, summary=lambda: {"mode": "snapshot"})
     result = write_activity(storage, stream, provider=provider, activity="harvest", day=as_of,
                             started=started, schema=ORIGINAL_RECORD, partition=f"snapshot as of {as_of}")
@@ -30,7 +39,7 @@ def _from_harvests(storage, provider: str, as_of: date, started) -> int:
     return 0
 
 
-def _from_mapping(storage, settings, provider: str, as_of: date, started) -> int:
+def _from_mapping(storage, settings, provider: str, as_of: date, started: datetime) -> int:
     from ingest_assets.core.registry import ProviderEntry, load_registry
     from ingest_assets.records.snapshot import snapshot_from_mapping
 
@@ -39,8 +48,7 @@ def _from_mapping(storage, settings, provider: str, as_of: date, started) -> int
     entry = registry[provider] if provider in registry else ProviderEntry(provider)
     done = snapshot_from_mapping(storage, entry, as_of, started)
     if done is None:
-        print(f"no mapping of {provider} at or before {as_of}", file=sys.stderr)
-        return 1
+        raise _missing(storage, settings, provider, as_of, "mapping")
     print(f"{done.enrichment.records} records as of {as_of} from {len(done.mapped)} mappings "
           f"(newest: {storage.uri(done.mapped[0].key)})")
     print(f"enrichment -> {done.enrichment.uri}")
@@ -49,14 +57,16 @@ def _from_mapping(storage, settings, provider: str, as_of: date, started) -> int
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ingest-assets snapshot", description=__doc__)
+    parser = Parser(prog="ingest-assets snapshot", description=__doc__)
     parser.add_argument("provider")
-    parser.add_argument("--as-of", type=date.fromisoformat, required=True)
+    parser.add_argument("--as-of", type=iso_day, required=True, help="the day (YYYY-MM-DD)")
     parser.add_argument("--activity", choices=ACTIVITIES, default="harvest",
                         help="rebuild from the harvests (default), or enrich and index the mapped records")
     args = parser.parse_args(argv)
+    if not NAME_RE.fullmatch(args.provider):
+        raise UsageError(f"{args.provider!r} is not a provider name ([a-z0-9]+)", hint="give a registry entry's name")
 
-    from datetime import datetime, timezone
+    from datetime import timezone
 
     from ingest_assets.core.settings import Settings
     from ingest_assets.storage import open_storage
@@ -64,6 +74,5 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.current()
     storage = open_storage(settings.storage_url)
     started = datetime.now(timezone.utc)
-    if args.activity == "mapping":
-        return _from_mapping(storage, settings, args.provider, args.as_of, started)
-    return _from_harvests(storage, args.provider, args.as_of, started)
+    rebuild = _from_mapping if args.activity == "mapping" else _from_harvests
+    return rebuild(storage, settings, args.provider, args.as_of, started)

@@ -103,7 +103,9 @@ def test_a_snapshot_from_mapping_of_an_earlier_day_reads_that_days_mapping_and_t
     [mapped1], [enriched] = outputs(storage, "mapping", DAY1), outputs(storage, "enrichment", DAY1)
     assert len(titles(enriched)) == 7 and json.loads(storage.read_bytes(enriched.output.prov))["generator"] == \
         mapped1.output.relative
-    assert snapshot(env, "--as-of", "2026-02-01", "--activity", "mapping").stderr == \
-        "no mapping of zenodo at or before 2026-02-01\n"
+    missing = snapshot(env, "--as-of", "2026-02-01", "--activity", "mapping")
+    assert missing.returncode == 1 and missing.stderr.startswith(
+        "ingest-assets snapshot: no mapping of zenodo at or before 2026-02-01 in ")
+    assert missing.stderr.rstrip().endswith("hint: providers with mapping outputs: zenodo")
     harvests = snapshot(env, "--as-of", DAY2.isoformat())
     assert harvests.returncode == 0 and harvests.stdout.startswith(f"6 records as of {DAY2} from 2 harvests")
