@@ -6,7 +6,7 @@ import argparse
 import json
 import tempfile
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import get_args
 
@@ -18,7 +18,7 @@ from ingest_assets.core.errors import ValidationError
 from ingest_assets.core.settings import Settings
 from ingest_assets.core.sql import make_engine
 from ingest_assets.storage import Storage, open_storage
-from ingest_assets.storage.layout import dataset_key
+from ingest_assets.storage.layout import dataset_key, next_free_second
 
 PLATFORMS = get_args(DatasetsBlock.model_fields["platform"].annotation)
 
@@ -59,11 +59,10 @@ def process(requests_jsonl: str | Path, *, settings: Settings | None = None, all
         ia_access_key=settings.secret("IA_ACCESS_KEY"),
         ia_secret_key=settings.secret("IA_SECRET_KEY"),
     )
-    started = datetime.now(timezone.utc)
-    key = dataset_key("results", f"{Path(requests_jsonl).stem}.jsonl", started)
-    while storage.exists(key):  # results are never overwritten: a run in the same second takes the next one
-        started += timedelta(seconds=1)
-        key = dataset_key("results", f"{Path(requests_jsonl).stem}.jsonl", started)
+    name = f"{Path(requests_jsonl).stem}.jsonl"
+    started = next_free_second(datetime.now(timezone.utc),
+                               lambda moment: not storage.exists(dataset_key("results", name, moment)))
+    key = dataset_key("results", name, started)
     with open(requests_jsonl, encoding="utf-8") as handle, tempfile.NamedTemporaryFile("w+", suffix=".jsonl") as out:
         summary = run_requests(handle, ctx, str(requests_jsonl), out)
         out.flush()
