@@ -4,13 +4,16 @@ An import records, per dump URL, what it saw (:class:`DumpState`: the server's `
 and the sha256 of the bytes) in the provider's status document (``harvested.dumps``). Later:
 
 * the sensor asks the server (``HEAD``) and compares the validators; a server that sends neither cannot say,
-  and the dump is looked at again once a day (:func:`run_token`);
+  and the dump is looked at again once a day (:func:`run_token`). The asking is bounded (:data:`MAX_PROBES`
+  dumps, :data:`PROBE_SECONDS` per check, so a slow dump host cannot hold up the sensor's tick); a dump not
+  asked in time cannot say either;
 * an import asks with ``If-None-Match`` / ``If-Modified-Since`` (a ``304`` is "unchanged" without a byte
   sent), else downloads and compares the sha256 it computes anyway: the same bytes are never imported again.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -23,6 +26,7 @@ from ingest_assets.core.http import HttpClient
 from ingest_assets.linked_data.void import VoidDescription
 
 MAX_PROBES = 64  # HEAD requests per check; dumps beyond are treated as "cannot say"
+PROBE_SECONDS = 10.0  # no HEAD request is started later than this after a check's first
 
 
 @dataclass(frozen=True)
@@ -79,9 +83,11 @@ def undated_dumps(void: VoidDescription) -> list[str]:
     return [url for part in (void.subsets or (void,)) if part.modified is None for url in part.dumps]
 
 
-def probe_all(http: HttpClient, urls: list[str]) -> dict[str, DumpState | None]:
-    """:func:`probe` of the first :data:`MAX_PROBES` ``urls`` (the others: cannot say)."""
-    return {url: probe(http, url) if number < MAX_PROBES else None for number, url in enumerate(urls)}
+def probe_all(http: HttpClient, urls: list[str], seconds: float = PROBE_SECONDS) -> dict[str, DumpState | None]:
+    """:func:`probe` of the first :data:`MAX_PROBES` ``urls`` while ``seconds`` last (the others: cannot say)."""
+    deadline = time.monotonic() + seconds
+    return {url: probe(http, url) if number < MAX_PROBES and time.monotonic() < deadline else None
+            for number, url in enumerate(urls)}
 
 
 def changed_by_probes(probes: Mapping[str, DumpState | None], seen: Mapping[str, DumpState]):

@@ -52,9 +52,10 @@ def run_key(provider: str, void: VoidDescription, dump_tokens: Sequence[str] = (
 
 
 def check_provider(entry: ProviderEntry, store: TripleStore, graphs: ProviderGraphs, storage: Storage, now: datetime,
-                   *, timeout: tuple[float, float]) -> VoidCheck:
-    """Check ``entry``'s VoID (one attempt within ``timeout``) against its graph's state in ``store``; a bad or
-    unreachable VoID is recorded as the status's error and returned, never raised."""
+                   *, timeout: tuple[float, float], probe_seconds: float = dump_state.PROBE_SECONDS) -> VoidCheck:
+    """Check ``entry``'s VoID (one attempt within ``timeout``) against its graph's state in ``store``, asking about
+    the dumps of its undated parts for ``probe_seconds`` at most; a bad or unreachable VoID is recorded as the
+    status's error and returned, never raised."""
     void, due, error, tokens = None, False, None, ()
     before = read_status(storage, entry.name)
     try:
@@ -62,7 +63,7 @@ def check_provider(entry: ProviderEntry, store: TripleStore, graphs: ProviderGra
         client = source.client(timeout=timeout, retries=0)
         void = fetch_void(client, source)
         undated = dump_state.undated_dumps(void)
-        probes = dump_state.probe_all(client, undated)
+        probes = dump_state.probe_all(client, undated, probe_seconds)
         changed = dump_state.changed_by_probes(probes, dump_state.seen_dumps(before))
         due = check(source, void, graphs.read_state(store), changed).due
         tokens = tuple(dump_state.run_token(url, probes[url], now) for url in undated)

@@ -6,12 +6,14 @@ VoID (an ``rdf:nodeID`` dataset, four RDF/XML dumps)."""
 from __future__ import annotations
 
 import tarfile
+from datetime import datetime, timezone
 
 import dagster as dg
 import pytest
 
 from ingest_assets.core.errors import ParseError
 from ingest_assets.core.http import HttpClient
+from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.defs.linked_data.assets import provider_graph
 from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.linked_data.sensors import void_sensor
@@ -20,6 +22,8 @@ from ingest_assets.linked_data.graphs import ProviderGraphs
 from ingest_assets.linked_data.importer import ProviderSource, import_update
 from ingest_assets.linked_data.oxigraph import OxigraphStore
 from ingest_assets.linked_data.status import read_status
+from ingest_assets.linked_data.watch import check_provider
+from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support import tar_bytes
 
 WB_DUMPS = {  # the VoID's dump (a .tar.gz) -> the recorded member packed into it
@@ -173,3 +177,25 @@ def test_a_truncated_rdfxml_dump_is_a_parse_error_not_the_triples_before_the_cut
         import_once(url, store, provider="mbl")
     assert caught.value.provider == "mbl" and caught.value.file == f"{replay.base}/mbl/dumps/award.rdf"
     assert ProviderGraphs("mbl").read_state(store).current is None
+
+
+def test_the_sensors_questions_about_undated_dumps_stop_at_their_time_budget(replay_source, shared_fixtures, store,
+                                                                             tmp_path):
+    # the BCO-DMO VoID: no dcterms:modified, 13 dumps; their host is slow to answer (injected: 0.3 s each), so
+    # asking all 13 would take 4 s of a sensor tick meant for every provider
+    replay = replay_source("void")
+    void = (shared_fixtures / "void" / "bcodmo-nerc-parameter-vocab-void.rdf").read_bytes()
+    replay.route("/bcodmo/void.rdf", void.replace(b"http://www.bco-dmo.org/", f"{replay.base}/".encode()),
+                 "application/rdf+xml")
+    dumps = [f"/NERC/{name}.rdf" for name in ("P01", "P02", "S01", "S02", "S03", "S04", "S05", "S06", "S07", "S25",
+                                               "S26", "S27", "S29")]
+    for path in dumps:
+        replay.route(path, b"", "application/rdf+xml", etag='"1"')
+        replay.stall(path, 0.3)
+    entry = ProviderEntry("bcodmo", {"void": f"{replay.base}/bcodmo/void.rdf", "allow_private": True})
+    found = check_provider(entry, store, ProviderGraphs("bcodmo"), LocalStorage(tmp_path / "storage"),
+                           datetime.now(timezone.utc), timeout=(2, 10), probe_seconds=0.5)
+    asked = [path for path in replay.paths() if path in dumps]
+    assert 1 <= len(asked) <= 2  # none started after the budget: the others cannot say
+    assert found.error is None and found.due  # never imported: due, and a dump not asked may have changed
+    assert found.run_key.startswith("bcodmo@undated+")

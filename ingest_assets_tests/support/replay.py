@@ -9,12 +9,14 @@ zipped from the recorded files (``support.tar_bytes``, ``support.zip_bytes``), a
 
 Faults a real server cannot be made to show on demand are injected explicitly and named as such:
 ``fault(path, status)`` answers an HTTP error, ``cut(path, n)`` sends only the first ``n`` bytes of the body
-(a connection that drops mid-transfer, the way a truncated dump reaches a harvester).
+(a connection that drops mid-transfer, the way a truncated dump reaches a harvester), ``stall(path, seconds)``
+answers only after ``seconds`` (an overloaded host).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -42,6 +44,7 @@ class Replay:
         self.answers: dict[str, Answer] = {}
         self.faults: dict[str, int] = {}
         self.cuts: dict[str, int] = {}
+        self.stalls: dict[str, float] = {}
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.request_headers: list[dict[str, str]] = []
 
@@ -71,6 +74,10 @@ class Replay:
         """Injected: send only the first ``size`` bytes of ``path``'s body, announced as such."""
         self.cuts[path] = size
 
+    def stall(self, path: str, seconds: float) -> None:
+        """Injected: answer ``path`` only after ``seconds`` (a host slow to answer, on demand)."""
+        self.stalls[path] = seconds
+
     def paths(self) -> list[str]:
         return [path for path, _ in self.requests]
 
@@ -80,6 +87,7 @@ class Replay:
         self.requests.append((path, query))
         self.request_headers.append({k[5:].replace("_", "-").lower(): v for k, v in environ.items()
                                      if k.startswith("HTTP_")})
+        time.sleep(self.stalls.get(path, 0))
         if path in self.faults:
             return self._send(start_response, self.faults[path], b"injected failure", "text/plain")
         answer = self.answers.get(path) or self._oai(query)
