@@ -14,7 +14,7 @@ A rule takes its values from one *source*, then passes them through *filters* in
              and may carry sub-properties (below)
   when       a condition (XPath boolean / JMESPath truthiness, relative to the item under ``each``): the rule gives
              nothing unless it holds
-  filters    split -> clean -> pattern (+ template, all_matches) -> exclude, exclude_terms, keep_terms ->
+  filters    split -> clean -> replace -> pattern (+ template, all_matches) -> exclude, exclude_terms, keep_terms ->
              map / map_patterns / lookup (+ unlisted) -> join -> unique -> index / first / slice -> default
   sub-properties (with ``each``; which ones depends on the field's shape, ``fields.SUB_PROPERTIES``):
              inScheme, exactMatch, closeMatch, note (agents, concepts); coordinates, city, county, state,
@@ -99,6 +99,7 @@ class RuleSpec(BaseModel):
     # filters, in the order they apply
     split: Annotated[str, Field(min_length=1)] | None = None
     clean: Annotated[list[CleanName], Field(min_length=1)] | None = None
+    replace: Annotated[dict[Regex, str], Field(min_length=1)] | None = None  # each match -> this literal text
     exclude: Regex | None = None
     exclude_terms: Strings | None = None
     keep_terms: Strings | None = None
@@ -141,7 +142,7 @@ class RuleSpec(BaseModel):
         for key in ("xpath", "path", "value", "default", "exclude_terms", "keep_terms", "clean"):
             if key in data:
                 data[key] = _one_or_more(data[key])
-        for key in ("map", "map_patterns"):
+        for key in ("map", "map_patterns", "replace"):
             if isinstance(data.get(key), dict):
                 data[key] = {str(k): v for k, v in data[key].items()}
         return data

@@ -249,6 +249,8 @@ def _value_steps(spec: RuleSpec, compiler: _Compiler) -> list[ValueStep]:
     if spec.split is not None:
         steps.append(_split(spec.split))
     steps.extend(_cleaner(name) for name in spec.clean or ())
+    if spec.replace is not None:
+        steps.append(_replacing([(re.compile(pattern), text) for pattern, text in spec.replace.items()]))
     if spec.pattern is not None:
         steps.append(_matching(re.compile(spec.pattern), spec.template, spec.all_matches))
     if spec.exclude is not None:
@@ -300,6 +302,17 @@ def _cleaner(name: str) -> ValueStep:
 
     def step(value: str) -> list[str]:
         value = clean(value).strip()
+        return [value] if value else []
+
+    return step
+
+
+def _replacing(replacements: list[tuple[re.Pattern, str]]) -> ValueStep:
+    """Every match of each pattern, in turn, replaced by its text as written (no group references)."""
+    def step(value: str) -> list[str]:
+        for regex, text in replacements:
+            value = regex.sub(lambda _match: text, value)
+        value = value.strip()
         return [value] if value else []
 
     return step

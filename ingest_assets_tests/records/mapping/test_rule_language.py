@@ -126,6 +126,17 @@ def test_clean_join_unique_and_slices():
     assert found["relation"] == ["recital programs.", "; opera,"]
 
 
+def test_replace_puts_literal_text_for_every_match_in_order():
+    metadata = ("<dc:identifier>http://74.126.224.22/luna/1?a=74.126.224.22</dc:identifier>"
+                "<dc:subject>Maps -- Calcutta \\1</dc:subject><dc:subject>--</dc:subject>")
+    found = sr({
+        "identifier": {"xpath": "dc:identifier", "replace": {r"74\.126\.224\.22": "www.davidrumsey.com"}},
+        "subject": {"xpath": "dc:subject", "replace": {r"\s*--\s*": "; ", "^; $": ""}},
+    }, metadata)
+    assert found["identifier"] == ["http://www.davidrumsey.com/luna/1?a=www.davidrumsey.com"]
+    assert [s["name"] for s in found["subject"]] == ["Maps; Calcutta \\1"]  # text as written; '--' alone: nothing
+
+
 @pytest.mark.parametrize(("name", "given", "expected"), [
     ("trim-leading-punctuation", " ;- :Title", "Title"),
     ("trim-trailing-punctuation", "Title ;/ -", "Title"),
@@ -178,6 +189,7 @@ def test_json_rules_iterate_values_with_sub_properties_and_conditions():
     ({"subject": {"concat": [{"xpath": "dc:a"}], "separator": 5}}, "separator: Input should be a valid string"),
     ({"subject": {"xpath": "dc:subject", "slice": [1]}}, "slice: List should have at least 2 items"),
     ({"subject": {"each": "dc:subject["}}, "bad each 'dc:subject['"),
+    ({"subject": {"xpath": "dc:subject", "replace": {"(": "x"}}}, "bad regex '(': missing )"),
     ({"subject": {"xpath": "dc:subject", "lookup": "marc-leader-formats", "unlisted": "maybe"}},
      "unlisted: Input should be 'drop' or 'keep'"),
 ])
