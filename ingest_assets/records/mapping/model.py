@@ -97,7 +97,7 @@ class RuleSpec(BaseModel):
     each: NonBlank | None = None
     when: NonBlank | None = None
     # filters, in the order they apply
-    split: Annotated[str, Field(min_length=1)] | None = None
+    split: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] | None = None  # delimiters
     clean: Annotated[list[CleanName], Field(min_length=1)] | None = None
     replace: Annotated[dict[Regex, str], Field(min_length=1)] | None = None  # each match -> this literal text
     exclude: Regex | None = None
@@ -134,12 +134,13 @@ class RuleSpec(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _lists(cls, data: Any) -> Any:
-        """``xpath``/``path``/``value``/``default``/``exclude_terms``/``keep_terms``/``clean`` take one or a list;
+        """``xpath``/``path``/``value``/``default``/``exclude_terms``/``keep_terms``/``clean``/``split`` take one or
+        a list;
         ``map`` keys are compared as text (YAML reads ``yes`` and ``1`` as other types)."""
         if not isinstance(data, dict):
             raise _problem(f"expected a mapping of rule keys, got {data!r}")
         data = {key: value for key, value in data.items() if value is not None}
-        for key in ("xpath", "path", "value", "default", "exclude_terms", "keep_terms", "clean"):
+        for key in ("xpath", "path", "value", "default", "exclude_terms", "keep_terms", "clean", "split"):
             if key in data:
                 data[key] = _one_or_more(data[key])
         for key in ("map", "map_patterns", "replace"):

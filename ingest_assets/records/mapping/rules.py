@@ -293,8 +293,13 @@ def _unique(values: list[Value]) -> list[Value]:
     return out
 
 
-def _split(delimiter: str) -> ValueStep:
-    return lambda value: [part for part in (piece.strip() for piece in value.split(delimiter)) if part]
+def _split(delimiters: list[str]) -> ValueStep:
+    """Parts between any of the delimiters, trimmed, empty ones dropped."""
+    if len(delimiters) == 1:
+        delimiter = delimiters[0]
+        return lambda value: [part for part in (piece.strip() for piece in value.split(delimiter)) if part]
+    regex = re.compile("|".join(map(re.escape, delimiters)))
+    return lambda value: [part for part in (piece.strip() for piece in regex.split(value)) if part]
 
 
 def _cleaner(name: str) -> ValueStep:
