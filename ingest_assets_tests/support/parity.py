@@ -5,7 +5,7 @@ One YAML file per hub in ``ingest_assets_tests/records/mapping/parity/`` (see RE
 
     hub: tx                   # the profile
     ingestion3: TxMapping     # the class (its test: TxMappingTest.scala)
-    fixture: tx.xml           # in ../shared/fixtures/ingestion3/
+    fixture: tx.xml           # in ../shared/fixtures/ingestion3/ (or document: the test's own inline record)
     format: UNTL XML          # for the README table
     floor: 1.0                # the share of assertions that must match
     assertions:
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -55,6 +56,7 @@ RECORD_FIELDS = ("id", "dplaUri", "originalId", "providerUri", "dataProvider", "
 KNOWN_FIELDS = frozenset({*FIELDS, *RECORD_FIELDS, "idPrefix", "provider"})
 ASSERTION_KEYS = frozenset({"it", "field", "expected", "first_contains", "deliberate"})
 FILE_KEYS = frozenset({"hub", "ingestion3", "fixture", "format", "floor", "assertions"})
+RECORD_KEYS = ("fixture", "document")  # a fixture file, or the record a test writes inline (PaMappingTest)
 
 
 @dataclass
@@ -84,7 +86,12 @@ class HubParity:
 
     @cached_property
     def mapped(self) -> tuple[MappingResult, str | None]:
-        """The fixture's mapping result and the DPLA id prefix it was minted with."""
+        """The fixture's (or inline document's) mapping result and the DPLA id prefix it was minted with."""
+        if "document" in self.data:  # read as a file is, from a file of its own
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / f"{self.hub}-inline.xml"
+                path.write_text(self.data["document"], encoding="utf-8")
+                return _mapped(self.hub, path)
         return _mapped(self.hub, FIXTURES / self.data["fixture"])
 
     @cached_property
@@ -106,8 +113,10 @@ class HubParity:
 
     def problems(self) -> list[str]:
         """What is wrong with the data file itself (unknown keys or fields, a floor below the minimum)."""
-        found = [f"unknown key {key!r}" for key in set(self.data) - FILE_KEYS]
-        found += [f"missing key {key!r}" for key in FILE_KEYS - set(self.data)]
+        found = [f"unknown key {key!r}" for key in set(self.data) - FILE_KEYS - set(RECORD_KEYS)]
+        found += [f"missing key {key!r}" for key in FILE_KEYS - {"fixture"} - set(self.data)]
+        if sum(key in self.data for key in RECORD_KEYS) != 1:
+            found.append(f"give one of {', '.join(RECORD_KEYS)}")
         if self.data.get("hub") not in PROFILES:
             found.append(f"no shipped profile {self.data.get('hub')!r}")
         if not MINIMUM_FLOOR <= float(self.data.get("floor", 0)) <= 1:
