@@ -1,7 +1,8 @@
 """Parity with ingestion3: every assertion its hub mapping tests make on their fixture records, as data, checked
 against our profile mapping the same file.
 
-One YAML file per hub in ``ingest_assets_tests/records/mapping/parity/`` (see README, "Parity with ingestion3")::
+One YAML file per hub and fixture in ``ingest_assets_tests/records/mapping/parity/`` (``<hub>.yaml``, and
+``<hub>-<more>.yaml`` for a test's second fixture; see README, "Parity with ingestion3")::
 
     hub: tx                   # the profile
     ingestion3: TxMapping     # the class (its test: TxMappingTest.scala)
@@ -15,6 +16,9 @@ One YAML file per hub in ``ingest_assets_tests/records/mapping/parity/`` (see RE
       - it: extract rights
         field: rights
         first_contains: Unrestricted               # ingestion3's ``head.contains``
+      - it: extract the correct alternate titles
+        field: alternative
+        contains: Translation of Document 2307-PS  # ingestion3's ``.contains`` on the values: one of them
       - ...
         deliberate: why we differ on purpose       # counted as unmatched, listed in the README table
 
@@ -54,7 +58,8 @@ TARGET = 0.95  # all hubs together
 RECORD_FIELDS = ("id", "dplaUri", "originalId", "providerUri", "dataProvider", "isShownAt", "object", "preview",
                  "rightsStatement", "iiifManifest", "ingestType")
 KNOWN_FIELDS = frozenset({*FIELDS, *RECORD_FIELDS, "idPrefix", "provider"})
-ASSERTION_KEYS = frozenset({"it", "field", "expected", "first_contains", "deliberate"})
+ASSERTION_KEYS = frozenset({"it", "field", "expected", "first_contains", "contains", "deliberate"})
+EXPECTATIONS = ("expected", "first_contains", "contains")
 FILE_KEYS = frozenset({"hub", "ingestion3", "fixture", "format", "floor", "assertions"})
 RECORD_KEYS = ("fixture", "document")  # a fixture file, or the record a test writes inline (PaMappingTest)
 
@@ -79,6 +84,11 @@ class HubParity:
     @property
     def hub(self) -> str:
         return self.data["hub"]
+
+    @property
+    def name(self) -> str:
+        """The data file's name: the hub, or the hub and which of its test's fixtures (``ma-creator``)."""
+        return self.path.stem
 
     @property
     def floor(self) -> float:
@@ -119,6 +129,8 @@ class HubParity:
             found.append(f"give one of {', '.join(RECORD_KEYS)}")
         if self.data.get("hub") not in PROFILES:
             found.append(f"no shipped profile {self.data.get('hub')!r}")
+        elif self.name != self.hub and not self.name.startswith(f"{self.hub}-"):
+            found.append(f"the file of hub {self.hub!r} is named {self.hub}.yaml or {self.hub}-<fixture>.yaml")
         if not MINIMUM_FLOOR <= float(self.data.get("floor", 0)) <= 1:
             found.append(f"floor {self.data.get('floor')!r} is not between {MINIMUM_FLOOR} and 1")
         for n, assertion in enumerate(self.data.get("assertions") or []):
@@ -127,8 +139,8 @@ class HubParity:
             known = assertion.get("field") in KNOWN_FIELDS or bool(assertion.get("deliberate"))
             if wrong or not known:
                 found.append(f"assertion {n} ({assertion.get('it')!r}): keys {sorted(wrong)}, field {assertion.get('field')!r}")
-            if ("expected" in assertion) == ("first_contains" in assertion):
-                found.append(f"assertion {n} ({assertion.get('it')!r}): give expected or first_contains")
+            if sum(key in assertion for key in EXPECTATIONS) != 1:
+                found.append(f"assertion {n} ({assertion.get('it')!r}): give one of {', '.join(EXPECTATIONS)}")
         return found
 
 
@@ -136,7 +148,7 @@ def hubs(names: Iterable[str] = ()) -> list[HubParity]:
     """The parity data of ``names`` (default: every hub), by hub name."""
     found = [HubParity(path, yaml.safe_load(path.read_text(encoding="utf-8"))) for path in sorted(DATA.glob("*.yaml"))]
     wanted = set(names)
-    return [hub for hub in found if not wanted or hub.hub in wanted]
+    return [hub for hub in found if not wanted or hub.hub in wanted or hub.name in wanted]
 
 
 def _mapped(hub: str, fixture: Path) -> tuple[MappingResult, str | None]:
@@ -155,6 +167,9 @@ def _outcome(assertion: dict, result: MappingResult, prefix: str | None) -> Outc
     if "first_contains" in assertion:
         expected = assertion["first_contains"]
         matched = bool(actual) and expected in _label(actual[0])
+    elif "contains" in assertion:
+        expected = assertion["contains"]
+        matched = any(_same(value, expected) for value in actual)
     else:
         expected = assertion["expected"]
         matched = len(actual) == len(expected) and all(map(_same, actual, expected))
@@ -206,7 +221,7 @@ def _same(actual: Any, expected: Any) -> bool:
 
 def report(found: list[HubParity], out=sys.stdout) -> None:
     for hub in found:
-        out.write(f"{hub.hub:<20} {hub.data['ingestion3']:<26} {hub.matched:>3} / {hub.total:<3} "
+        out.write(f"{hub.name:<20} {hub.data['ingestion3']:<26} {hub.matched:>3} / {hub.total:<3} "
                   f"{100 * hub.share:5.1f}%  (floor {100 * hub.floor:.0f}%)\n")
         for outcome in hub.outcomes:
             if not outcome.matched:
@@ -223,7 +238,8 @@ def table(found: list[HubParity]) -> str:
     rows = ["| hub | ingestion3 | format | matched / total | deliberate differences |", "|---|---|---|---|---|"]
     for hub in found:
         deliberate = "; ".join(f"{o.field}: {' '.join(o.deliberate.split())}" for o in hub.outcomes if o.deliberate)
-        rows.append(f"| `{hub.hub}` | {hub.data['ingestion3']} | {hub.data['format']} | {hub.matched} / {hub.total} "
+        fixture = "" if hub.name == hub.hub else f" ({hub.data['fixture']})"
+        rows.append(f"| `{hub.hub}`{fixture} | {hub.data['ingestion3']} | {hub.data['format']} | {hub.matched} / {hub.total} "
                     f"| {deliberate or '-'} |")
     matched, total = sum(h.matched for h in found), sum(h.total for h in found)
     rows.append(f"| all | | | {matched} / {total} ({100 * matched / total:.1f}%) | |")

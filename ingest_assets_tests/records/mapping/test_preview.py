@@ -143,8 +143,8 @@ class _Sink:
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
-    (["--profile", "marc", "x.xml"], "unknown mapping 'marc'"),
-    (["--profile", "marc.yaml", "x.xml"], "cannot read the profile"),
+    (["--profile", "marc", "x.xml"], "unknown mapping 'marc'; hint: known profiles: cdl, "),
+    (["--profile", "my-museum.yaml", "x.xml"], "cannot read the profile"),
     (["--profile", "oai_dc", "missing.xml"], "cannot read the input"),
     (["--profile", "oai_dc", "harvest:nobody"], "no complete harvest output"),
 ])
