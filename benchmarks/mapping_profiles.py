@@ -38,14 +38,17 @@ REQUIRED = {  # what the stock fixtures lack and a hub sets per provider
 
 
 def fixture_files() -> dict[str, list[Path] | str]:
-    """profile -> its fixture files, or the text of its one record (a parity file's inline document, or a realistic
+    """profile -> its fixture files, or the text of one record (the first a parity file gives inline, or a realistic
     record of a hub whose ingestion3 test reads none)."""
     from ingest_assets_tests.support.mapping import HUB_RECORDS
 
     found: dict[str, list[Path] | str] = {name: [FIXTURES / f for f in files] for name, files in STOCK.items()}
     for path in sorted(PARITY.glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        found[data["hub"]] = data["document"] if "document" in data else [FIXTURES / "ingestion3" / data["fixture"]]
+        if "records" in data:
+            found.setdefault(data["hub"], next(iter(data["records"].values())))
+        else:
+            found[data["hub"]] = [FIXTURES / "ingestion3" / data["fixture"]]
     return {**found, **HUB_RECORDS}
 
 

@@ -17,6 +17,7 @@ from ingest_assets.core.settings import Settings
 from ingest_assets.storage.activities import RecordStream, write_activity
 from ingest_assets.storage.avro import ORIGINAL_RECORD
 from ingest_assets_tests.support.mapping import CALISPHERE, HUB_RECORDS
+from ingest_assets_tests.support.parity import PARTIAL_RECORD
 from ingest_assets_tests.support.parity import hubs as parity_hubs
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
@@ -178,15 +179,20 @@ def test_broken_xml_input_is_named(tmp_path, capsys):
 
 @pytest.mark.parametrize("hub", sorted({*(hub.hub for hub in parity_hubs()), *HUB_RECORDS}))
 def test_each_hub_profile_maps_its_ingestion3_fixture_from_the_command_line(shared_fixtures, capsys, tmp_path, hub):
-    """Its ingestion3 test's fixture, the record that test writes inline (pa), or a realistic record of its feed
-    (njde, ithaka: ingestion3 tests neither)."""
-    data = next((h.data for h in parity_hubs([hub])), {"document": HUB_RECORDS.get(hub)})
+    """Its ingestion3 test's fixture, the first record that test writes inline (pa, harvard; a partial one gets
+    what it lacks as overrides, as the parity data maps it), or a realistic record of its feed (njde, ithaka:
+    ingestion3 tests neither)."""
+    data = next((h.data for h in parity_hubs([hub])), {"records": {hub: HUB_RECORDS.get(hub)}})
+    options = []
     if "fixture" in data:
         path = shared_fixtures / "ingestion3" / data["fixture"]
     else:
         path = tmp_path / f"{hub}.xml"
-        path.write_text(data["document"], encoding="utf-8")
-    code, out = run_json(capsys, "--profile", hub, str(path))
+        path.write_text(next(iter(data["records"].values())), encoding="utf-8")
+        overrides = tmp_path / "partial.yaml"
+        overrides.write_text(json.dumps(PARTIAL_RECORD), encoding="utf-8")
+        options = ["--override", str(overrides)]
+    code, out = run_json(capsys, "--profile", hub, *options, str(path))
     assert code == 0, out["records"][0]["messages"]
     (entry,) = out["records"]
     assert entry["jsonld"]["provider"]["name"] == PROFILES[hub].provider.label
