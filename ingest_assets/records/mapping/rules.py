@@ -2,9 +2,9 @@
 expressions registered in the mapper's path set (answered for every record by one walk, ``paths.py``).
 
 Values are strings, or :class:`Structured` values (a label with sub-properties) from rules with ``each`` and
-sub-properties. Filters that act on one value at a time (split, clean, exclude, pattern, map, lookup) act on a
-structured value's label and keep its sub-properties; ``join``, ``unique`` and ``index``/``first``/``slice`` act
-on the rule's list of values.
+sub-properties. Filters that act on one value at a time (split, clean, replace, exclude, pattern, map, lookup) act
+on a structured value's label and keep its sub-properties; ``join``, ``unique`` and ``index``/``first``/``slice``
+act on the rule's list of values.
 """
 
 from __future__ import annotations
