@@ -42,6 +42,7 @@ def test_shipped_registry_and_its_commented_examples_load():
     assert examples["maryland"].settings.harvest.sets == ["mdlc"]
     assert examples["maryland"].settings.mapping_overrides == {"dataProvider": {"value": "Maryland State Archives"}}
     assert examples["k2n"].require("repository").default_language == "de"
+    assert examples["dans"].require("datasets").hosts == ["dataverse.internal.example.org"]
     assert examples["minnesota"].settings.enrichment.skip == ["strip_ending_period"]
 
 

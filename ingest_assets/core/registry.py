@@ -2,7 +2,8 @@
 
 What keys an entry can have is :class:`EntrySettings`: the record pipeline's (:class:`RecordSettings`, its
 ``harvest:`` one of :data:`HarvestBlock`), linked data's (:class:`LinkedDataSettings`), ``repository:``
-(:class:`RepositoryBlock`) and ``resourcesync:`` (:class:`ResourceSyncBlock`). Every model is a
+(:class:`RepositoryBlock`), ``resourcesync:`` (:class:`ResourceSyncBlock`) and ``datasets:``
+(:class:`DatasetsBlock`). Every model is a
 :class:`Block`: strict types (a quoted ``"false"`` is not a boolean, ``lots`` is not a number) and unknown
 keys refused. An entry is checked whole when it is made (:class:`ProviderEntry`); the first problem is a
 ConfigError naming entry, key (``maryland.harvest.metadata_prefix``) and file. A refused entry stops only itself
@@ -298,6 +299,7 @@ class ResourceSyncHarvest(_Harvest):
     max_list_bytes: Positive = 64 * MiB  # one sitemap (list or index)
     max_resource_bytes: Positive = 64 * MiB
     max_resources: Positive = 1_000_000  # per run
+    max_attempts: Positive = 5  # runs that try a resource whose fetch or check failed before it is given up
     bounds: PageBounds = Field(default_factory=PageBounds)  # max_pages: sitemaps fetched per run
 
 
@@ -376,6 +378,19 @@ class ResourceSyncBlock(Block):
     publish_outputs: bool = False
 
 
+# ---- dataset ingest (``datasets:``) -------------------------------------------------------------------------
+
+class DatasetsBlock(Block):
+    """``datasets: {platform: zenodo, hosts: [data.example.org], allow_private: false}``: a dataset platform the hub
+    reaches on hosts of its own (an InvenioRDM, Figshare or archive.org instance, a Dataverse). Its ``hosts``
+    (``name`` or ``name:port``) are recognised as the platform's; with ``allow_private`` those hosts, and only
+    they, may resolve to private addresses."""
+
+    platform: Literal["zenodo", "figshare", "archiveorg", "dataverse"]
+    hosts: Annotated[list[Text], Field(min_length=1)]
+    allow_private: bool = False
+
+
 # ---- repository (``repository:``) --------------------------------------------------------------------------
 
 class RepositoryBlock(Block):
@@ -411,6 +426,7 @@ class EntrySettings(RecordSettings, LinkedDataSettings):
     label: str | None = None
     repository: RepositoryBlock | None = None
     resourcesync: ResourceSyncBlock | None = None
+    datasets: DatasetsBlock | None = None
 
 
 def _key(error: Mapping[str, Any], data: Any) -> list[str]:

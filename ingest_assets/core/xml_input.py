@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from html import escape
 from html.entities import name2codepoint
 from typing import Any, BinaryIO
@@ -63,6 +64,41 @@ NAMESPACES = {
 }
 
 
+ILLEGAL = re.compile(ILLEGAL_BYTES.pattern + b"|" + ILLEGAL_REFS.pattern)
+MAX_LISTED_REPAIRS = 20
+
+
+@dataclass
+class Repairs:
+    """What :func:`parse_xml` removed: how many characters, and where the first :data:`MAX_LISTED_REPAIRS` were
+    (``U+000B at line 5, column 17``: line and character column of the original document)."""
+
+    count: int = 0
+    first: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def __str__(self) -> str:
+        more = f" and {self.count - len(self.first)} more" if self.count > len(self.first) else ""
+        characters = "character" if self.count == 1 else "characters"
+        return f"removed {self.count} {characters} XML 1.0 forbids: {'; '.join(self.first)}{more}"
+
+    @classmethod
+    def of(cls, content: bytes) -> "Repairs":
+        repairs = cls()
+        for match in ILLEGAL.finditer(content):
+            repairs.count += 1
+            if len(repairs.first) < MAX_LISTED_REPAIRS:
+                start = match.start()
+                line_start = content.rfind(b"\n", 0, start) + 1
+                column = len(content[line_start:start].decode("utf-8", "replace")) + 1
+                found, line = match.group(), content.count(b"\n", 0, start) + 1
+                what = f"U+{found[0]:04X}" if len(found) == 1 else f"the reference {found.decode('ascii')}"
+                repairs.first.append(f"{what} at line {line}, column {column}")
+        return repairs
+
+
 class UnsafeXML(ValueError):
     """Well-formed, but not something a harvester should accept."""
 
@@ -75,14 +111,14 @@ def safe_parser(**options) -> etree.XMLParser:
     return etree.XMLParser(**HARDENED, **options)
 
 
-def parse_xml(content: bytes, prefixes: Mapping[str, str] | None = None) -> tuple[etree._Element, int]:
+def parse_xml(content: bytes, prefixes: Mapping[str, str] | None = None) -> tuple[etree._Element, Repairs]:
     """Parse a whole document from bytes (the XML declaration, not HTTP headers, decides the encoding).
 
-    Returns the root and the number of illegal characters removed (0 if the page was well-formed).
+    Returns the root and the :class:`Repairs` made (false when the page was well-formed).
     Raises ``etree.XMLSyntaxError`` when the page is broken beyond that repair, :class:`UnsafeXML` when it
     declares entities. With ``prefixes``, undeclared prefixes are read as the module says.
     """
-    removed = 0
+    removed = Repairs()
     parser = safe_parser()
     try:
         root = parse_document(content, parser, prefixes)
@@ -93,7 +129,7 @@ def parse_xml(content: bytes, prefixes: Mapping[str, str] | None = None) -> tupl
         cleaned, refs = ILLEGAL_REFS.subn(b"", cleaned)
         if raw + refs == 0:
             raise
-        root, removed = parse_document(cleaned, parser, prefixes), raw + refs
+        root, removed = parse_document(cleaned, parser, prefixes), Repairs.of(content)
     refuse_declared_entities(root)
     return root, removed
 

@@ -245,3 +245,24 @@ def test_record_counts_follow_indexing_by_their_automation_condition(hub):
     assert after_run.get_num_requested(key) == 1
     quiet = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=after_run.cursor)
     assert quiet.get_num_requested(key) == 0  # nothing indexed since: no new table
+
+
+def test_a_file_harvest_fetches_the_whole_source_so_it_is_full_for_the_count_drop_gate(hub, shared_fixtures):
+    """Harvard's page (10 records), then DataCite's (6) as the provider's whole file: each harvest is labelled
+    full in its _MANIFEST, so the second is compared with the first and blocked (-40%)."""
+    settings, instance, registry = hub
+    results = []
+    for page in ("harvard-librarycloud-listrecords-mods-resumption.xml", "datacite-oai-listrecords-resumption-final.xml"):
+        registry.write_text(
+            "demo:\n  harvest: {type: file, format: xml, path: '%s', record_xpath: '//oai:record',\n"
+            "    id_xpath: 'oai:header/oai:identifier', namespaces: {oai: 'http://www.openarchives.org/OAI/2.0/'}}\n"
+            "  mapping: oai_dc\n" % (shared_fixtures / "oai-pmh" / page)
+        )
+        results.append(run_job(settings, instance, selection=["original_records"]))
+    storage = LocalStorage(settings.storage_url)
+    manifests = [Manifest.from_bytes(storage.read_bytes(o.manifest))
+                 for o in layout.complete_outputs(storage, "demo", "harvest")]
+    assert [(m.record_count, m.extra["Summary mode"]) for m in manifests] == [(10, "full"), (6, "full")]
+    checks = [{e.asset_check_key.name: e for e in r.get_asset_check_evaluations()}["harvest_count_drop"] for r in results]
+    assert [c.passed for c in checks] == [True, False]
+    assert checks[1].metadata["previous"].value == 10 and checks[1].metadata["current"].value == 6

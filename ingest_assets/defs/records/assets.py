@@ -97,7 +97,7 @@ def original_records(registry: RegistryResource, storage: StorageResource) -> Pa
             run,
             started=started,
             logs=run.logs,
-            summary=lambda: {"mode": "incremental" if window else "full", **run.metadata()},
+            summary=lambda: {"mode": run.mode, **run.metadata()},
         )
 
     return PartitionStreams(harvest)
