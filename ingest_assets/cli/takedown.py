@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _take_down(hub: Hub, args: argparse.Namespace) -> int:
+    from ingest_assets.records.mapping import minter_for
     from ingest_assets.records.publishing import takedowns
 
     providers = [hub.record_provider(args.provider)] if args.provider else hub.registry.providers_of("records")
@@ -59,7 +60,8 @@ def _take_down(hub: Hub, args: argparse.Namespace) -> int:
         if not targets:
             raise NotFoundError(f"no live record of {args.provider} matches {args.query!r}", hint="try other words")
     else:
-        targets = takedowns.resolve(hub.index, hub.alias, args.ids, providers)
+        targets = takedowns.resolve(hub.index, hub.alias, args.ids,
+                                    {name: minter_for(hub.registry[name]) for name in providers})
     print(f"{len(targets)} record(s) to take down:")
     for target in targets[:SAMPLE]:
         print(f"  {target.record_id}  {target.provider}  {target.local_id or ''}  {target.title}")

@@ -377,9 +377,13 @@ class RecordSettings(Block):
     before publishing and the contacts its reports are mailed to)."""
 
     harvest: HarvestBlock | None = None
-    mapping: str | None = None
-    # field -> rule, or a list of rules, or null (off); the rules are checked when the mapper is built
+    mapping: Text | None = None  # a profile's name, or a profile file (relative to this registry file)
+    # field -> rule, or a list of rules, or null (off); checked with the profile by the record capability's
+    # check of a loaded registry (``records.mapping.check_registry``)
     mapping_overrides: dict[str, dict[str, Any] | list[dict[str, Any]] | None] = Field(default_factory=dict)
+    provider_uri: HttpUrl | None = None  # the hub's URI the records carry, over the profile's
+    # the key DPLA ids are minted with, over the profile's: md5('<id_prefix>--<local id>'); false: md5('<local id>')
+    id_prefix: Annotated[str, Field(pattern=r"^\S+$")] | Literal[False] | None = None
     quality: QualityBlock = Field(default_factory=QualityBlock)
     enrichment: EnrichmentBlock = Field(default_factory=EnrichmentBlock)
     schedule: ScheduleBlock | Literal[False] = Field(default_factory=ScheduleBlock)  # false: no automatic refresh
@@ -522,6 +526,12 @@ class Registry(Mapping[str, ProviderEntry]):
         self.source = source
         self.problems: dict[str, ConfigError] = dict(problems or {})
         self.stale = stale
+
+    def refuse(self, name: str, error: ConfigError) -> None:
+        """Move a loaded entry to :attr:`problems` (a capability's own check of it failed: a mapping rule that
+        does not compile); the other entries are not affected."""
+        self._entries.pop(name, None)
+        self.problems[name] = error
 
     def __getitem__(self, name: str) -> ProviderEntry:
         if name in self._entries:

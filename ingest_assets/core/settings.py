@@ -48,6 +48,7 @@ class Settings:
     resourcesync_capabilities: tuple[str, ...] = CHANGE_FEED_CAPABILITIES
     index_count_tolerance: float = 0.02  # a new index may hold at most this share fewer documents than the old
     index_retain: int = 2  # previous indices of a provider kept for rollback
+    profiles_path: Path | None = None  # a folder of mapping profiles (and vocabularies/) beside the shipped ones
     # the Dagster instance folder: DAGSTER_HOME, else $INGEST_HOME/dagster (the commands write its dagster.yaml)
     dagster_home: Path | None = None
     uv_run: bool = False  # started by `uv run` (the commands print follow-up commands the same way)
@@ -94,6 +95,7 @@ class Settings:
             resourcesync_capabilities=_capabilities(env.get("INGEST_RESOURCESYNC_CAPABILITIES")),
             index_count_tolerance=_share("INGEST_INDEX_TOLERANCE", env.get("INGEST_INDEX_TOLERANCE") or "0.02"),
             index_retain=int(_number("INGEST_INDEX_RETAIN", env.get("INGEST_INDEX_RETAIN") or "2", int)),
+            profiles_path=Path(env["INGEST_PROFILES"]).resolve() if env.get("INGEST_PROFILES") else None,
             dagster_home=Path(env.get("DAGSTER_HOME") or home / "dagster").resolve(),
             uv_run="UV_RUN_RECURSION_DEPTH" in env,
             notify_email=tuple(a.strip() for a in (env.get("INGEST_NOTIFY_EMAIL") or "").split(",") if a.strip()),

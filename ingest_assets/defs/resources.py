@@ -65,17 +65,23 @@ class RegistryResource(dg.ConfigurableResource):
     """The provider registry YAML file, re-read by every ``load()`` so edits apply without a restart. With
     ``last_good_in`` (the platform storage's URL and S3 settings, plain values so that sensors can use this
     resource), each file that loads is kept there, and a file that no longer loads keeps the hub running on that
-    copy (``Registry.stale`` says why; the registry check shows it red)."""
+    copy (``Registry.stale`` says why; the registry check shows it red). A loaded registry's mapping profiles and
+    rules are compiled before anything uses it: an entry with an unknown profile or a bad rule is refused, naming
+    entry and file (``records.mapping.check_registry``)."""
 
     path: str
     last_good_in: str | None = None
     last_good_s3: dict[str, Any] = Field(default_factory=dict)
 
     def load(self) -> Registry:
+        from ingest_assets.records.mapping import check_registry  # the profiles load with the first registry
+
         kept = None
         if self.last_good_in:
             kept = StoredText(storage_opener(self.last_good_in, self.last_good_s3)(), registry_copy_key())
-        return load_registry(self.path, kept)
+        registry = load_registry(self.path, kept)
+        check_registry(registry)
+        return registry
 
     @classmethod
     def keeping_copies_in(cls, path: str, storage: StorageResource) -> "RegistryResource":

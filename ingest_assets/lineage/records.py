@@ -36,13 +36,16 @@ class Hit:
     record: dict
 
 
-def record_lineage(storage: Storage, provider: str, record_id: str, day: date | None = None) -> Lineage:
-    """The lineage of ``record_id`` (local or DPLA id) of ``provider``, from its newest output (of ``day``)."""
-    dpla_ids = {record_id, mint_id(provider, record_id)}
+def record_lineage(storage: Storage, provider: str, record_id: str, day: date | None = None,
+                   mint: Callable[[str], str] | None = None) -> Lineage:
+    """The lineage of ``record_id`` (local or DPLA id) of ``provider``, from its newest output (of ``day``);
+    ``mint`` makes a local id's DPLA id (default: prefixed with the provider's name)."""
+    mint = mint or (lambda local_id: mint_id(provider, local_id))
+    dpla_ids = {record_id, mint(record_id)}
 
     def matches(activity: str) -> Callable[[dict], bool]:
         if activity == "harvest":
-            return lambda record: record["id"] == record_id or mint_id(provider, record["id"]) == record_id
+            return lambda record: record["id"] == record_id or mint(record["id"]) == record_id
         return lambda record: record["id"] in dpla_ids
 
     hit = _newest_hit(storage, provider, day, matches)
@@ -63,7 +66,7 @@ def record_lineage(storage: Storage, provider: str, record_id: str, day: date | 
         steps.append(_step(storage, hit))
     steps.append(_request(storage, hit))
     local_id = hit.record["id"]
-    return Lineage(f"record {local_id} of {provider} (DPLA id {mint_id(provider, local_id)})", steps)
+    return Lineage(f"record {local_id} of {provider} (DPLA id {mint(local_id)})", steps)
 
 
 def _absence(storage: Storage, harvest: layout.ActivityOutput, matches: Matcher, steps: list[Step]) -> Hit | None:

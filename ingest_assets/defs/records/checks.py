@@ -80,14 +80,22 @@ def harvest_reconciles(context: dg.AssetCheckExecutionContext, storage: StorageR
 def mapping_reconciles(
     context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource
 ) -> dg.AssetCheckResult:
+    return _judge_entries(context, storage, registry, mapping_balance)
+
+
+def indexing_reconciles(
+    context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource
+) -> dg.AssetCheckResult:
+    return _judge_entries(context, storage, registry, indexing_balance)
+
+
+def _judge_entries(context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource,
+                   balance) -> dg.AssetCheckResult:
+    """A balance that needs the provider's registry entry (its mapper, or how it mints DPLA ids), per partition."""
     entries = registry.load()
     return judge_each(
-        context, lambda provider, day: _balance_result(mapping_balance(storage.get_client(), entries[provider], day))
+        context, lambda provider, day: _balance_result(balance(storage.get_client(), entries[provider], day))
     )
-
-
-def indexing_reconciles(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> dg.AssetCheckResult:
-    return judge_each(context, lambda provider, day: _balance_result(indexing_balance(storage.get_client(), provider, day)))
 
 
 def harvest_count_drop(

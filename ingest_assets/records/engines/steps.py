@@ -19,7 +19,7 @@ from typing import Any
 
 from ingest_assets.records.enrichment import EnrichmentReport, chain_for
 from ingest_assets.records.indexing import deletion_record, index_record
-from ingest_assets.records.mapping import MappingReport, mapper_for, mint_id
+from ingest_assets.records.mapping import MappingReport, mapper_for, minter_for
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.publishing.absences import Absences
 from ingest_assets.storage.activities import RecordSource, RecordStream
@@ -88,7 +88,7 @@ class RecordActivity:
                 return result
 
             return [enrich_one]
-        provider = self.entry.name
+        mint = minter_for(self.entry)
 
         def document(record: dict) -> dict:
             report.documents += 1
@@ -98,7 +98,7 @@ class RecordActivity:
             if not original.get("deleted"):
                 return None
             report.deletions += 1
-            return deletion_record(mint_id(provider, original["id"]))
+            return deletion_record(mint(original["id"]))
 
         return [document, deletion]
 
@@ -111,7 +111,7 @@ class RecordActivity:
         report.absences = absences.skipped
         for local_id in absences.ids():
             report.absent += 1
-            yield deletion_record(mint_id(self.entry.name, local_id))
+            yield deletion_record(minter_for(self.entry)(local_id))
 
     def logs(self, report) -> Mapping[str, bytes]:
         """The ``_LOGS`` files of the output."""

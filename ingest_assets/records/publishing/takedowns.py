@@ -9,7 +9,7 @@ returns it. Undoing it puts the record's newest published version back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
@@ -19,7 +19,6 @@ from ingest_assets.core.errors import IngestError, NotFoundError, UsageError
 from ingest_assets.records.indexing import SearchIndex, deletion_record
 from ingest_assets.records.indexing.naming import parse_index
 from ingest_assets.records.indexing.search_index import MAX_IDS
-from ingest_assets.records.mapping import mint_id
 from ingest_assets.records.publishing.tables import create_tables, takedowns
 from ingest_assets.resourcesync.feed import DOCUMENT_MIME, ChangeFeed, record_path
 from ingest_assets.storage import layout
@@ -106,18 +105,20 @@ def _takedown(row) -> Takedown:
                     row["undone_at"], row["undone_by"])
 
 
-def resolve(index: SearchIndex, alias: str, ids: Sequence[str], providers: Sequence[str]) -> list[Target]:
-    """The live records ``ids`` name: each a DPLA id, or a local id of one of ``providers``. An id the live index
-    does not hold is a NotFoundError naming it."""
+def resolve(index: SearchIndex, alias: str, ids: Sequence[str], providers: Mapping[str, Callable[[str], str]]
+            ) -> list[Target]:
+    """The live records ``ids`` name: each a DPLA id, or a local id of one of ``providers`` (name -> its minter,
+    ``local id -> DPLA id``, as its mapper mints them). An id the live index does not hold is a NotFoundError."""
     live = _live_by_provider(index, alias)
     found: dict[str, Target] = {}
     for provider, name in live.items():
         if provider not in providers:
             continue
-        minted = {mint_id(provider, i): i for i in ids}
+        mint = providers[provider]
+        minted = {mint(i): i for i in ids}
         for start in range(0, len(ids), MAX_IDS // 2):
             chunk = ids[start:start + MAX_IDS // 2]
-            held = index.documents(name, [*chunk, *(mint_id(provider, i) for i in chunk)])
+            held = index.documents(name, [*chunk, *(mint(i) for i in chunk)])
             for record_id, document in held.items():
                 given = minted.get(record_id, record_id)
                 found.setdefault(given, Target(record_id, provider, given if given != record_id else None,
