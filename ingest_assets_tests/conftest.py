@@ -27,6 +27,7 @@ GROUPS = {
     "packaging": "builds the wheel and installs it into a fresh environment",
     "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
     "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
+    "pipeline": "the record pipeline run day by day on a Dagster instance, then the publishing commands",
 }
 
 
@@ -56,6 +57,7 @@ def pytest_collection_modifyitems(items) -> None:
             "packaging": item.path.name == "test_wheel.py",
             "hostile": "hostile" in item.path.parts,
             "dg": item.path.name == "test_dg.py",
+            "pipeline": "pipeline" in names,
         }
         for name, applies in marks.items():
             if applies:

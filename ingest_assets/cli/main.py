@@ -47,6 +47,11 @@ COMMANDS = {
     "repository": ("repository", "main", "repository ingest commands"),
     "datasets": ("datasets", "main", "submit or process dataset ingest requests"),
     "lineage": ("lineage", "main", "where a record, graph, object or dataset came from"),
+    "index": ("index", "main", "the search alias, its indices and those kept for rollback; roll back"),
+    "review": ("review", "main", "list, approve or reject days held for review before publishing"),
+    "report": ("report", "main", "a provider day's report: counts, problems, coverage, what changed"),
+    "takedown": ("takedown", "main", "keep records out of the index and the change feed until undone"),
+    "status": ("status", "main", "per provider: last harvest, counts, failures, review, live index, history"),
 }
 VERBOSE = "--verbose"
 READER_GONE = 128 + 13  # the status of a command ended by SIGPIPE, as `yes | head` leaves `yes`

@@ -13,13 +13,13 @@ inputs are that enrichment and the newest harvest (whose deletions it passes on,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.engines.steps import RecordActivity, in_process
-from ingest_assets.records.mapping import mint_id
+from ingest_assets.records.mapping import minter_for
 from ingest_assets.storage.activities import ActivityResult, PlanRef, RecordSource, RecordStream, write_activity
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD
 from ingest_assets.storage.backends import Storage
@@ -33,9 +33,9 @@ class MappedSnapshot:
     indexing: ActivityResult
 
 
-def deleted_ids(provider: str, mapped: RecordSource) -> Iterator[str]:
-    """The DPLA ids of the records the harvest behind ``mapped`` deleted."""
-    return (mint_id(provider, record["id"]) for record in harvest_of(mapped) if record.get("deleted"))
+def deleted_ids(mint: Callable[[str], str], mapped: RecordSource) -> Iterator[str]:
+    """The DPLA ids (``mint``: local id -> DPLA id) of the records the harvest behind ``mapped`` deleted."""
+    return (mint(record["id"]) for record in harvest_of(mapped) if record.get("deleted"))
 
 
 def snapshot_from_mapping(storage: Storage, entry: ProviderEntry, as_of: date, started: datetime) -> MappedSnapshot | None:
@@ -48,7 +48,8 @@ def snapshot_from_mapping(storage: Storage, entry: ProviderEntry, as_of: date, s
     enrichment = RecordActivity("enrichment", entry)
     report = enrichment.new_report()
     [enrich] = enrichment.steps(report)
-    records = snapshot_records(mapped, hidden=lambda source: deleted_ids(provider, source))
+    mint = minter_for(entry)
+    records = snapshot_records(mapped, hidden=lambda source: deleted_ids(mint, source))
     stream = RecordStream((enrich(record) for record in records), inputs=mapped, started=started,
                           logs=lambda: enrichment.logs(report),
                           summary=lambda: {"mode": "snapshot", **enrichment.summary(report)})

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
-from datetime import date
+from collections.abc import Callable, Collection, Iterable, Iterator
+from datetime import date, datetime
 from pathlib import Path
 
 from ingest_assets.core.errors import ConfigError
@@ -24,11 +24,15 @@ from ingest_assets.storage.backends import Storage
 COMPLETE_STATE_MODES = ("full", "snapshot")
 
 
-def snapshot_sources(storage: Storage, provider: str, as_of: date, activity: str = "harvest") -> list[RecordSource]:
-    """The outputs of ``activity`` that make up the state at ``as_of``, newest first."""
+def snapshot_sources(
+    storage: Storage, provider: str, as_of: date, activity: str = "harvest", exclude: Collection[date] = (),
+    before: datetime | None = None,
+) -> list[RecordSource]:
+    """The outputs of ``activity`` that make up the state at ``as_of``, newest first, leaving out the days
+    ``exclude`` names (days never published, for instance) and outputs started at or after ``before``."""
     newest_per_day: dict[date, layout.ActivityOutput] = {}
     for output in layout.complete_outputs(storage, provider, activity):
-        if output.day <= as_of:
+        if output.day <= as_of and output.day not in exclude and (before is None or output.started < before):
             newest_per_day[output.day] = output  # complete_outputs is ordered by (day, started)
     sources = []
     for day in sorted(newest_per_day, reverse=True):

@@ -19,7 +19,8 @@ from ingest_assets.storage.manifest import Manifest
 
 DAY = date(2026, 1, 15)
 PARTITION = dg.MultiPartitionKey({"date": DAY.isoformat(), "provider": "demo"})
-CHECKS = ("harvest_count_drop", "mapping_failure_rate", "harvest_reconciles", "mapping_reconciles", "indexing_reconciles")
+CHECKS = ("harvest_count_drop", "mapping_failure_rate", "harvest_reconciles", "mapping_reconciles", "indexing_reconciles",
+          "index_queryable", "index_count", "index_health", "index_fields", "index_canary")
 
 
 @pytest.fixture
@@ -204,6 +205,8 @@ def test_a_backfill_range_runs_each_day_once_in_one_run(hub):
     for asset in ("original_records", "indexed_records", "search_index", "resourcesync_changes"):
         assert sorted(str(m.partition) for m in result.asset_materializations_for_node(asset)) == [f"{d}|demo" for d in days]
     indexed = {str(m.partition): m.metadata["indexed"].value for m in result.asset_materializations_for_node("search_index")}
+    # one candidate holds the range's days, applied in order, gated and promoted once
+    assert len({m.metadata["index"].value for m in result.asset_materializations_for_node("search_index")}) == 1
     index = open_search_index(settings.search)
     live = {r.identifier for r in sample_records(day=DAY) if not r.deleted and r.fields["rights"]}
     assert index.count("dpla-map4") == len(live) == sum(indexed.values())
@@ -230,6 +233,7 @@ def test_record_counts_table_reads_each_day_from_the_manifests(hub):
         "provider": "demo", "day": DAY.isoformat(), "harvested": len(window), "harvest_deleted": deleted, "harvest_failed": 0,
         "mapped": len(window) - deleted - no_rights, "mapping_failed": no_rights,
         "enriched": len(window) - deleted - no_rights, "indexed": len(window) - no_rights, "index_deletions": deleted,
+        "absent": 0,
     }
     assert [c.name for c in table.schema.columns][:3] == ["provider", "day", "harvested"]
     assert materialization.metadata["dagster/row_count"].value == 1
