@@ -22,7 +22,7 @@ from ingest_assets.core.settings import Settings
 from ingest_assets.core.xml_input import parse_document, safe_parser
 from ingest_assets.records.mapping.fields import FIELDS, SHAPERS, SR_FIELDS, SR_REQUIRED_ARRAYS
 from ingest_assets.records.mapping.profiles import Catalog, Profile, catalog, compile_rules, merge_rules, paths_for
-from ingest_assets.records.mapping.rules import Structured, label
+from ingest_assets.records.mapping.rules import Structured, compile_rule, label
 
 ITEM_URI = "http://dp.la/api/items/"
 _URL = re.compile(r"^https?://[^\s/]+\S*$")
@@ -92,7 +92,10 @@ class Mapper:
         self.profile = profile
         self._parser = safe_parser(remove_comments=True)
         self._paths = paths_for(profile)
-        compiled = compile_rules(profile, rules, self._paths, (catalog_ or catalog()).vocabularies)
+        vocabularies = (catalog_ or catalog()).vocabularies
+        compiled = compile_rules(profile, rules, self._paths, vocabularies)
+        self._dpla_id = None if profile.dpla_id_rule is None else compile_rule(
+            profile.dpla_id_rule, field="dpla_id", paths=self._paths, source=profile.source, vocabularies=vocabularies)
         # (name, rule, target): target is _URL_ONE / _ONE (first value, on the record), _TOP (the list, on the
         # record), else the shaper of the sourceResource values (None: the strings themselves). A rule that may
         # give structured values is wrapped to give labels where only strings have a place.
@@ -120,8 +123,14 @@ class Mapper:
         found = self._document(original, local_id, document)
         if isinstance(found, MappingResult):
             return found
+        dpla_id = self.mint(local_id)
+        if self._dpla_id is not None:  # the id the record carries
+            carried = [label(value) for value in self._dpla_id(found)]
+            if not carried:
+                return _fail(MISSING_REQUIRED, "id", local_id, "", "the record carries no DPLA id (profile's dpla_id)")
+            dpla_id = carried[0]
         top, sr, messages = self._values(found, local_id)
-        return self._record(original, local_id, document, top, sr, messages)
+        return self._record(original, local_id, dpla_id, document, top, sr, messages)
 
     def _document(self, original: Mapping[str, Any], local_id: str, document: str) -> Any:
         """The selection of the record's paths, or the failed MappingResult."""
@@ -170,7 +179,7 @@ class Mapper:
                 sr[name] = [target(v) for v in values]
         return top, sr, messages
 
-    def _record(self, original: Mapping[str, Any], local_id: str, document: str, top: dict[str, Any],
+    def _record(self, original: Mapping[str, Any], local_id: str, dpla_id: str, document: str, top: dict[str, Any],
                 sr: dict[str, Any], messages: list[Message]) -> MappingResult:
         ingest_type = top.get("ingestType", "item")
         if ingest_type not in INGEST_TYPES:
@@ -188,7 +197,6 @@ class Mapper:
         for name in SR_FIELDS:
             sr.setdefault(name, None)
         obj = top.get("object")
-        dpla_id = self.mint(local_id)
         record = {
             "id": dpla_id,
             "ingestType": ingest_type,

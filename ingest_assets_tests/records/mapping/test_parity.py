@@ -10,12 +10,12 @@ from fastavro.validation import validate
 from ingest_assets.records.indexing import index_record
 from ingest_assets_tests.support.parity import MINIMUM_FLOOR, README, TARGET, hubs, readme_with_table
 
-HUBS = [hub.hub for hub in hubs()]
+HUBS = [hub.name for hub in hubs()]
 
 
 @pytest.fixture(scope="module")
 def parity(shared_fixtures):
-    return {hub.hub: hub for hub in hubs()}
+    return {hub.name: hub for hub in hubs()}
 
 
 def test_every_data_file_is_well_formed(parity):

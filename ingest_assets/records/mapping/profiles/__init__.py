@@ -10,6 +10,7 @@ A profile file holds::
     namespace_aliases: {http://www.w3.org/1999/xhtml: dc}   # xml: read elements of that namespace as dc:...
     root: [untl:metadata]                       # xml: the metadata element(s); else <oai:metadata>'s child
     id: {header: identifier}                    # the provider's local id, for records read from plain files
+    dpla_id: {path: _source.id}                 # optional: the DPLA id the record carries (not minted)
     records: response.docs                      # json: where a file or page holds its records
     provider: {label: The Portal to Texas History, uri: 'http://dp.la/api/contributor/...', id_prefix: texas}
     fields:                                     # MAP field -> rule (``model.py``); null switches one off
@@ -17,7 +18,8 @@ A profile file holds::
 
 ``extends`` and the registry's ``mapping_overrides`` merge the same way (:func:`merge_rules`): a rule with
 ``value`` replaces the inherited one, other keys merge onto it key by key. ``provider.id_prefix`` is the key DPLA
-ids are minted with (``md5(<id_prefix>--<local id>)``; ``false``: ``md5(<local id>)``; absent: the registry
+ids are minted with, unless ``dpla_id`` reads the id from the record itself (items re-ingested from DPLA's index
+keep theirs; a record without one is refused) (``md5(<id_prefix>--<local id>)``; ``false``: ``md5(<local id>)``; absent: the registry
 entry's name); the registry may override it, the label and the URI (``id_prefix``, ``label``, ``provider_uri``).
 
 :func:`catalog` is the set a deployment maps with: these shipped profiles and vocabularies, extended by the
@@ -71,6 +73,7 @@ class Profile:
     root_tags: tuple[str, ...]
     rules: dict[str, Any]  # field -> rule mapping or list of them (``model.py``)
     id_rule: dict[str, Any] | None = None
+    dpla_id_rule: dict[str, Any] | None = None
     records: str | None = None
     provider: ProviderInfo = ProviderInfo()
     aliases: dict[str, str] = field(default_factory=dict)  # namespace URI -> the URI its elements are read as
@@ -95,6 +98,7 @@ class _ProfileFile(_Block):
     namespace_aliases: dict[str, str] = {}
     root: list[str] | None = None
     id: dict[str, Any] | None = None
+    dpla_id: dict[str, Any] | None = None
     records: str | None = None
     provider: _ProviderBlock | None = None
     fields: dict[str, dict[str, Any] | list[dict[str, Any]] | None] = {}
@@ -157,8 +161,9 @@ def read_profile(name: str, text: str, source: str, known: Mapping[str, Profile]
     try:
         paths = paths_for(profile)  # every rule compiles now, not when a provider first uses the profile
         compile_rules(profile, profile.rules, paths, vocabularies)
-        if profile.id_rule is not None:
-            compile_rule(profile.id_rule, field="id", paths=paths, source=profile.source, vocabularies=vocabularies)
+        for key, rule in (("id", profile.id_rule), ("dpla_id", profile.dpla_id_rule)):
+            if rule is not None:
+                compile_rule(rule, field=key, paths=paths, source=profile.source, vocabularies=vocabularies)
     except ConfigError as exc:
         raise fail(exc.message) from None
     return profile
@@ -188,6 +193,7 @@ def _built(name: str, spec: _ProfileFile, source: str, known: Mapping[str, Profi
         root_tags=tuple(root) if root is not None else (parent.root_tags if parent else ()),
         rules=merge_rules(parent.rules if parent else {}, spec.fields, lambda r: fail(f"fields: {r}")),
         id_rule=spec.id if spec.id is not None else (parent.id_rule if parent else None),
+        dpla_id_rule=spec.dpla_id if spec.dpla_id is not None else (parent.dpla_id_rule if parent else None),
         records=spec.records or (parent.records if parent else None),
         provider=_provider(spec.provider, parent),
         aliases={**(parent.aliases if parent else {}), **_aliases(spec.namespace_aliases, namespaces, fail)},
