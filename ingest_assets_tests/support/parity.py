@@ -13,6 +13,7 @@ One YAML file per hub in ``ingest_assets_tests/records/mapping/parity/`` (see RE
       - it: extract the correct subjects           # the test's words
         field: subject                             # our MAP field name (or idPrefix, originalId, dplaUri, provider)
         expected: [{label: ..., inScheme: ...}]    # strings (labels) or the sub-properties to compare
+        fixture: tx_other.xml                      # optional: another record the test reads
       - it: extract rights
         field: rights
         first_contains: Unrestricted               # ingestion3's ``head.contains``
@@ -54,7 +55,7 @@ TARGET = 0.95  # all hubs together
 RECORD_FIELDS = ("id", "dplaUri", "originalId", "originalRecord", "providerUri", "dataProvider", "isShownAt", "object",
                  "preview", "rightsStatement", "iiifManifest", "ingestType")
 KNOWN_FIELDS = frozenset({*FIELDS, *RECORD_FIELDS, "idPrefix", "provider"})
-ASSERTION_KEYS = frozenset({"it", "field", "expected", "first_contains", "deliberate"})
+ASSERTION_KEYS = frozenset({"it", "field", "expected", "first_contains", "deliberate", "fixture"})
 FILE_KEYS = frozenset({"hub", "ingestion3", "fixture", "format", "floor", "assertions"})
 OPTIONAL_FILE_KEYS = frozenset({"registry"})
 
@@ -89,15 +90,25 @@ class HubParity:
     def floor(self) -> float:
         return float(self.data["floor"])
 
-    @cached_property
+    @property
     def mapped(self) -> tuple[MappingResult, str | None]:
         """The fixture's mapping result and the DPLA id prefix it was minted with."""
-        return _mapped(self.hub, FIXTURES / self.data["fixture"], self.data.get("registry") or {})
+        return self.mapped_fixture(self.data["fixture"])
+
+    def mapped_fixture(self, fixture: str) -> tuple[MappingResult, str | None]:
+        """As :attr:`mapped`, for the hub's fixture or another its test reads (an assertion's ``fixture``)."""
+        if fixture not in self._mapped:
+            self._mapped[fixture] = _mapped(self.hub, FIXTURES / fixture, self.data.get("registry") or {})
+        return self._mapped[fixture]
+
+    @cached_property
+    def _mapped(self) -> dict[str, tuple[MappingResult, str | None]]:
+        return {}
 
     @cached_property
     def outcomes(self) -> list[Outcome]:
-        result, prefix = self.mapped
-        return [_outcome(assertion, result, prefix) for assertion in self.data["assertions"]]
+        return [_outcome(assertion, *self.mapped_fixture(assertion.get("fixture", self.data["fixture"])))
+                for assertion in self.data["assertions"]]
 
     @property
     def matched(self) -> int:
