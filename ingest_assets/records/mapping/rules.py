@@ -135,6 +135,8 @@ class _Compiler:
             return _concatenated([self.rule(part) for part in spec.all_of])
         if spec.concat is not None:
             return _concat([self.rule(part) for part in spec.concat], spec.separator)
+        if spec.zip is not None:
+            return _zip([self.rule(part) for part in spec.zip], spec.separator)
         if self_text:
             return _first_giving(self._expressions(self.paths.KEY, [self.paths.SELF], self.paths.add))
         return lambda _found: []  # only a default
@@ -201,6 +203,16 @@ def _concat(parts: list[Rule], separator: str) -> Rule:
         pieces = [separator.join(map(label, values)) for part in parts if (values := part(found))]
         joined = separator.join(pieces)
         return [joined] if joined.strip() else []
+
+    return source
+
+
+def _zip(parts: list[Rule], separator: str) -> Rule:
+    """The n-th values of the parts joined, for each n up to the longest part (a part that ran out gives none)."""
+    def source(found: Any) -> list[Value]:
+        lists = [[label(value) for value in part(found)] for part in parts]
+        rows = (separator.join(values[n] for values in lists if n < len(values)) for n in range(max(map(len, lists))))
+        return [row for row in rows if row.strip()]
 
     return source
 

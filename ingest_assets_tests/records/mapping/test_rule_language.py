@@ -56,6 +56,19 @@ def test_fallbacks_concatenation_and_concat():
     assert found["alternative"] == ["A / s1 / s2"]  # a part without values is left out
 
 
+def test_zip_pairs_values_by_position():
+    metadata = ("<dc:title>Art of dying well</dc:title><dc:title>Act 2</dc:title><dc:title>Act 3</dc:title>"
+                "<dc:relation>vol 1.</dc:relation><dc:relation>vol 2.</dc:relation><dc:source>issue 1</dc:source>")
+    found = sr({"alternative": {"zip": [{"xpath": "dc:title"}, {"xpath": "dc:relation"}, {"xpath": "dc:source"}],
+                                "separator": ", "},
+                "description": {"zip": [{"xpath": "dc:nothing"}, {"xpath": "dc:source"}]}}, metadata)
+    # the n-th title with the n-th volume and issue; a part that ran out adds nothing
+    assert found["alternative"] == ["Art of dying well, vol 1., issue 1", "Act 2, vol 2.", "Act 3"]
+    assert found["description"] == ["issue 1"]
+    with pytest.raises(ConfigError, match="'separator' goes with 'concat' or 'zip'"):
+        sr({"alternative": {"xpath": "dc:title", "separator": ", "}}, metadata)
+
+
 def test_each_keeps_document_order_and_gives_sub_properties():
     metadata = ('<dc:subject scheme="LCSH" uri="http://id.loc.gov/1">Rivers</dc:subject><dc:coverage>Ohio</dc:coverage>'
                 '<dc:subject>Floods</dc:subject><dc:subject scheme="AAT">Maps</dc:subject>')
