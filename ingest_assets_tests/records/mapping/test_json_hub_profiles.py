@@ -1,0 +1,45 @@
+"""Hub profiles of the hubs-json set on the records ingestion3's tests build inline (IaMappingTest's titles and
+default data provider) and on realistic records where ingestion3 has no test; the fixture records themselves are
+checked by the parity data (``parity/<hub>.yaml``, ``test_parity.py``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.records.mapping import mapper_for
+
+
+def mapped(profile: str, document: dict | str, local_id: str = "1") -> dict:
+    text = document if isinstance(document, str) else json.dumps(document)
+    mimetype = "application_json" if text.lstrip()[:1] in "{[" else "application_xml"
+    result = mapper_for(ProviderEntry(profile.replace("-", ""), {"mapping": profile})).map(
+        {"id": local_id, "ingestDate": 1, "document": text, "mimetype": mimetype})
+    assert result.record is not None, result.messages
+    return result.record
+
+
+IA_ITEM = {"identifier": "artofdyingwell00bell", "title": "The art of dying well", "mediatype": "texts"}
+
+
+@pytest.mark.parametrize(("given", "titles"), [
+    ({"volume": "vol 1."}, ["The art of dying well, vol 1."]),
+    ({"issue": "issue", "volume": "vol 1."}, ["The art of dying well, vol 1., issue"]),
+    ({"issue": "issue", "volume": "vol 1.", "title": ["The art of dying well", "Act 2"]},
+     ["The art of dying well, vol 1., issue", "Act 2"]),
+    ({"issue": "issue", "volume": ["vol 1.", "vol 2."], "title": ["The art of dying well", "Act 2"]},
+     ["The art of dying well, vol 1., issue", "Act 2, vol 2."]),
+    ({"issue": ["issue 1", "issue 1"], "volume": ["vol 1.", "vol 2."], "title": ["The art of dying well", "Act 2"]},
+     ["The art of dying well, vol 1., issue 1", "Act 2, vol 2., issue 1"]),
+])
+def test_ia_titles_take_their_volumes_and_issues_by_position(given, titles):
+    assert mapped("ia", {**IA_ITEM, **given})["sourceResource"]["title"] == titles
+
+
+def test_ia_data_provider_defaults_to_the_archive_and_consortia_are_intermediate_providers():
+    record = mapped("ia", {**IA_ITEM, "contributor": None, "collection": ["americana", "blc"]})
+    assert record["dataProvider"] == "Internet Archive"
+    assert record["intermediateProvider"] == ["Boston Library Consortium"]
+    assert mapped("ia", {**IA_ITEM, "contributor": "Elms College"})["dataProvider"] == "Elms College"
