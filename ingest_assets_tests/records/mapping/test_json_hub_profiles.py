@@ -43,3 +43,12 @@ def test_ia_data_provider_defaults_to_the_archive_and_consortia_are_intermediate
     assert record["dataProvider"] == "Internet Archive"
     assert record["intermediateProvider"] == ["Boston Library Consortium"]
     assert mapped("ia", {**IA_ITEM, "contributor": "Elms College"})["dataProvider"] == "Elms College"
+
+
+def test_heartland_an_empty_rights_string_is_no_rights():
+    document = {"@id": "missouri--1", "isShownAt": "https://example.org/1", "dataProvider": "Missouri State University",
+                "rights": "http://rightsstatements.org/vocab/InC/1.0/",
+                "sourceResource": {"title": ["t"], "rights": ""}}
+    record = mapped("heartland", document, "missouri--1")
+    assert record["sourceResource"]["rights"] == []
+    assert record["rightsStatement"] == "http://rightsstatements.org/vocab/InC/1.0/"
