@@ -153,6 +153,9 @@ def test_clean_join_unique_and_slices():
     ("collapse-whitespace", "  a \n b  ", "a b"),
     ("lowercase", "MAP", "map"),
     ("uppercase", "map", "MAP"),
+    ("collapse-year-list", "1903; 1901;1902", "1901-1903"),
+    ("collapse-year-list", "1901;1903", "1901;1903"),  # not a run of years
+    ("collapse-year-list", "1910", "1910"),
 ])
 def test_the_closed_set_of_clean_functions(name, given, expected):
     assert CLEANERS[name](given) == expected
