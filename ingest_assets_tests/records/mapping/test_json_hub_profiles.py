@@ -52,3 +52,23 @@ def test_heartland_an_empty_rights_string_is_no_rights():
     record = mapped("heartland", document, "missouri--1")
     assert record["sourceResource"]["rights"] == []
     assert record["rightsStatement"] == "http://rightsstatements.org/vocab/InC/1.0/"
+
+
+def test_mississippi_primo_ranges_rights_places_and_identifier_links():
+    display = {"title": ["t"], "creationdate": ["1941;1940;1942"], "type": ["text_resource"],
+               "rights": ["No known restrictions;http://rightsstatements.org/vocab/NKC/1.0/"],
+               "identifier": ["$$Cdcidentifier$$Vhttp://egrove.olemiss.edu/item/1;local 7"],
+               "coverage": ["1940s (1940-1949);Canton (Miss.)"], "lds14": ["Madison County"],
+               "lds02": ["University of Mississippi"]}
+    document = {"@id": "https://example.org/pnxs/L/1", "pnx": {"display": display},
+                "delivery": {"availabilityLinksUrl": [""], "link": [{"displayLabel": "Thumbnail", "linkURL": "https://example.org/t.jpg"}]}}
+    record = mapped("mississippi", document, "https://example.org/pnxs/L/1")
+    sr = record["sourceResource"]
+    assert [d["providedLabel"] for d in sr["date"]] == [["1940-1942"]]
+    assert sr["type"] == ["text"] and sr["rights"] == ["No known restrictions"]
+    assert record["rightsStatement"] == "http://rightsstatements.org/vocab/NKC/1.0/"
+    # an empty delivery link: the web address among the identifiers
+    assert record["isShownAt"] == "http://egrove.olemiss.edu/item/1"
+    assert sr["identifier"] == ["http://egrove.olemiss.edu/item/1", "local 7"]
+    assert [p["name"] for p in sr["spatial"]] == ["Madison County", "Canton (Miss.)"]
+    assert record["preview"] == "https://example.org/t.jpg"
