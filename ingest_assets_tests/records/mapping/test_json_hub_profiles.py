@@ -1,5 +1,5 @@
-"""Hub profiles of the hubs-json set on the records ingestion3's tests build inline (IaMappingTest's titles and
-default data provider) and on realistic records where ingestion3 has no test; the fixture records themselves are
+"""Hub profiles on the records ingestion3's tests build inline (IaMappingTest's titles and default data provider,
+P2PMappingTest's MODS records, which have no fixture file) and on realistic records where ingestion3 has no test; the fixture records themselves are
 checked by the parity data (``parity/<hub>.yaml``, ``test_parity.py``)."""
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import pytest
 
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.mapping import mapper_for
+from ingest_assets.records.mapping.preview import read_inputs
+from ingest_assets.records.mapping.profiles import PROFILES
 
 
 def mapped(profile: str, document: dict | str, local_id: str = "1") -> dict:
@@ -60,8 +62,9 @@ def test_mississippi_primo_ranges_rights_places_and_identifier_links():
                "identifier": ["$$Cdcidentifier$$Vhttp://egrove.olemiss.edu/item/1;local 7"],
                "coverage": ["1940s (1940-1949);Canton (Miss.)"], "lds14": ["Madison County"],
                "lds02": ["University of Mississippi"]}
+    thumbnail = {"displayLabel": "Thumbnail", "linkURL": "https://example.org/t.jpg"}
     document = {"@id": "https://example.org/pnxs/L/1", "pnx": {"display": display},
-                "delivery": {"availabilityLinksUrl": [""], "link": [{"displayLabel": "Thumbnail", "linkURL": "https://example.org/t.jpg"}]}}
+                "delivery": {"availabilityLinksUrl": [""], "link": [thumbnail]}}
     record = mapped("mississippi", document, "https://example.org/pnxs/L/1")
     sr = record["sourceResource"]
     assert [d["providedLabel"] for d in sr["date"]] == [["1940-1942"]]
@@ -72,3 +75,83 @@ def test_mississippi_primo_ranges_rights_places_and_identifier_links():
     assert sr["identifier"] == ["http://egrove.olemiss.edu/item/1", "local 7"]
     assert [p["name"] for p in sr["spatial"]] == ["Madison County", "Canton (Miss.)"]
     assert record["preview"] == "https://example.org/t.jpg"
+
+
+def p2p_record(mods: str, identifier: str = "oai:plains2peaks:1") -> str:
+    """An OAI-PMH record as P2PMappingTest builds them (its records are written inline; there is no fixture)."""
+    return (f'<record xmlns="http://www.openarchives.org/OAI/2.0/"><header><identifier>\n  {identifier}\n'
+            f'</identifier></header><metadata><mods:mods xmlns:mods="http://www.loc.gov/mods/v3">{mods}'
+            "<mods:titleInfo><mods:title>t</mods:title></mods:titleInfo><mods:note type='ownership'>Foo</mods:note>"
+            "<mods:accessCondition type='use and reproduction'>\n http://rightsstatements.org/vocab/CNE/1.0/\n"
+            "</mods:accessCondition><mods:location><mods:url usage='primary display'>"
+            "http://digital.denverlibrary.org/utils/getthumbnail/collection/p15330coll22/id/75547</mods:url>"
+            "</mods:location></mods:mods></metadata></record>")
+
+
+P2P_CASES = [  # P2PMappingTest, assertion by assertion: (MODS, field, expected)
+    ("<note type='ownership'>Bar</note>", "dataProvider", "Bar"),  # its record's note is in no namespace
+    ("<mods:note type='admin'>Foo</mods:note>", "intermediateProvider", ["Foo"]),
+    ("<mods:location><mods:url access='preview'>http://cdm16079.contentdm.oclc.org/cdm/ref/collection/p15330coll22/"
+     "id/75547</mods:url></mods:location>", "preview",
+     "http://cdm16079.contentdm.oclc.org/cdm/ref/collection/p15330coll22/id/75547"),
+    ("<mods:name><mods:namePart>Rinehart, A. E. (Alfred Evans)</mods:namePart><mods:role><mods:roleTerm type='text'>"
+     "contributor</mods:roleTerm></mods:role></mods:name>", "contributor", ["Rinehart, A. E. (Alfred Evans)"]),
+    ("<mods:name><mods:namePart>Rinehart, A. E. (Alfred Evans)</mods:namePart><mods:role><mods:roleTerm type='text'>"
+     "creator</mods:roleTerm></mods:role></mods:name>", "creator", ["Rinehart, A. E. (Alfred Evans)"]),
+    ("<mods:originInfo><mods:dateCreated keyDate='yes'>[1890-1900?]</mods:dateCreated></mods:originInfo>", "date",
+     ["[1890-1900?]"]),
+    ("<mods:abstract>Studio portrait of a boy.</mods:abstract>", "description", ["Studio portrait of a boy."]),
+    ("<mods:physicalDescription><mods:extent>1 photographic print on card mount : albumen ; 21 x 10 cm. (8 1/2 x 4 in.)"
+     "</mods:extent></mods:physicalDescription>", "extent",
+     ["1 photographic print on card mount : albumen ; 21 x 10 cm. (8 1/2 x 4 in.)"]),
+    ("<mods:recordInfo><mods:recordIdentifier>oai:prlibrary.cvlcollections.org:69</mods:recordIdentifier>"
+     "</mods:recordInfo>", "identifier", ["oai:prlibrary.cvlcollections.org:69"]),
+    ("<mods:language><mods:languageTerm>English</mods:languageTerm></mods:language>", "language", ["English"]),
+    ("<mods:subject><mods:topic>Clothing &amp; dress--19th century</mods:topic></mods:subject><mods:subject>"
+     "<mods:name>Milton Bradley</mods:name></mods:subject><mods:subject><mods:genre>Funky outfits</mods:genre>"
+     "</mods:subject>", "subject", ["Clothing & dress--19th century", "Milton Bradley", "Funky outfits"]),
+    ("<mods:titleInfo type='alternative'><mods:title>Alt Title</mods:title></mods:titleInfo>", "alternative",
+     ["Alt Title"]),
+    ("<mods:typeOfResource>Image; Sound</mods:typeOfResource>", "type", ["Image", "Sound"]),
+    ("<mods:originInfo><mods:publisher>The New York Times</mods:publisher></mods:originInfo>", "publisher",
+     ["The New York Times"]),
+    ("<mods:physicalDescription><mods:form>Tubular Bells</mods:form></mods:physicalDescription>", "format",
+     ["Tubular Bells"]),
+    ("<mods:subject><mods:geographic>Bag End</mods:geographic></mods:subject>", "spatial", ["Bag End"]),
+    ("<mods:relatedItem type='series'><mods:titleInfo><mods:title>Game of Thrones</mods:title></mods:titleInfo>"
+     "</mods:relatedItem>", "relation", ["Game of Thrones"]),
+    ("<mods:relatedItem type='host'><mods:titleInfo><mods:title>HBO Videos</mods:title></mods:titleInfo>"
+     "</mods:relatedItem>", "collection", ["HBO Videos"]),
+    ("<mods:location><mods:url note='iiif-manifest'>http://iiif-manifest//1</mods:url></mods:location>",
+     "iiifManifest", "http://iiif-manifest//1"),
+]
+
+
+def _values(record: dict, field: str):
+    value = record.get(field, record["sourceResource"].get(field))
+    if not isinstance(value, list):
+        return value
+    return [v if isinstance(v, str) else v.get("name") or v.get("title") or v["providedLabel"][0] for v in value]
+
+
+@pytest.mark.parametrize(("mods", "field", "expected"), P2P_CASES, ids=[case[1] for case in P2P_CASES])
+def test_p2p_mods_as_its_ingestion3_test_writes_it(mods, field, expected):
+    record = mapped("p2p", p2p_record(mods), "oai:plains2peaks:1")
+    assert _values(record, field) == expected
+    assert record["sourceResource"]["title"] == ["t"]  # an alternative title is not a title
+
+
+def test_p2p_ids_data_provider_rights_and_landing_page(tmp_path):
+    identifier = "oai:plains2peaks:Pine_River_2019-01:oai:prlibrary.cvlcollections.org:54"
+    entry = ProviderEntry("p2p", {"mapping": "p2p"})
+    (tmp_path / "p2p.xml").write_text(p2p_record("", identifier), encoding="utf-8")
+    (original,) = read_inputs([str(tmp_path / "p2p.xml")], PROFILES["p2p"], entry.name)
+    assert original["id"] == identifier  # the header's identifier, trimmed
+    record = mapper_for(entry).map(original).record
+    assert record["dplaUri"] == "http://dp.la/api/items/9314d4b80e857cbc478d9c7d281fd14e"
+    assert record["dataProvider"] == "Foo"
+    assert record["rightsStatement"] == "http://rightsstatements.org/vocab/CNE/1.0/"
+    assert record["isShownAt"] == "http://digital.denverlibrary.org/utils/getthumbnail/collection/p15330coll22/id/75547"
+    assert record["provider"] == "Plains to Peaks Collective"
+    assert record["providerUri"] == "http://dp.la/api/contributor/p2p"
+    assert "<record" in record["originalRecord"]
