@@ -89,7 +89,7 @@ def p2p_record(mods: str, identifier: str = "oai:plains2peaks:1") -> str:
 
 
 P2P_CASES = [  # P2PMappingTest, assertion by assertion: (MODS, field, expected)
-    ("<note type='ownership'>Bar</note>", "dataProvider", "Bar"),  # its record's note is in no namespace
+    ("<note type='ownership'>Bar</note>", "dataProvider", "Bar"),  # its record's note is in the OAI namespace
     ("<mods:note type='admin'>Foo</mods:note>", "intermediateProvider", ["Foo"]),
     ("<mods:location><mods:url access='preview'>http://cdm16079.contentdm.oclc.org/cdm/ref/collection/p15330coll22/"
      "id/75547</mods:url></mods:location>", "preview",
