@@ -155,3 +155,58 @@ def test_p2p_ids_data_provider_rights_and_landing_page(tmp_path):
     assert record["provider"] == "Plains to Peaks Collective"
     assert record["providerUri"] == "http://dp.la/api/contributor/p2p"
     assert "<record" in record["originalRecord"]
+
+
+def si_doc(inner: str, indexed: str = "") -> str:
+    """An EDAN record as SiMappingTest writes them inline, with what a record needs to be kept."""
+    return (f"<doc><descriptiveNonRepeating><record_ID>nmah_1</record_ID><data_source>NMAH</data_source>"
+            f"<title label='Title'>t</title>{inner}</descriptiveNonRepeating><indexedStructured>{indexed}"
+            "</indexedStructured><freetext><creditLine label='credit line'>c</creditLine><place>Place</place>"
+            "</freetext></doc>")
+
+
+def si_places(indexed: str) -> list[dict]:
+    return mapped("si", si_doc("", indexed))["sourceResource"]["spatial"]
+
+
+def test_si_landing_page_from_the_guid_else_the_record_id():
+    assert mapped("si", si_doc("<guid>http://example.com/12345</guid>"))["isShownAt"] == "http://example.com/12345"
+    assert mapped("si", si_doc(""))["isShownAt"] == "http://collections.si.edu/search/results.htm?q=record_ID=nmah_1&repo=DPLA"
+
+
+def test_si_places_from_geolocations_else_free_text():
+    assert [p["name"] for p in si_places("")] == ["Place"]
+    (country,) = si_places("<geoLocation><L2 type='Country'>Country</L2></geoLocation>")
+    assert country["country"] == "Country" and country["name"] == "Country"  # MAP's Place needs a name: its parts
+    (point,) = si_places("<geoLocation><points><point><latitude type='decimal'>100.1</latitude>"
+                         "<longitude type='decimal'>24.2</longitude></point></points></geoLocation>")
+    assert point["coordinates"] == "100.1,24.2" and point["name"] == "100.1,24.2"
+
+
+def test_si_rights_from_the_media_else_the_credit_line():
+    media = ("<online_media mediaCount='3'><media thumbnail='' rights='rights attr'>http://ids.si.edu/1</media>"
+             "<media thumbnail='' rights='rights attr 2'>http://ids.si.edu/2</media></online_media>")
+    assert mapped("si", si_doc(media))["sourceResource"]["rights"] == ["rights attr", "rights attr 2"]
+    assert mapped("si", si_doc(""))["sourceResource"]["rights"] == ["c"]
+
+
+@pytest.mark.parametrize(("inner", "statement"), [
+    ("<objectRights label='Restrictions &amp; Rights'>\n  No Known Copyright\n</objectRights>",
+     "http://rightsstatements.org/vocab/NKC/1.0/"),
+    ("<media><usage><access>CC0</access></usage></media><media><usage><access>usage conditions apply</access></usage>"
+     "</media>", "http://rightsstatements.org/vocab/InC/1.0/"),
+    ("<media><usage><access>CC0</access></usage></media><media><usage><access>CC0</access></usage></media>",
+     "http://creativecommons.org/publicdomain/zero/1.0/"),
+])
+def test_si_rights_statements_from_object_rights_else_media_usage(inner, statement):
+    assert mapped("si", si_doc(inner))["rightsStatement"] == statement
+
+
+def test_si_object_prefers_the_ids_service_and_preview_is_the_first_thumbnail():
+    media = ("<online_media><media thumbnail='https://ids.si.edu/ids/deliveryService/id/ark:/65665/m35/90'>"
+             "<usage><access>CC0</access></usage>\n  https://example.org/master.tif\n</media>"
+             "<media thumbnail='https://ids.si.edu/t2'><usage><access>CC0</access></usage>\n"
+             "  https://ids.si.edu/ids/deliveryService/id/ark:/65665/m3d9</media></online_media>")
+    record = mapped("si", si_doc(media))
+    assert record["object"] == "https://ids.si.edu/ids/deliveryService/id/ark:/65665/m3d9"
+    assert record["preview"] == "https://ids.si.edu/ids/deliveryService/id/ark:/65665/m35/90"
