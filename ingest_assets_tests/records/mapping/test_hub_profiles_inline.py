@@ -1,6 +1,7 @@
 """Hub profiles on the records ingestion3's tests build inline (IaMappingTest's titles and default data provider,
-P2PMappingTest's MODS records, which have no fixture file) and on realistic records where ingestion3 has no test; the fixture records themselves are
-checked by the parity data (``parity/<hub>.yaml``, ``test_parity.py``)."""
+P2PMappingTest's MODS records, which have no fixture file, SiMappingTest's EDAN variations) and on realistic records
+where ingestion3 has no test; the fixture records themselves are checked by the parity data (``parity/<hub>.yaml``,
+``test_parity.py``)."""
 
 from __future__ import annotations
 
