@@ -5,6 +5,7 @@ where ingestion3 has no test; the fixture records themselves are checked by the 
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -211,3 +212,29 @@ def test_si_object_prefers_the_ids_service_and_preview_is_the_first_thumbnail():
     record = mapped("si", si_doc(media))
     assert record["object"] == "https://ids.si.edu/ids/deliveryService/id/ark:/65665/m3d9"
     assert record["preview"] == "https://ids.si.edu/ids/deliveryService/id/ark:/65665/m35/90"
+
+
+def test_sd_maps_mdl_records_with_its_own_id_prefix():
+    """ingestion3 has no SdMappingTest: SdMapping is MdlMapping minting with 'sd'. A South Dakota record as the MDL
+    API serves it (the shape of ingestion3's mdl.json)."""
+    url = "https://sddigitalarchives.contentdm.oclc.org/digital/collection/sdmuseums/id/511"
+    metadata = {
+        "dataProvider": "South Dakota State Historical Society", "isShownAt": url,
+        "object": "https://sddigitalarchives.contentdm.oclc.org/digital/api/singleitem/collection/sdmuseums/id/511/thumbnail",
+        "rights": "http://rightsstatements.org/vocab/NoC-US/1.0/",
+        "sourceResource": {
+            "title": "Main Street, Deadwood", "type": "image", "creator": ["Grabill, John C. H."],
+            "date": {"displayDate": "1888", "begin": "1888", "end": "1888"},
+            "spatial": [{"name": ["Deadwood", "South Dakota"], "coordinates": "44.3767, -103.7296"}],
+            "subject": [{"name": "Streets"}, {"name": "Mining towns"}], "format": ["1x2 in.", "albumen print"],
+        },
+    }
+    document = {"id": "sdmuseums:511", "type": "documents", "attributes": {"metadata": metadata}}
+    record = mapped("sd", document, url)
+    assert record["id"] == hashlib.md5(f"sd--{url}".encode()).hexdigest()
+    assert (record["provider"], record["providerUri"]) == ("Minnesota Digital Library", "http://dp.la/api/contributor/mdl")
+    assert record["rightsStatement"] == "http://rightsstatements.org/vocab/NoC-US/1.0/"
+    sr = record["sourceResource"]
+    assert [(p["name"], p["coordinates"]) for p in sr["spatial"]] == [("Deadwood", "44.3767, -103.7296")]
+    assert [s["name"] for s in sr["subject"]] == ["Streets", "Mining towns"] and sr["format"] == ["albumen print"]
+    assert [(d["providedLabel"], d["begin"]) for d in sr["date"]] == [(["1888"], "1888")]
