@@ -6,16 +6,15 @@ import os
 import shutil
 import subprocess
 import tempfile
-import threading
 from collections.abc import Callable, Iterator
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pytest
 
+from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.storage import LocalStorage
+from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
+from ingest_assets_tests.support.static import static_files
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
 
 # slow or server-heavy groups a developer can deselect: pytest -m "not browser and not spark"
@@ -25,6 +24,8 @@ GROUPS = {
     "postgres": "a private PostgreSQL server",
     "property": "Hypothesis property tests",
     "packaging": "builds the wheel and installs it into a fresh environment",
+    "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
+    "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
 }
 
 
@@ -52,6 +53,8 @@ def pytest_collection_modifyitems(items) -> None:
             "postgres": "pg_url" in names,
             "property": getattr(getattr(item, "obj", None), "is_hypothesis_test", False),
             "packaging": item.path.name == "test_wheel.py",
+            "hostile": "hostile" in item.path.parts,
+            "dg": item.path.name == "test_dg.py",
         }
         for name, applies in marks.items():
             if applies:
@@ -134,27 +137,18 @@ def pg_url() -> Iterator[str]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-class _QuietWSGIHandler(WSGIRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
-class _QuietFileHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
-class _ThreadingWSGIServer(WSGIServer):
-    daemon_threads = True
-
-    def process_request(self, request, client_address):
-        threading.Thread(target=self._handle, args=(request, client_address), daemon=True).start()
-
-    def _handle(self, request, client_address):
-        try:
-            self.finish_request(request, client_address)
-        finally:
-            self.shutdown_request(request)
+@pytest.fixture(params=["fake", "live"])
+def es(request):
+    """The one Elasticsearch endpoint of the tests, recording every request: the in-memory model
+    (:class:`support.elasticsearch.FakeElasticsearch`), or a proxy to ``ELASTICSEARCH_URL`` (skipped when it is
+    unset). A test that inspects the model itself takes the fake alone: ``@pytest.mark.parametrize("es", ["fake"],
+    indirect=True)``."""
+    upstream = os.environ.get("ELASTICSEARCH_URL")
+    if request.param == "live" and not upstream:
+        pytest.skip("ELASTICSEARCH_URL is not set")
+    fake = FakeElasticsearch(upstream if request.param == "live" else None)
+    yield fake
+    fake.close()
 
 
 @pytest.fixture
@@ -165,15 +159,10 @@ def http_server() -> Iterator[Callable[..., str]]:
     def start(*, directory: str | Path | None = None, app=None) -> str:
         if (directory is None) == (app is None):
             raise ValueError("give exactly one of directory or app")
-        if app is not None:
-            server = make_server("127.0.0.1", 0, app, server_class=_ThreadingWSGIServer, handler_class=_QuietWSGIHandler)
-        else:
-            server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietFileHandler, directory=str(directory)))
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        server = WsgiServer().start(app if app is not None else static_files(directory))
         servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}"
+        return server.url
 
     yield start
     for server in servers:
         server.shutdown()
-        server.server_close()

@@ -7,7 +7,8 @@ from datetime import datetime, timezone
 import dagster as dg
 from sqlalchemy import text
 
-from ingest_assets.definitions import build_definitions, shared_resources
+from ingest_assets.definitions import build_definitions
+from ingest_assets.defs.resources import shared_resources
 from ingest_assets.defs.resources import SqlResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.resourcesync.events import record_event
@@ -43,7 +44,7 @@ def test_everything_automatic_starts_running_and_runs_in_one_process(tmp_path):
         for name in (
             "registry_partitions_sensor", "repository_harvesting_sensor", "repository_verification_sensor",
             "dataset_requests_sensor", "linked_data_void_sensor", "default_automation_condition_sensor",
-            "record_refresh_sensor",
+            "record_refresh_sensor", "registry_health_sensor", "hub_status_sensor", "failure_sensor",
         )
     }
     assert {s.name: s.default_status for s in repository.schedule_defs} == {
@@ -71,7 +72,8 @@ def test_settings_choose_the_first_day_and_each_capability_its_providers(tmp_pat
 
 def test_quality_checks_are_partitioned_like_their_assets(tmp_path):
     defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
-    checks = {spec.name: spec for checks in defs.asset_checks for spec in checks.check_specs}
+    checks = {spec.name: spec for checks in defs.asset_checks for spec in checks.check_specs
+              if spec.asset_key != dg.AssetKey("provider_registry")}  # the registry's own check: not partitioned
     assert set(checks) == {"harvest_count_drop", "mapping_failure_rate", "harvest_reconciles", "mapping_reconciles",
                            "indexing_reconciles"}
     for spec in checks.values():
@@ -86,10 +88,27 @@ def test_search_index_names_its_backend(tmp_path):
     assert served.resolve_assets_def("search_index").specs_by_key[dg.AssetKey("search_index")].kinds == {"elasticsearch"}
 
 
-def test_loading_the_code_location_opens_no_backend_library():
-    code = "import sys, ingest_assets.definitions; print(*[m for m in ('sqlalchemy', 'elasticsearch', 'boto3') if m in sys.modules])"
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert loaded == []
+LOAD = """
+import subprocess, sys
+started = []
+popen = subprocess.Popen.__init__
+def spy(self, args, *rest, **options):
+    started.append(args if isinstance(args, str) else " ".join(map(str, args)))
+    popen(self, args, *rest, **options)
+subprocess.Popen.__init__ = spy
+import ingest_assets.definitions
+imported = [m for m in ("sqlalchemy", "elasticsearch", "boto3", "pyoxigraph") if m in sys.modules]
+ingest_assets.definitions.defs()  # what dagster dev, dg and the daemon do when they load the code location
+loaded = [m for m in ("sqlalchemy", "elasticsearch", "boto3", "pyoxigraph") if m in sys.modules]
+print(imported, loaded, [p for p in started if "git" in p])
+"""
+
+
+def test_loading_the_code_location_opens_no_backend_library_and_runs_no_git():
+    """Importing the definitions builds nothing; loading them opens no backend library, not pyoxigraph either (the
+    linked-data domain loads with its first run), and asks git nothing (the version is worked out on first use)."""
+    out = subprocess.run([sys.executable, "-c", LOAD], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] [] []"
 
 
 def test_a_sensor_gets_the_resourcesync_index_in_the_database_of_the_sql_resource(tmp_path):
@@ -103,6 +122,18 @@ def test_a_sensor_gets_the_resourcesync_index_in_the_database_of_the_sql_resourc
         with sql.get_client().connect() as connection:
             return dg.SkipReason(str(connection.execute(text("SELECT loc_value FROM rs_change")).scalar_one()))
 
-    with dg.build_sensor_context(resources=shared_resources(settings)) as context:
+    resources = build_definitions(settings).resources  # as the code location binds them
+    assert resources["resourcesync"].sql is resources["sql"] is shared_resources(settings)["sql"]  # one sql resource
+    with dg.build_sensor_context(resources=resources) as context:
         assert records_an_event(context).skip_message == "a.txt"
     assert (tmp_path / "ingest.sqlite3").is_file()
+
+
+def test_record_steps_retry_as_the_readme_says(tmp_path):
+    """README: retried up to 3 times, 30 s, 90 s and 210 s after each failure (no jitter). These are the delays
+    Dagster computes from the policy each record asset carries."""
+    defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
+    for asset in ("original_records", "mapped_records", "enriched_records", "indexed_records"):
+        policy = defs.resolve_assets_def(asset).node_def.retry_policy
+        assert policy.max_retries == 3 and policy.jitter is None, asset
+        assert [policy.calculate_delay(attempt) for attempt in (1, 2, 3)] == [30, 90, 210], asset

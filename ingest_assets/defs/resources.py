@@ -7,13 +7,16 @@ store's opens a new handle per call (a snapshot, or the writer's lock)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 from pydantic import Field, PrivateAttr
 from ingest_assets.core.registry import Registry, load_registry
+from ingest_assets.core.settings import Settings
 from ingest_assets.defs.s3 import storage_opener
 from ingest_assets.storage import Storage
+from ingest_assets.storage.layout import registry_copy_key
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -59,15 +62,53 @@ class SqlResource(dg.ConfigurableResource):
 
 
 class RegistryResource(dg.ConfigurableResource):
-    """The provider registry YAML file, re-read by every ``load()`` so edits apply without a restart (a file
-    read, not a backend client: nothing is opened or kept). A loaded registry's mapping profiles and rules are
-    checked before anything uses it (an unknown profile or a bad rule is a ConfigError naming entry and file)."""
+    """The provider registry YAML file, re-read by every ``load()`` so edits apply without a restart. With
+    ``last_good_in`` (the platform storage's URL and S3 settings, plain values so that sensors can use this
+    resource), each file that loads is kept there, and a file that no longer loads keeps the hub running on that
+    copy (``Registry.stale`` says why; the registry check shows it red). A loaded registry's mapping profiles and
+    rules are compiled before anything uses it: an entry with an unknown profile or a bad rule is refused, naming
+    entry and file (``records.mapping.check_registry``)."""
 
     path: str
+    last_good_in: str | None = None
+    last_good_s3: dict[str, Any] = Field(default_factory=dict)
 
     def load(self) -> Registry:
         from ingest_assets.records.mapping import check_registry  # the profiles load with the first registry
 
-        registry = load_registry(self.path)
+        kept = None
+        if self.last_good_in:
+            kept = StoredText(storage_opener(self.last_good_in, self.last_good_s3)(), registry_copy_key())
+        registry = load_registry(self.path, kept)
         check_registry(registry)
         return registry
+
+    @classmethod
+    def keeping_copies_in(cls, path: str, storage: StorageResource) -> "RegistryResource":
+        return cls(path=path, last_good_in=storage.url, last_good_s3=storage.s3)
+
+
+class StoredText:
+    """A mutable text document at a storage key (the registry's last good copy)."""
+
+    def __init__(self, storage: Storage, key: str):
+        self.storage, self.key = storage, key
+
+    def read(self) -> str | None:
+        return self.storage.read_bytes(self.key).decode("utf-8") if self.storage.exists(self.key) else None
+
+    def write(self, text: str) -> None:
+        self.storage.write_bytes(self.key, text.encode("utf-8"), overwrite=True)
+
+
+@cache
+def _shared(settings: Settings) -> tuple[StorageResource, SqlResource, RegistryResource]:
+    storage = StorageResource(url=settings.storage_url)
+    return storage, SqlResource(url=settings.database_url), RegistryResource.keeping_copies_in(str(settings.registry_path), storage)
+
+
+def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
+    """``storage``, ``sql`` and ``registry``: made once per settings, bound once (by :mod:`ingest_assets.defs.shared`).
+    A capability whose own resource nests one of them takes it from here: the same object, one resource."""
+    storage, sql, registry = _shared(settings)
+    return {"storage": storage, "sql": sql, "registry": registry}

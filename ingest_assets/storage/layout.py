@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
+from ingest_assets.core.errors import IngestError
 from ingest_assets.core.registry import NAME_RE
 from ingest_assets.storage.backends import Storage, check_key
 
@@ -43,6 +45,21 @@ def timestamp(moment: datetime) -> str:
 
 def parse_timestamp(value: str) -> datetime:
     return datetime.strptime(value, TS_FORMAT).replace(tzinfo=timezone.utc)
+
+
+MAX_SECONDS_AHEAD = 3600
+
+
+def next_free_second(start: datetime, free: Callable[[datetime], bool]) -> datetime:
+    """The first of ``start``, ``start`` + 1 s, ... for which ``free`` holds. Timestamped outputs are never
+    overwritten: one that starts in a second another already holds takes the next free second. ``free`` may
+    claim the second itself (write a write-once file, False on ``FileExistsError``). Bounded: an hour ahead."""
+    moment = start
+    for _ in range(MAX_SECONDS_AHEAD):
+        if free(moment):
+            return moment
+        moment += timedelta(seconds=1)
+    raise IngestError(f"no free second within {MAX_SECONDS_AHEAD} s after {timestamp(start)}", retryable=True)
 
 
 def datestamp(day: date | datetime) -> str:
@@ -141,6 +158,17 @@ def complete_outputs(storage: Storage, provider: str, activity: str, day: date |
     return sorted(found, key=lambda o: (o.day, o.started))
 
 
+def output_days(storage: Storage, provider: str, activity: str) -> list[date]:
+    """The days that have an output folder of ``activity`` (complete or not), oldest first."""
+    days = []
+    for stamp in storage.list_children(f"{_provider(provider)}/{activity}"):
+        try:
+            days.append(datetime.strptime(stamp, "%Y%m%d").date())
+        except ValueError:
+            continue
+    return sorted(days)
+
+
 def latest_output(storage: Storage, provider: str, activity: str, day: date) -> ActivityOutput | None:
     outputs = complete_outputs(storage, provider, activity, day)
     return max(outputs, key=lambda o: o.started) if outputs else None
@@ -178,6 +206,16 @@ def hub_key(area: str, *parts: str) -> str:
 
 def hub_dated_key(area: str, started: datetime, name: str) -> str:
     return hub_key(area, datestamp(started), f"{timestamp(started)}-{name}")
+
+
+def status_page_key() -> str:
+    """The hub status page (``_status/index.html``), rewritten after runs; served as ``/status.html``."""
+    return hub_key("status", "index.html")
+
+
+def registry_copy_key() -> str:
+    """The last registry file that loaded (``_registry/last-good.yaml``): a file that stops parsing runs on it."""
+    return hub_key("registry", "last-good.yaml")
 
 
 def provider_state_key(provider: str, *names: str) -> str:

@@ -341,20 +341,26 @@ _MAX_CHECKED = 4096
 
 
 def check_registry(registry: Any) -> None:
-    """Refuse a registry whose entries name an unknown profile or carry a rule that does not compile (profile,
-    ``mapping_overrides``, label, URI, id prefix), before anything runs: the first problem is a ConfigError
-    naming the entry and the file. Entries already checked with the same profile and settings are skipped."""
+    """Compile every entry's profile and rules (profile, ``mapping_overrides``, label, URI, id prefix) before
+    anything runs: an entry naming an unknown profile or carrying a rule that does not compile is refused into
+    ``registry.problems`` (a ConfigError naming the entry and the file; asking for the entry raises it), so it stops
+    only itself. Entries already checked with the same profile and settings are not compiled again."""
     catalog_ = deployment_catalog()
-    for entry in registry.values():
+    for entry in list(registry.values()):
         if entry.settings.mapping is None and not entry.settings.mapping_overrides:
             continue
-        profile = profile_for(entry, catalog_)
-        given = entry.settings.model_dump(include={"mapping", "mapping_overrides", "label", "provider_uri", "id_prefix"})
-        key = (entry.name, entry.source, json.dumps(given, sort_keys=True, default=str))
-        checked = _CHECKED.get(key)
-        if checked is not None and checked[0] is catalog_ and checked[1] is profile:
+        try:
+            profile = profile_for(entry, catalog_)
+            given = entry.settings.model_dump(include={"mapping", "mapping_overrides", "label", "provider_uri",
+                                                       "id_prefix"})
+            key = (entry.name, entry.source, json.dumps(given, sort_keys=True, default=str))
+            checked = _CHECKED.get(key)
+            if checked is not None and checked[0] is catalog_ and checked[1] is profile:
+                continue
+            mapper_for(entry)
+        except ConfigError as exc:
+            registry.refuse(entry.name, exc)
             continue
-        mapper_for(entry)
         if len(_CHECKED) >= _MAX_CHECKED:
             _CHECKED.clear()
         _CHECKED[key] = (catalog_, profile)

@@ -90,12 +90,12 @@ def test_a_registry_entry_names_a_profile_file_and_overrides_the_hub(profiles, t
     ({"vocabularies/dcmi-types.yaml": KINDS}, "museum: {mapping: oai_dc}\n", "'dcmi-types' is shipped already",
      "dcmi-types.yaml"),
 ])
-def test_the_registry_is_refused_when_it_loads(profiles, tmp_path, folder_files, registry, needle, names):
+def test_a_bad_profile_or_rule_is_refused_when_the_registry_loads(profiles, tmp_path, folder_files, registry, needle, names):
     for name, text in folder_files.items():
         (profiles / name).write_text(text)
     path = registry_file(tmp_path, registry)
     with pytest.raises(ConfigError) as caught:
-        RegistryResource(path=str(path)).load()
+        RegistryResource(path=str(path)).load()["museum"]
     message = str(caught.value)
     assert needle in message
     assert (str(path) if names == "registry" else names) in message
@@ -104,3 +104,10 @@ def test_the_registry_is_refused_when_it_loads(profiles, tmp_path, folder_files,
 def test_entries_without_a_mapping_are_not_checked(tmp_path):
     registry = load_registry(registry_file(tmp_path, "lod: {void: 'https://example.org/void.ttl'}\n"))
     check_registry(registry)  # nothing to compile, nothing refused
+
+
+def test_a_refused_entry_stops_only_itself(tmp_path):
+    path = registry_file(tmp_path, "bad: {mapping: marc}\ngood: {mapping: oai_dc}\n")
+    registry = RegistryResource(path=str(path)).load()
+    assert list(registry) == ["good"] and "unknown mapping 'marc'" in str(registry.problems["bad"])
+    assert mapper_for(registry["good"]).profile.name == "oai_dc"

@@ -283,7 +283,8 @@ class Catalog:
         if not path.is_absolute() and relative_to is not None:
             path = relative_to / path
         if not given.endswith((".yaml", ".yml")) and "/" not in given and not path.is_file():
-            raise ConfigError(f"unknown mapping {given!r} (known: {sorted(self.profiles)}; or a profile file)")
+            raise ConfigError(f"unknown mapping {given!r}",
+                              hint=f"known profiles: {', '.join(sorted(self.profiles))}; or a profile file")
         return _profile_file(str(path), _signature(path), self)
 
 
