@@ -14,7 +14,8 @@ A rule takes its values from one *source*, then passes them through *filters* in
   each       an expression selecting items (elements, JSON values); the rest of the rule is applied to each item
              in turn, relative to it (no source: the item's own text), so values keep the items' document order
              and may carry sub-properties (below)
-  when       a condition (XPath boolean / JMESPath truthiness, relative to the item under ``each``): the rule gives
+  when       a condition (XPath boolean / JMESPath truthiness, relative to the item under ``each``), or a rule that
+             holds when it gives a value (``{xpath: mods:role/mods:roleTerm, keep_terms: creator-roles}``): the rule gives
              nothing unless it holds
   filters    split -> clean -> pattern (+ template, all_matches) -> exclude, exclude_terms, keep_terms ->
              map / map_patterns / lookup (+ unlisted) -> join -> unique -> index / first / slice -> default
@@ -50,7 +51,7 @@ from ingest_assets.records.mapping.fields import FIELDS, SUB_PROPERTIES
 
 HEADER_FIELDS = ("identifier", "datestamp", "setSpec")
 SOURCE_KEYS = ("xpath", "path", "value", "header", "first_of", "all_of", "concat", "zip")
-PATH_KEY = {"xml": "xpath", "json": "path"}
+PATH_KEY = {"xml": "xpath", "json": "path", "json+xml": "xpath or path"}
 
 
 def _problem(reason: str) -> PydanticCustomError:
@@ -98,7 +99,7 @@ class RuleSpec(BaseModel):
     zip: Annotated[list[RuleOrList], Field(min_length=1)] | None = None
     separator: str = ""
     each: NonBlank | None = None
-    when: NonBlank | None = None
+    when: NonBlank | RuleSpec | None = None
     # filters, in the order they apply
     split: Annotated[str, Field(min_length=1)] | None = None
     clean: Annotated[list[CleanName], Field(min_length=1)] | None = None
@@ -188,6 +189,8 @@ RuleSpec.model_rebuild()
 
 
 def _check_language(spec: RuleSpec, kind: str | None) -> None:
+    if kind == "json+xml" and spec.header is not None:
+        raise _problem("a JSON profile's rules have no OAI-PMH 'header'")
     if kind == "json" and (spec.xpath is not None or spec.header is not None):
         raise _problem("a JSON profile's rules take 'path' (JMESPath), not 'xpath' or 'header'")
     if kind == "xml" and spec.path is not None:
