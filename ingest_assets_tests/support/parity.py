@@ -24,6 +24,12 @@ One YAML file per hub and fixture in ``ingest_assets_tests/records/mapping/parit
       - ...
         deliberate: why we differ on purpose       # counted as unmatched, listed in the README table
 
+A test that writes its records inline (no fixture file: HarvardMappingTest) gives them under ``records:``
+(name -> the OAI-PMH record's XML) instead of ``fixture:``, and each assertion names its ``record:``. Such a test
+asserts field by field on partial records: they are mapped with what a whole record needs and they lack given
+as defaults (:data:`PARTIAL_RECORD`, a registry's ``mapping_overrides``), and a record without an OAI header
+gets one with its name as identifier.
+
     uv run python -m ingest_assets_tests.support.parity [HUB...] [--readme]
 
 prints each hub's matched / total and every unmatched assertion; ``--readme`` rewrites the README's table.
@@ -32,7 +38,9 @@ prints each hub's matched / total and every unmatched assertion; ``--readme`` re
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -62,10 +70,18 @@ RECORD_FIELDS = ("id", "dplaUri", "originalId", "originalRecord", "providerUri",
 # deliberate differences
 NO_PLACE = frozenset({"mediaMaster", "tags"})
 KNOWN_FIELDS = frozenset({*FIELDS, *RECORD_FIELDS, *NO_PLACE, "idPrefix", "provider"})
-ASSERTION_KEYS = frozenset({"it", "field", "expected", "first_contains", "contains", "deliberate", "fixture"})
+ASSERTION_KEYS = frozenset({"it", "field", "expected", "first_contains", "contains", "deliberate", "record", "fixture"})
 EXPECTATIONS = ("expected", "first_contains", "contains")
-FILE_KEYS = frozenset({"hub", "ingestion3", "fixture", "format", "floor", "assertions"})
+FILE_KEYS = frozenset({"hub", "ingestion3", "format", "floor", "assertions"})
+SOURCE_KEYS = ("fixture", "records")  # one of them
 OPTIONAL_FILE_KEYS = frozenset({"registry"})
+# the required fields an inline partial record may lack, as defaults merged onto the profile's rules
+PARTIAL_RECORD = {
+    "isShownAt": {"default": "https://example.org/partial-record"},
+    "title": {"default": "(no title)"},
+    "dataProvider": {"default": "(no data provider)"},
+    "rights": {"default": "(no rights)"},
+}
 
 
 @dataclass
@@ -98,24 +114,22 @@ class HubParity:
     def floor(self) -> float:
         return float(self.data["floor"])
 
-    @property
-    def mapped(self) -> tuple[MappingResult, str | None]:
-        """The fixture's mapping result and the DPLA id prefix it was minted with."""
-        return self.mapped_fixture(self.data["fixture"])
-
-    def mapped_fixture(self, fixture: str) -> tuple[MappingResult, str | None]:
-        """As :attr:`mapped`, for the hub's fixture or another its test reads (an assertion's ``fixture``)."""
-        if fixture not in self._mapped:
-            self._mapped[fixture] = _mapped(self.hub, FIXTURES / fixture, self.data.get("registry") or {})
-        return self._mapped[fixture]
-
     @cached_property
-    def _mapped(self) -> dict[str, tuple[MappingResult, str | None]]:
-        return {}
+    def mapped(self) -> dict[str | None, tuple[MappingResult, str | None]]:
+        """The mapping result and the DPLA id prefix it was minted with: of the fixture (key None), of each record
+        given inline (by name) and of each other fixture an assertion names (by file name)."""
+        registry = self.data.get("registry") or {}
+        if "records" in self.data:
+            found = {name: _mapped_text(self.hub, name, text) for name, text in self.data["records"].items()}
+        else:
+            found = {None: _mapped(self.hub, FIXTURES / self.data["fixture"], registry)}
+        for fixture in sorted({a["fixture"] for a in self.data["assertions"] if "fixture" in a}):
+            found[fixture] = _mapped(self.hub, FIXTURES / fixture, registry)
+        return found
 
     @cached_property
     def outcomes(self) -> list[Outcome]:
-        return [_outcome(assertion, *self.mapped_fixture(assertion.get("fixture", self.data["fixture"])))
+        return [_outcome(assertion, *self.mapped[assertion.get("record", assertion.get("fixture"))])
                 for assertion in self.data["assertions"]]
 
     @property
@@ -132,8 +146,11 @@ class HubParity:
 
     def problems(self) -> list[str]:
         """What is wrong with the data file itself (unknown keys or fields, a floor below the minimum)."""
-        found = [f"unknown key {key!r}" for key in set(self.data) - FILE_KEYS - OPTIONAL_FILE_KEYS]
+        found = [f"unknown key {key!r}" for key in set(self.data) - FILE_KEYS - set(SOURCE_KEYS) - OPTIONAL_FILE_KEYS]
         found += [f"missing key {key!r}" for key in FILE_KEYS - set(self.data)]
+        if sum(key in self.data for key in SOURCE_KEYS) != 1:
+            found.append(f"give one of {', '.join(SOURCE_KEYS)}")
+        records = self.data.get("records") or {}
         if self.data.get("hub") not in PROFILES:
             found.append(f"no shipped profile {self.data.get('hub')!r}")
         elif self.name != self.hub and not self.name.startswith(f"{self.hub}-"):
@@ -144,6 +161,8 @@ class HubParity:
             wrong = set(assertion) - ASSERTION_KEYS
             if wrong or assertion.get("field") not in KNOWN_FIELDS:
                 found.append(f"assertion {n} ({assertion.get('it')!r}): keys {sorted(wrong)}, field {assertion.get('field')!r}")
+            if assertion.get("record") not in (records or {None: None}):
+                found.append(f"assertion {n} ({assertion.get('it')!r}): no record {assertion.get('record')!r}")
             if sum(key in assertion for key in EXPECTATIONS) != 1:
                 found.append(f"assertion {n} ({assertion.get('it')!r}): give one of {', '.join(EXPECTATIONS)}")
         return found
@@ -156,15 +175,26 @@ def hubs(names: Iterable[str] = ()) -> list[HubParity]:
     return [hub for hub in found if not wanted or hub.hub in wanted or hub.name in wanted]
 
 
-def _mapped(hub: str, fixture: Path, registry: dict) -> tuple[MappingResult, str | None]:
-    """The fixture mapped as a registry entry using the hub's profile (and ``registry`` settings) would map it (its
-    one record)."""
-    entry = ProviderEntry(hub.replace("-", ""), {**registry, "mapping": hub})
+def _mapped(hub: str, fixture: Path, registry: dict | None = None,
+            overrides: dict | None = None) -> tuple[MappingResult, str | None]:
+    """The fixture mapped as a registry entry using the hub's profile (with ``registry``'s settings) would map it
+    (its one record)."""
+    entry = ProviderEntry(hub.replace("-", ""), {**(registry or {}), "mapping": hub, "mapping_overrides": overrides or {}})
     mapper = mapper_for(entry)
     originals = [item for item in read_inputs([str(fixture)], PROFILES[hub], entry.name) if isinstance(item, dict)]
     if len(originals) != 1:
         raise AssertionError(f"{fixture} holds {len(originals)} records under profile {hub!r}, not one")
     return mapper.map(originals[0]), mapper.provider.id_prefix
+
+
+def _mapped_text(hub: str, name: str, text: str) -> tuple[MappingResult, str | None]:
+    """A partial record given inline, mapped as :func:`_mapped` maps a fixture file (the same reading of a file)."""
+    if "<header>" not in text:
+        text = re.sub(r"(<record\b[^>]*>)", rf"\1<header><identifier>{name}</identifier></header>", text, count=1)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{name}.xml"
+        path.write_text(text, encoding="utf-8")
+        return _mapped(hub, path, overrides=PARTIAL_RECORD)
 
 
 def _outcome(assertion: dict, result: MappingResult, prefix: str | None) -> Outcome:
@@ -239,7 +269,7 @@ def table(found: list[HubParity]) -> str:
     rows = ["| hub | ingestion3 | format | matched / total | deliberate differences |", "|---|---|---|---|---|"]
     for hub in found:
         deliberate = "; ".join(f"{o.field}: {' '.join(o.deliberate.split())}" for o in hub.outcomes if o.deliberate)
-        fixture = "" if hub.name == hub.hub else f" ({hub.data['fixture']})"
+        fixture = "" if hub.name == hub.hub else f" ({hub.data.get('fixture', 'records inline')})"
         rows.append(f"| `{hub.hub}`{fixture} | {hub.data['ingestion3']} | {hub.data['format']} | {hub.matched} / {hub.total} "
                     f"| {deliberate or '-'} |")
     matched, total = sum(h.matched for h in found), sum(h.total for h in found)

@@ -13,7 +13,7 @@ A rule takes its values from one *source*, then passes them through *filters* in
              (titles with their volumes: ['A', 'B'] + ['vol 1'] -> ['A, vol 1', 'B'])
   each       an expression selecting items (elements, JSON values); the rest of the rule is applied to each item
              in turn, relative to it (no source: the item's own text), so values keep the items' document order
-             and may carry sub-properties (below)
+             and may carry sub-properties (below); its ``default`` is the rule's, given when no item gives a value
   when       a condition (XPath boolean / JMESPath truthiness, relative to the item under ``each``), or a rule that
              holds when it gives a value (``{xpath: mods:role/mods:roleTerm, keep_terms: creator-roles}``): the rule gives
              nothing unless it holds
