@@ -24,11 +24,13 @@ One YAML file per hub and fixture in ``ingest_assets_tests/records/mapping/parit
       - ...
         deliberate: why we differ on purpose       # counted as unmatched, listed in the README table
 
-A test that writes its records inline (no fixture file: HarvardMappingTest) gives them under ``records:``
-(name -> the OAI-PMH record's XML) instead of ``fixture:``, and each assertion names its ``record:``. Such a test
-asserts field by field on partial records: they are mapped with what a whole record needs and they lack given
-as defaults (:data:`PARTIAL_RECORD`, a registry's ``mapping_overrides``), and a record without an OAI header
-gets one with its name as identifier.
+A test that writes records inline (HarvardMappingTest has no fixture file; IaMappingTest has one and builds more)
+gives them under ``records:`` (name -> the record's text: an OAI-PMH record, the hub's XML or JSON), beside or
+instead of ``fixture:``, and each assertion on one names its ``record:``. Such a test asserts field by field on
+partial records: they are mapped with what a whole record needs and they lack given as defaults
+(:data:`PARTIAL_RECORD`, a registry's ``mapping_overrides``; not for a field the record's assertions read, whose
+rights requirement a rights statement meets then, nor where the profile has a default of its own), and a record
+without an OAI header gets one with its name as identifier.
 
     uv run python -m ingest_assets_tests.support.parity [HUB...] [--readme]
 
@@ -73,7 +75,7 @@ KNOWN_FIELDS = frozenset({*FIELDS, *RECORD_FIELDS, *NO_PLACE, "idPrefix", "provi
 ASSERTION_KEYS = frozenset({"it", "field", "expected", "first_contains", "contains", "deliberate", "record", "fixture"})
 EXPECTATIONS = ("expected", "first_contains", "contains")
 FILE_KEYS = frozenset({"hub", "ingestion3", "format", "floor", "assertions"})
-SOURCE_KEYS = ("fixture", "records")  # one of them
+SOURCE_KEYS = ("fixture", "records")  # one of them, or both
 OPTIONAL_FILE_KEYS = frozenset({"registry"})
 # the required fields an inline partial record may lack, as defaults merged onto the profile's rules
 PARTIAL_RECORD = {
@@ -119,10 +121,12 @@ class HubParity:
         """The mapping result and the DPLA id prefix it was minted with: of the fixture (key None), of each record
         given inline (by name) and of each other fixture an assertion names (by file name)."""
         registry = self.data.get("registry") or {}
-        if "records" in self.data:
-            found = {name: _mapped_text(self.hub, name, text) for name, text in self.data["records"].items()}
-        else:
-            found = {None: _mapped(self.hub, FIXTURES / self.data["fixture"], registry)}
+        found = {}
+        if "fixture" in self.data:
+            found[None] = _mapped(self.hub, FIXTURES / self.data["fixture"], registry)
+        for name, text in (self.data.get("records") or {}).items():
+            asserted = {a["field"] for a in self.data["assertions"] if a.get("record") == name}
+            found[name] = _mapped_text(self.hub, name, text, _partial_defaults(self.hub, asserted))
         for fixture in sorted({a["fixture"] for a in self.data["assertions"] if "fixture" in a}):
             found[fixture] = _mapped(self.hub, FIXTURES / fixture, registry)
         return found
@@ -148,8 +152,8 @@ class HubParity:
         """What is wrong with the data file itself (unknown keys or fields, a floor below the minimum)."""
         found = [f"unknown key {key!r}" for key in set(self.data) - FILE_KEYS - set(SOURCE_KEYS) - OPTIONAL_FILE_KEYS]
         found += [f"missing key {key!r}" for key in FILE_KEYS - set(self.data)]
-        if sum(key in self.data for key in SOURCE_KEYS) != 1:
-            found.append(f"give one of {', '.join(SOURCE_KEYS)}")
+        if not any(key in self.data for key in SOURCE_KEYS):
+            found.append(f"give {' or '.join(SOURCE_KEYS)}")
         records = self.data.get("records") or {}
         if self.data.get("hub") not in PROFILES:
             found.append(f"no shipped profile {self.data.get('hub')!r}")
@@ -161,7 +165,7 @@ class HubParity:
             wrong = set(assertion) - ASSERTION_KEYS
             if wrong or assertion.get("field") not in KNOWN_FIELDS:
                 found.append(f"assertion {n} ({assertion.get('it')!r}): keys {sorted(wrong)}, field {assertion.get('field')!r}")
-            if assertion.get("record") not in (records or {None: None}):
+            if assertion.get("record") not in (records if "fixture" not in self.data else {None: None, **records}):
                 found.append(f"assertion {n} ({assertion.get('it')!r}): no record {assertion.get('record')!r}")
             if sum(key in assertion for key in EXPECTATIONS) != 1:
                 found.append(f"assertion {n} ({assertion.get('it')!r}): give one of {', '.join(EXPECTATIONS)}")
@@ -187,14 +191,30 @@ def _mapped(hub: str, fixture: Path, registry: dict | None = None,
     return mapper.map(originals[0]), mapper.provider.id_prefix
 
 
-def _mapped_text(hub: str, name: str, text: str) -> tuple[MappingResult, str | None]:
+def _partial_defaults(hub: str, asserted: set[str]) -> dict:
+    """:data:`PARTIAL_RECORD`'s defaults a partial record is mapped with: none for a field its assertions read (the
+    rights requirement is then met by a rights statement) or whose rule has a default of its own."""
+    rules = PROFILES[hub].rules
+    wanted = dict(PARTIAL_RECORD)
+    if "rights" in asserted:
+        wanted["rightsStatement"] = {"default": "http://rightsstatements.org/vocab/UND/1.0/"}
+    out = {}
+    for name, default in wanted.items():
+        rule = rules.get(name)
+        if name in asserted or (isinstance(rule, dict) and "default" in rule):
+            continue
+        out[name] = {"all_of": rule, **default} if isinstance(rule, list) else default  # a list takes no merged key
+    return out
+
+
+def _mapped_text(hub: str, name: str, text: str, defaults: dict) -> tuple[MappingResult, str | None]:
     """A partial record given inline, mapped as :func:`_mapped` maps a fixture file (the same reading of a file)."""
     if "<header>" not in text:
         text = re.sub(r"(<record\b[^>]*>)", rf"\1<header><identifier>{name}</identifier></header>", text, count=1)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"{name}.xml"
         path.write_text(text, encoding="utf-8")
-        return _mapped(hub, path, overrides=PARTIAL_RECORD)
+        return _mapped(hub, path, overrides=defaults)
 
 
 def _outcome(assertion: dict, result: MappingResult, prefix: str | None) -> Outcome:
