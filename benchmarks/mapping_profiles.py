@@ -4,7 +4,8 @@ printed next to oai_dc's (the stock profile every hub starts from).
 
     uv run python benchmarks/mapping_profiles.py --records 20000 [--repeat 3] [PROFILE...]
 
-Fixtures: the ingestion3 test record of each hub profile (its parity file names it), the OAI-PMH pages the
+Fixtures: the ingestion3 test record of each hub profile (its parity file names it; sd maps mdl's; p2p, whose
+test writes its records inline, is left out), the OAI-PMH pages the
 records pipeline benchmark uses for oai_dc/qdc/mods, the Calisphere record of the mapping tests for cdl. The
 process is pinned to one CPU; the rate is records per CPU second of the best of ``--repeat`` runs (CPU time, so
 other jobs on a shared machine weigh less than in wall time, which is printed too). Needs ../shared/fixtures.
@@ -38,7 +39,9 @@ def fixture_files() -> dict[str, list[Path]]:
     found = {name: [FIXTURES / f for f in files] for name, files in STOCK.items()}
     for path in sorted(PARITY.glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        found[data["hub"]] = [FIXTURES / "ingestion3" / data["fixture"]]
+        if "fixture" in data and (path.stem == data["hub"] or data["hub"] not in found):  # the hub's own file first
+            found[data["hub"]] = [FIXTURES / "ingestion3" / data["fixture"]]
+    found["sd"] = [FIXTURES / "ingestion3" / "mdl.json"]  # SdMapping reads MDL's JSON; ingestion3 has no sd test
     return found
 
 
