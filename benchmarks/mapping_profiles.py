@@ -2,11 +2,13 @@
 ids) to ``--records`` OriginalRecords, mapped by the mapper a registry entry using the profile gets, and the rate
 printed next to oai_dc's (the stock profile every hub starts from).
 
-    uv run python benchmarks/mapping_profiles.py --records 20000 [--repeat 3] [PROFILE...]
+    uv run python -m benchmarks.mapping_profiles --records 20000 [--repeat 3] [PROFILE...]
 
-Fixtures: the ingestion3 test record of each hub profile (its parity file names it; sd maps mdl's; p2p, whose
-test writes its records inline, is left out), the OAI-PMH pages the
-records pipeline benchmark uses for oai_dc/qdc/mods, the Calisphere record of the mapping tests for cdl. The
+(as a module from the checkout, which imports the realistic records of ``ingest_assets_tests.support.mapping``)
+
+Fixtures: the ingestion3 test record of each hub profile (its parity file names it), the OAI-PMH pages the
+records pipeline benchmark uses for oai_dc/qdc/mods, the realistic records of the mapping tests for cdl, njde and
+ithaka, a parity file's inline record (pa, p2p), mdl's record for sd (SdMapping reads MDL's JSON). The
 process is pinned to one CPU; the rate is records per CPU second of the best of ``--repeat`` runs (CPU time, so
 other jobs on a shared machine weigh less than in wall time, which is printed too). Needs ../shared/fixtures.
 """
@@ -35,17 +37,23 @@ REQUIRED = {  # what the stock fixtures lack and a hub sets per provider
 }
 
 
-def fixture_files() -> dict[str, list[Path]]:
-    found = {name: [FIXTURES / f for f in files] for name, files in STOCK.items()}
+def fixture_files() -> dict[str, list[Path] | str]:
+    """profile -> its fixture files, or the text of one record (the first a parity file gives inline, or a realistic
+    record of a hub whose ingestion3 test reads none)."""
+    from ingest_assets_tests.support.mapping import HUB_RECORDS
+
+    found: dict[str, list[Path] | str] = {name: [FIXTURES / f for f in files] for name, files in STOCK.items()}
     for path in sorted(PARITY.glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if "fixture" in data and (path.stem == data["hub"] or data["hub"] not in found):  # the hub's own file first
-            found[data["hub"]] = [FIXTURES / "ingestion3" / data["fixture"]]
+        if "fixture" in data and (path.stem == data["hub"] or not isinstance(found.get(data["hub"]), list)):
+            found[data["hub"]] = [FIXTURES / "ingestion3" / data["fixture"]]  # the hub's own file's fixture first
+        elif "records" in data:
+            found.setdefault(data["hub"], next(iter(data["records"].values())))
     found["sd"] = [FIXTURES / "ingestion3" / "mdl.json"]  # SdMapping reads MDL's JSON; ingestion3 has no sd test
-    return found
+    return {**found, **HUB_RECORDS}
 
 
-def originals(profile_name: str, files: list[Path], tmp: Path) -> list[dict]:
+def originals(profile_name: str, files: list[Path] | str, tmp: Path) -> list[dict]:
     """The fixture's OriginalRecords, as ``ingest-assets map`` reads them (deleted ones left out)."""
     from ingest_assets.records.mapping.preview import read_inputs
     from ingest_assets.records.mapping.profiles import PROFILES
@@ -55,6 +63,10 @@ def originals(profile_name: str, files: list[Path], tmp: Path) -> list[dict]:
 
         path = tmp / "calisphere.json"
         path.write_text(json.dumps(CALISPHERE))
+        files = [path]
+    elif isinstance(files, str):  # one record's text
+        path = tmp / f"{profile_name}.xml"
+        path.write_text(files, encoding="utf-8")
         files = [path]
     found = [o for o in read_inputs([str(f) for f in files], PROFILES[profile_name], "bench") if isinstance(o, dict)]
     return [o for o in found if not o.get("deleted")]

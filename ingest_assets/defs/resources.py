@@ -15,7 +15,7 @@ from pydantic import Field, PrivateAttr
 from ingest_assets.core.registry import Registry, load_registry
 from ingest_assets.core.settings import Settings
 from ingest_assets.defs.s3 import storage_opener
-from ingest_assets.storage import Storage
+from ingest_assets.storage import Storage, StoredText
 from ingest_assets.storage.layout import registry_copy_key
 
 if TYPE_CHECKING:
@@ -86,19 +86,6 @@ class RegistryResource(dg.ConfigurableResource):
     @classmethod
     def keeping_copies_in(cls, path: str, storage: StorageResource) -> "RegistryResource":
         return cls(path=path, last_good_in=storage.url, last_good_s3=storage.s3)
-
-
-class StoredText:
-    """A mutable text document at a storage key (the registry's last good copy)."""
-
-    def __init__(self, storage: Storage, key: str):
-        self.storage, self.key = storage, key
-
-    def read(self) -> str | None:
-        return self.storage.read_bytes(self.key).decode("utf-8") if self.storage.exists(self.key) else None
-
-    def write(self, text: str) -> None:
-        self.storage.write_bytes(self.key, text.encode("utf-8"), overwrite=True)
 
 
 @cache

@@ -62,7 +62,7 @@ def test_a_complete_pipeline_balances_at_every_stage(tmp_storage, harvest):
     # 30 harvested: 6 deleted at the source, 4 without rights (7, 14, 21, 28), 20 mapped
     assert books.equation() == "harvested 30 = mapped 20 + mapping failures 4 + deletions 6"
     books = indexing_balance(tmp_storage, ENTRY, DAY)
-    assert books.equation() == "enriched 20 + harvest deletions 6 = index documents and deletions 26"
+    assert books.equation() == "enriched 20 + harvest deletions 6 + absences 0 = index documents and deletions 26"
     assert books.balanced
 
 
@@ -126,4 +126,22 @@ def test_harvest_deletions_are_counted_when_the_harvest_summary_has_none(tmp_sto
     mapping = _stage(tmp_storage, "mapping", [harvest], 1)
     _stage(tmp_storage, "indexing", [_stage(tmp_storage, "enrichment", [mapping], 2), harvest], 3)
     books = indexing_balance(tmp_storage, ENTRY, DAY)
-    assert books.balanced and books.equation() == "enriched 20 + harvest deletions 6 = index documents and deletions 26"
+    assert books.balanced and books.equation() == "enriched 20 + harvest deletions 6 + absences 0 = index documents and deletions 26"
+
+
+def test_absences_are_counted_and_one_lost_by_indexing_is_named(tmp_storage):
+    def full(count: int, second: int) -> RecordSource:
+        summary = {"mode": "full", "records": count}
+        return _write(tmp_storage, "harvest", ORIGINAL_RECORD, RecordStream(_originals(count), summary=lambda: summary),
+                      second)
+
+    full(30, 10)
+    harvest = full(28, 20)  # 29 is gone (30 was deleted at the source already)
+    enrichment = _stage(tmp_storage, "enrichment", [_stage(tmp_storage, "mapping", [harvest], 21)], 22)
+    absent = mint_id("riverside", "oai:riverside:29")
+    indexing = _stage(tmp_storage, "indexing", [enrichment, harvest], 23, drop={absent})
+
+    assert indexing.manifest().extra["Summary absent"] == "1"
+    books = indexing_balance(tmp_storage, ENTRY, DAY)
+    assert not books.balanced and books.missing == (absent,)
+    assert books.equation() == "enriched 19 + harvest deletions 5 + absences 1 ≠ index documents and deletions 24"

@@ -69,8 +69,8 @@ TARGET = 0.95  # all hubs together
 RECORD_FIELDS = ("id", "dplaUri", "originalId", "originalRecord", "providerUri", "dataProvider", "isShownAt", "object",
                  "preview", "rightsStatement", "iiifManifest", "ingestType")
 # ingestion3 fields the MAP4_x record has no place for: nothing is mapped to them, so their assertions are
-# deliberate differences
-NO_PLACE = frozenset({"mediaMaster", "tags"})
+# deliberate differences (mediaMaster has its place: a top-level extension field)
+NO_PLACE = frozenset({"tags"})
 KNOWN_FIELDS = frozenset({*FIELDS, *RECORD_FIELDS, *NO_PLACE, "idPrefix", "provider"})
 ASSERTION_KEYS = frozenset({"it", "field", "expected", "first_contains", "contains", "deliberate", "record", "fixture"})
 EXPECTATIONS = ("expected", "first_contains", "contains")
@@ -260,12 +260,19 @@ def _label(value: Any) -> str:
     return label[0] if isinstance(label, list) else label
 
 
+def _trimmed(expected: Any) -> Any:
+    """An expected string without the whitespace at its ends: ingestion3's mappers keep a source's edge spaces
+    (``'Color digital photograph/jpeg '``) that its own normalisation trims before DPLA publishes the record; every
+    value we map is trimmed."""
+    return expected.strip() if isinstance(expected, str) else expected
+
+
 def _same(actual: Any, expected: Any) -> bool:
     """A mapped value against an expected one: a string is its label, a mapping names the sub-properties too."""
     if not isinstance(expected, dict):
-        return _label(actual) == expected
+        return _label(actual) == _trimmed(expected)
     actual = actual if isinstance(actual, dict) else {}
-    return all((_label(actual) if key == "label" else actual.get(key) or None) == (want or None)
+    return all((_label(actual) if key == "label" else actual.get(key) or None) == (_trimmed(want) or None)
                for key, want in expected.items())
 
 

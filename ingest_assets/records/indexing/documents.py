@@ -78,6 +78,9 @@ def index_record(map_record: dict) -> dict:
     intermediate = _strings(map_record.get("intermediateProvider"))
     if intermediate:
         document["intermediateProvider"] = intermediate
+    masters = _strings(map_record.get("mediaMaster"))
+    if masters:  # URLs at the top level, as DPLA's documents carry them
+        document["mediaMaster"] = masters
     views = _strings(map_record.get("hasView"))
     if views:
         document["hasView"] = [{"@id": uri} for uri in views]

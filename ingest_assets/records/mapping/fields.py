@@ -16,6 +16,7 @@ FIELDS: dict[str, tuple[str, str]] = {
     "iiifManifest": ("top", "one"),  # the IIIF presentation manifest (DPLA documents carry it at the top level)
     "rightsStatement": ("top", "one"),
     "hasView": ("top", "strings"),
+    "mediaMaster": ("top", "strings"),  # the master files' URLs (DPLA documents carry them at the top level)
     "intermediateProvider": ("top", "strings"),
     "alternative": ("sr", "strings"),
     "collection": ("sr", "collection"),

@@ -238,6 +238,7 @@ class Mapper:
             "iiifManifest": top.get("iiifManifest"),
             "originalId": local_id,
             "dplaUri": ITEM_URI + dpla_id,
+            "mediaMaster": top.get("mediaMaster"),
         }
         return MappingResult(record, messages)
 

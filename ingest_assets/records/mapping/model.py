@@ -17,7 +17,7 @@ A rule takes its values from one *source*, then passes them through *filters* in
   when       a condition (XPath boolean / JMESPath truthiness, relative to the item under ``each``), or a rule that
              holds when it gives a value (``{xpath: mods:role/mods:roleTerm, keep_terms: creator-roles}``): the rule gives
              nothing unless it holds
-  filters    split -> clean -> pattern (+ template, all_matches) -> exclude, exclude_terms, keep_terms ->
+  filters    split -> clean -> replace -> pattern (+ template, all_matches) -> exclude, exclude_terms, keep_terms ->
              map / map_patterns / lookup (+ unlisted) -> join -> unique -> index / first / slice -> default
   sub-properties (with ``each``; which ones depends on the field's shape, ``fields.SUB_PROPERTIES``):
              inScheme, exactMatch, closeMatch, note (agents, concepts); coordinates, city, county, state,
@@ -101,8 +101,9 @@ class RuleSpec(BaseModel):
     each: NonBlank | None = None
     when: NonBlank | RuleSpec | None = None
     # filters, in the order they apply
-    split: Annotated[str, Field(min_length=1)] | None = None
+    split: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] | None = None  # delimiters
     clean: Annotated[list[CleanName], Field(min_length=1)] | None = None
+    replace: Annotated[dict[Regex, str], Field(min_length=1)] | None = None  # each match -> this literal text
     exclude: Regex | None = None
     exclude_terms: Strings | None = None
     keep_terms: Strings | None = None
@@ -137,15 +138,16 @@ class RuleSpec(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _lists(cls, data: Any) -> Any:
-        """``xpath``/``path``/``value``/``default``/``exclude_terms``/``keep_terms``/``clean`` take one or a list;
+        """``xpath``/``path``/``value``/``default``/``exclude_terms``/``keep_terms``/``clean``/``split`` take one or
+        a list;
         ``map`` keys are compared as text (YAML reads ``yes`` and ``1`` as other types)."""
         if not isinstance(data, dict):
             raise _problem(f"expected a mapping of rule keys, got {data!r}")
         data = {key: value for key, value in data.items() if value is not None}
-        for key in ("xpath", "path", "value", "default", "exclude_terms", "keep_terms", "clean"):
+        for key in ("xpath", "path", "value", "default", "exclude_terms", "keep_terms", "clean", "split"):
             if key in data:
                 data[key] = _one_or_more(data[key])
-        for key in ("map", "map_patterns"):
+        for key in ("map", "map_patterns", "replace"):
             if isinstance(data.get(key), dict):
                 data[key] = {str(k): v for k, v in data[key].items()}
         return data

@@ -2,9 +2,9 @@
 expressions registered in the mapper's path set (answered for every record by one walk, ``paths.py``).
 
 Values are strings, or :class:`Structured` values (a label with sub-properties) from rules with ``each`` and
-sub-properties. Filters that act on one value at a time (split, clean, exclude, pattern, map, lookup) act on a
-structured value's label and keep its sub-properties; ``join``, ``unique`` and ``index``/``first``/``slice`` act
-on the rule's list of values.
+sub-properties. Filters that act on one value at a time (split, clean, replace, exclude, pattern, map, lookup) act
+on a structured value's label and keep its sub-properties; ``join``, ``unique`` and ``index``/``first``/``slice``
+act on the rule's list of values.
 """
 
 from __future__ import annotations
@@ -269,6 +269,8 @@ def _value_steps(spec: RuleSpec, compiler: _Compiler) -> list[ValueStep]:
     if spec.split is not None:
         steps.append(_split(spec.split))
     steps.extend(_cleaner(name) for name in spec.clean or ())
+    if spec.replace is not None:
+        steps.append(_replacing([(re.compile(pattern), text) for pattern, text in spec.replace.items()]))
     if spec.pattern is not None:
         steps.append(_matching(re.compile(spec.pattern), spec.template, spec.all_matches))
     if spec.exclude is not None:
@@ -311,8 +313,13 @@ def _unique(values: list[Value]) -> list[Value]:
     return out
 
 
-def _split(delimiter: str) -> ValueStep:
-    return lambda value: [part for part in (piece.strip() for piece in value.split(delimiter)) if part]
+def _split(delimiters: list[str]) -> ValueStep:
+    """Parts between any of the delimiters, trimmed, empty ones dropped."""
+    if len(delimiters) == 1:
+        delimiter = delimiters[0]
+        return lambda value: [part for part in (piece.strip() for piece in value.split(delimiter)) if part]
+    regex = re.compile("|".join(map(re.escape, delimiters)))
+    return lambda value: [part for part in (piece.strip() for piece in regex.split(value)) if part]
 
 
 def _cleaner(name: str) -> ValueStep:
@@ -320,6 +327,17 @@ def _cleaner(name: str) -> ValueStep:
 
     def step(value: str) -> list[str]:
         value = clean(value).strip()
+        return [value] if value else []
+
+    return step
+
+
+def _replacing(replacements: list[tuple[re.Pattern, str]]) -> ValueStep:
+    """Every match of each pattern, in turn, replaced by its text as written (no group references)."""
+    def step(value: str) -> list[str]:
+        for regex, text in replacements:
+            value = regex.sub(lambda _match: text, value)
+        value = value.strip()
         return [value] if value else []
 
     return step

@@ -93,7 +93,7 @@ def test_rights_text_without_a_rights_uri_is_enough(maryland):
         ({"mapping": "qdc", "mapping_overrides": {"isShownAt": {"pattern": "(x)", "template": "{y}"}}}, "template"),
         ({"mapping": "qdc", "mapping_overrides": {"dataProvider": {"value": " "}}}, "value.0: must be a non-empty string"),
         ({"mapping": "qdc", "mapping_overrides": {"dataProvider": {"value": 5}}}, "value.0: Input should be a valid string"),
-        ({"mapping": "qdc", "mapping_overrides": {"subject": {"split": ""}}}, "split: String should have at least 1"),
+        ({"mapping": "qdc", "mapping_overrides": {"subject": {"split": ""}}}, "split.0: String should have at least 1"),
         ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": "dc:title", "index": "1"}}},
          "index: Input should be a valid integer"),
         ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": None}}}, "needs a source (xpath, value, header"),

@@ -16,7 +16,8 @@ from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets.core.settings import Settings
 from ingest_assets.storage.activities import RecordStream, write_activity
 from ingest_assets.storage.avro import ORIGINAL_RECORD
-from ingest_assets_tests.support.mapping import CALISPHERE
+from ingest_assets_tests.support.mapping import CALISPHERE, HUB_RECORDS
+from ingest_assets_tests.support.parity import PARTIAL_RECORD
 from ingest_assets_tests.support.parity import hubs as parity_hubs
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
@@ -143,7 +144,7 @@ class _Sink:
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
-    (["--profile", "marc", "x.xml"], "unknown mapping 'marc'; hint: known profiles: "),
+    (["--profile", "marc", "x.xml"], "unknown mapping 'marc'; hint: known profiles: bhl, cdl, "),
     (["--profile", "my-museum.yaml", "x.xml"], "cannot read the profile"),
     (["--profile", "oai_dc", "missing.xml"], "cannot read the input"),
     (["--profile", "oai_dc", "harvest:nobody"], "no complete harvest output"),
@@ -176,20 +177,27 @@ def test_broken_xml_input_is_named(tmp_path, capsys):
     assert "not readable XML" in err and str(broken) in err
 
 
-# each hub with a fixture file once: its own data file (hub.yaml), else one of its files
-ONE_PER_HUB = sorted({hub.hub: hub.name for hub in sorted(parity_hubs(), key=lambda h: h.name == h.hub)
-                      if "fixture" in hub.data}.values())
-
-
-@pytest.mark.parametrize("name", ONE_PER_HUB)
-def test_each_hub_profile_maps_its_ingestion3_fixture_from_the_command_line(shared_fixtures, capsys, name):
-    hub = next(h for h in parity_hubs([name]) if h.name == name)
-    label = (hub.data.get("registry") or {}).get("label")  # a profile several hubs share: the hub's own label
-    fixture = str(shared_fixtures / "ingestion3" / hub.data["fixture"])
-    code, out = run_json(capsys, "--profile", hub.hub, *(["--label", label] if label else []), fixture)
+@pytest.mark.parametrize("hub", sorted({*(hub.hub for hub in parity_hubs()), *HUB_RECORDS}))
+def test_each_hub_profile_maps_its_ingestion3_fixture_from_the_command_line(shared_fixtures, capsys, tmp_path, hub):
+    """Its ingestion3 test's fixture, the first record that test writes inline (pa, harvard; a partial one gets
+    what it lacks as overrides, as the parity data maps it), or a realistic record of its feed (njde, ithaka:
+    ingestion3 tests neither)."""
+    own_first = sorted(parity_hubs([hub]), key=lambda h: h.name != h.hub)
+    data = own_first[0].data if own_first else {"records": {hub: HUB_RECORDS.get(hub)}}
+    label = (data.get("registry") or {}).get("label")  # a profile several hubs share: the hub's own label
+    options = ["--label", label] if label else []
+    if "fixture" in data:
+        path = shared_fixtures / "ingestion3" / data["fixture"]
+    else:
+        path = tmp_path / f"{hub}.xml"
+        path.write_text(next(iter(data["records"].values())), encoding="utf-8")
+        overrides = tmp_path / "partial.yaml"
+        overrides.write_text(json.dumps(PARTIAL_RECORD), encoding="utf-8")
+        options += ["--override", str(overrides)]
+    code, out = run_json(capsys, "--profile", hub, *options, str(path))
     assert code == 0, out["records"][0]["messages"]
     (entry,) = out["records"]
-    assert entry["jsonld"]["provider"]["name"] == (label or PROFILES[hub.hub].provider.label)
+    assert entry["jsonld"]["provider"]["name"] == (label or PROFILES[hub].provider.label)
     assert entry["jsonld"]["@id"] == f"http://dp.la/api/items/{entry['id']}"
 
 

@@ -153,6 +153,24 @@ def test_clean_join_unique_and_slices():
     assert found["relation"] == ["recital programs.", "; opera,"]
 
 
+def test_split_on_any_of_several_delimiters():
+    found = sr({"creator": {"xpath": "dc:creator", "split": ["|", ";", ":"]}, "subject": {"xpath": "dc:subject", "split": "|"}},
+               "<dc:creator>Smith, J.|Doe, A.; Roe: R. ;;</dc:creator><dc:subject>a; b|c</dc:subject>")
+    assert [c["name"] for c in found["creator"]] == ["Smith, J.", "Doe, A.", "Roe", "R."]
+    assert [s["name"] for s in found["subject"]] == ["a; b", "c"]
+
+
+def test_replace_puts_literal_text_for_every_match_in_order():
+    metadata = ("<dc:identifier>http://74.126.224.22/luna/1?a=74.126.224.22</dc:identifier>"
+                "<dc:subject>Maps -- Calcutta \\1</dc:subject><dc:subject>--</dc:subject>")
+    found = sr({
+        "identifier": {"xpath": "dc:identifier", "replace": {r"74\.126\.224\.22": "www.davidrumsey.com"}},
+        "subject": {"xpath": "dc:subject", "replace": {r"\s*--\s*": "; ", "^; $": ""}},
+    }, metadata)
+    assert found["identifier"] == ["http://www.davidrumsey.com/luna/1?a=www.davidrumsey.com"]
+    assert [s["name"] for s in found["subject"]] == ["Maps; Calcutta \\1"]  # text as written; '--' alone: nothing
+
+
 @pytest.mark.parametrize(("name", "given", "expected"), [
     ("trim-leading-punctuation", " ;- :Title", "Title"),
     ("trim-trailing-punctuation", "Title ;/ -", "Title"),
@@ -207,7 +225,9 @@ def test_json_rules_iterate_values_with_sub_properties_and_conditions():
     ({"subject": {"xpath": "dc:subject", "all_matches": True}}, "'all_matches' needs a 'pattern'"),
     ({"subject": {"concat": [{"xpath": "dc:a"}], "separator": 5}}, "separator: Input should be a valid string"),
     ({"subject": {"xpath": "dc:subject", "slice": [1]}}, "slice: List should have at least 2 items"),
+    ({"subject": {"xpath": "dc:subject", "split": [";", ""]}}, "split.1: String should have at least 1 character"),
     ({"subject": {"each": "dc:subject["}}, "bad each 'dc:subject['"),
+    ({"subject": {"xpath": "dc:subject", "replace": {"(": "x"}}}, "bad regex '(': missing )"),
     ({"subject": {"xpath": "dc:subject", "lookup": "marc-leader-formats", "unlisted": "maybe"}},
      "unlisted: Input should be 'drop' or 'keep'"),
 ])
