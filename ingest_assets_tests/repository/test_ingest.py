@@ -143,7 +143,7 @@ def test_ingest_on_fedora_is_one_transaction_per_collection(template_index, serv
     fake, base = fake_fedora
     app.records = [r for r in wiki_records() if r["TemplateName"] == "Key Start"]
     repo = FedoraRepository(base, HttpClient(allow_private=True, retries=0))
-    first = make_service(url, service_parts, repo).run()
+    make_service(url, service_parts, repo).run()
     edited = {**app.records[0], "description": "neu", "Modified": after_run()}
     app.records = [edited]
     fake.requests.clear()
