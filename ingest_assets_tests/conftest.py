@@ -25,6 +25,7 @@ GROUPS = {
     "postgres": "a private PostgreSQL server",
     "property": "Hypothesis property tests",
     "packaging": "builds the wheel and installs it into a fresh environment",
+    "faults": "fault injection and load against real servers (ingest_assets_tests/faults/)",
 }
 
 
@@ -52,6 +53,7 @@ def pytest_collection_modifyitems(items) -> None:
             "postgres": "pg_url" in names,
             "property": getattr(getattr(item, "obj", None), "is_hypothesis_test", False),
             "packaging": item.path.name == "test_wheel.py",
+            "faults": "faults" in item.path.parts,
         }
         for name, applies in marks.items():
             if applies:

@@ -95,6 +95,11 @@ class ValidationError(IngestError):
     """Input parsed but breaks a rule of the target model."""
 
 
+class StorageLimitError(IngestError):
+    """Storage refused a write: the disk or quota is full (a retry can help once space is freed) or a file went past
+    the file-size limit (``RLIMIT_FSIZE``, the filesystem's largest file: a retry meets it again)."""
+
+
 class NotFoundError(IngestError):
     """What was asked for (a record, graph, object or dataset) is not in the stores."""
 
