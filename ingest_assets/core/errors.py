@@ -95,7 +95,12 @@ class ValidationError(IngestError):
     """Input parsed but breaks a rule of the target model."""
 
 
-class StorageLimitError(IngestError):
+class StorageError(IngestError):
+    """The storage backend failed: an object store's 5xx or throttling, a connection broken or timed out (a retry
+    can help), or a refusal such as access denied (it cannot)."""
+
+
+class StorageLimitError(StorageError):
     """Storage refused a write: the disk or quota is full (a retry can help once space is freed) or a file went past
     the file-size limit (``RLIMIT_FSIZE``, the filesystem's largest file: a retry meets it again)."""
 

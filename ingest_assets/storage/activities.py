@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from ingest_assets.core.errors import ConfigError, StorageLimitError
+from ingest_assets.core.errors import ConfigError, StorageError, StorageLimitError
 from ingest_assets.storage import layout
 from ingest_assets.storage.avro import WriteStats, read_folder, schema_with_doc, write_parts
 from ingest_assets.storage.backends import FolderWriter, Storage
@@ -123,16 +124,16 @@ def write_activity(
             )
             folder.write_bytes(layout.MANIFEST, manifest.to_bytes())
             size = folder.bytes_written
-        published.append(output.folder)
+        published += [output.folder, output.prov]  # the prov may land even when its write fails (an answer lost)
         storage.write_bytes(output.prov, prov_document([source.output.relative for source in stream.inputs], version))
-        published.append(output.prov)
         plan_key = _journal(storage, output, plan, version) if plan else None
-    except OSError as exc:
-        limit = LIMITS.get(exc.errno)
+    except BaseException as exc:
+        for key in reversed(published):  # the output is whole (folder, prov and plan entry) or absent
+            with contextlib.suppress(OSError, StorageError):  # a dead backend: the next run's write takes the next second
+                storage.delete(key)
+        limit = LIMITS.get(exc.errno) if isinstance(exc, OSError) else None
         if limit is None:
             raise
-        for key in reversed(published):  # the output is whole (folder, prov and plan entry) or absent
-            storage.delete(key)
         what, retryable = limit
         raise StorageLimitError(f"{what} while writing the {activity} output {storage.uri(output.folder)}: {exc.strerror}",
                                 provider=provider, file=output.folder, retryable=retryable) from exc

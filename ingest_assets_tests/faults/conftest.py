@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from ingest_assets_tests.support import require
+from ingest_assets_tests.support.faults import FaultProxy
 
 
 @pytest.fixture
@@ -31,3 +33,44 @@ def tmpfs() -> Iterator[Callable[[int], Path]]:
     for point in mounts:
         subprocess.run(["umount", "-l", str(point)], check=False)
         point.rmdir()
+
+
+FIGURES: list[tuple[str, dict]] = []
+
+
+@pytest.fixture
+def figures(request) -> Callable[..., None]:
+    """``figures(name=value, ...)``: measured figures of this test (retries, recovery time, p99...), printed in the run's
+    summary (the README's Reliability table quotes them), never asserted as timings."""
+    return lambda **values: FIGURES.append((request.node.name, values))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if FIGURES:
+        terminalreporter.section("fault figures")
+        for test, values in FIGURES:
+            terminalreporter.write_line(f"{test}: " + ", ".join(f"{k}={v}" for k, v in values.items()))
+
+
+@pytest.fixture
+def fault_proxy() -> Iterator[Callable[..., FaultProxy]]:
+    """``fault_proxy(upstream_url, rule)``: a :class:`FaultProxy` in front of a real server, closed after the test."""
+    proxies: list[FaultProxy] = []
+
+    def start(upstream: str, rule=None) -> FaultProxy:
+        proxies.append(FaultProxy(upstream, rule))
+        return proxies[-1]
+
+    yield start
+    for proxy in proxies:
+        proxy.close()
+
+
+@pytest.fixture
+def s3_bucket(s3_endpoint) -> str:
+    """A new bucket on the session's moto S3 server."""
+    import boto3
+
+    name = f"faults-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=name)
+    return name
