@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -92,48 +89,16 @@ def s3_endpoint() -> Iterator[str]:
         server.stop()
 
 
-def _pg_bindir() -> Path | None:
-    for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
-        if (candidate / "initdb").exists():
-            return candidate
-    found = shutil.which("initdb")
-    return Path(found).parent if found else None
-
-
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
-    """A private PostgreSQL server (initdb + pg_ctl on a free port), as a SQLAlchemy URL."""
-    bindir = _pg_bindir()
-    require(bindir is not None, "PostgreSQL server binaries not installed (.ci/run installs them)")
-    base = Path(tempfile.mkdtemp(prefix="ingest-pg-"))  # outside pytest's 0700 tree: postgres must reach it
-    data, sockets = base / "data", base / "sock"
-    sockets.mkdir()
-    port = free_port()
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses to run as root
-        subprocess.run(["chown", "-R", "postgres", str(base)], check=True)
-        as_user = ["runuser", "-u", "postgres", "--"]
-    subprocess.run(
-        [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "ingest", "--auth=trust", "-E", "UTF8"],
-        check=True,
-        capture_output=True,
-    )
-    options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(
-        [*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "log"), "-w", "start"],
-        check=True,
-        capture_output=True,
-    )
+    """A private PostgreSQL server (:class:`support.postgres.PostgresServer`), as a SQLAlchemy URL."""
+    from ingest_assets_tests.support.postgres import PostgresServer
+
+    server = PostgresServer()
     try:
-        subprocess.run(
-            [str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "ingest", "ingest"],
-            check=True,
-            capture_output=True,
-        )
-        yield f"postgresql+psycopg://ingest@127.0.0.1:{port}/ingest"
+        yield server.url
     finally:
-        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"], capture_output=True)
-        shutil.rmtree(base, ignore_errors=True)
+        server.remove()
 
 
 class _QuietWSGIHandler(WSGIRequestHandler):
@@ -179,3 +144,13 @@ def http_server() -> Iterator[Callable[..., str]]:
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def template_index(http_server):
+    """``(app, url)``: a TemplateParameterIndex (:class:`support.repository.TemplateIndexApp`) on 127.0.0.1."""
+    from ingest_assets_tests.support.repository import TemplateIndexApp
+
+    app = TemplateIndexApp()
+    yield app, http_server(app=app) + "/TemplateParameterIndex"
+    app.release.set()

@@ -95,6 +95,13 @@ class ValidationError(IngestError):
     """Input parsed but breaks a rule of the target model."""
 
 
+class DatabaseError(IngestError):
+    """The SQL database could not be reached or dropped the connection (a retry can help once it is back); ``file``
+    names it (URL without password)."""
+
+    retryable_default = True
+
+
 class StorageError(IngestError):
     """The storage backend failed: an object store's 5xx or throttling, a connection broken or timed out (a retry
     can help), or a refusal such as access denied (it cannot)."""

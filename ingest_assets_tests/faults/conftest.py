@@ -18,6 +18,7 @@ import requests
 
 from ingest_assets_tests.support import free_port, require, stop_group
 from ingest_assets_tests.support.faults import FaultProxy
+from ingest_assets_tests.support.postgres import PostgresServer
 
 
 @pytest.fixture
@@ -122,3 +123,11 @@ def oxigraph(tmp_path) -> Iterator[OxigraphProcess]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of this test's own, which it may restart or stop (the session's ``pg_url`` is shared)."""
+    server = PostgresServer()
+    yield server
+    server.remove()
