@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ingest_assets.cli.main import Parser
+from ingest_assets.core.errors import UsageError
 from ingest_assets.core.registry import ENRICHMENT_STEPS
 
 
@@ -17,7 +19,7 @@ def _map(args: argparse.Namespace) -> int:
     """Map files or a provider's newest harvest with a profile, writing nothing (``records/mapping/preview.py``)."""
     import yaml
 
-    from ingest_assets.core.errors import ConfigError, IngestError
+    from ingest_assets.core.errors import ConfigError
     from ingest_assets.records.enrichment import Chain
     from ingest_assets.records.mapping.mapper import build_mapper
     from ingest_assets.records.mapping.preview import HARVEST, preview, read_inputs
@@ -27,27 +29,29 @@ def _map(args: argparse.Namespace) -> int:
 
     harvests = [given[len(HARVEST):] for given in args.inputs if given.startswith(HARVEST)]
     provider = args.provider or (harvests[0] if harvests else "preview")
-    try:
-        profile = PROFILES[args.profile] if args.profile in PROFILES else load_profile(args.profile)
-        overrides = {}
-        if args.override:
-            try:
-                overrides = yaml.safe_load(args.override.read_text(encoding="utf-8")) or {}
-            except (OSError, yaml.YAMLError) as exc:
-                raise ConfigError(f"cannot read the overrides: {exc}", file=str(args.override)) from None
-        mapper = build_mapper(provider, args.label or provider, profile, overrides)
-        storage = open_storage(Settings.current().storage_url) if harvests else None
-        chain = Chain(skip=frozenset(args.skip), dates=args.dates) if args.enrich else None
-        report = preview(mapper, read_inputs(args.inputs, profile, provider, storage), sys.stdout,
-                         output=args.format, limit=args.limit, enrich=chain)
-    except IngestError as exc:
-        print(f"ingest-assets map: {exc}", file=sys.stderr)
-        return 2
+    if args.profile in PROFILES:
+        profile = PROFILES[args.profile]
+    elif Path(args.profile).exists() or args.profile.endswith((".yaml", ".yml")) or "/" in args.profile:
+        profile = load_profile(args.profile)
+    else:
+        raise UsageError(f"unknown profile {args.profile!r}",
+                         hint=f"shipped profiles: {', '.join(sorted(PROFILES))}; or give a profile file")
+    overrides = {}
+    if args.override:
+        try:
+            overrides = yaml.safe_load(args.override.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read the overrides: {exc}", file=str(args.override)) from None
+    mapper = build_mapper(provider, args.label or provider, profile, overrides)
+    storage = open_storage(Settings.current().storage_url) if harvests else None
+    chain = Chain(skip=frozenset(args.skip), dates=args.dates) if args.enrich else None
+    report = preview(mapper, read_inputs(args.inputs, profile, provider, storage), sys.stdout,
+                     output=args.format, limit=args.limit, enrich=chain)
     return 1 if report.failed else 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ingest-assets map", description=__doc__)
+    parser = Parser(prog="ingest-assets map", description=__doc__)
     parser.add_argument("inputs", nargs="+", metavar="INPUT")
     parser.add_argument("--profile", required=True, help="a shipped profile (oai_dc, qdc, mods, nara, mdl, cdl...) "
                                                           "or a profile file of one's own")

@@ -7,17 +7,20 @@ Nothing else in the package reads ``os.environ``: code that is handed no setting
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ingest_assets.core.errors import ConfigError
 
 AVRO_CODECS = ("null", "deflate", "snappy", "bzip2", "xz", "zstandard", "lz4")
 ENGINES = ("in-process", "spark", "auto")
 CHANGE_FEED_CAPABILITIES = ("repository", "datasets", "linked_data")  # publish their changes as resource sets
+SMTP_SCHEMES = {"smtp": 25, "smtp+starttls": 587, "smtps": 465}  # plain, STARTTLS, TLS -> default port
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,15 @@ class Settings:
     repository_removal_grace_days: float = 7.0
     fedora_user: str | None = None
     resourcesync_capabilities: tuple[str, ...] = CHANGE_FEED_CAPABILITIES
+    # the Dagster instance folder: DAGSTER_HOME, else $INGEST_HOME/dagster (the commands write its dagster.yaml)
+    dagster_home: Path | None = None
+    uv_run: bool = False  # started by `uv run` (the commands print follow-up commands the same way)
+    # failure notices (operations/notify.py): e-mail on when recipients are given, the webhook when its URL is
+    notify_email: tuple[str, ...] = ()
+    smtp_url: str = "smtp://localhost"
+    notify_from: str = "ingest-assets@localhost"
+    notify_webhook: str | None = None
+    ui_url: str = "http://127.0.0.1:3000"  # the Dagster UI, for links to runs in notices and on the status page
     # secrets (FEDORA_PASSWORD, IA_*, the wiki credentials a registry entry names) are looked up, never shown
     _environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -74,6 +86,13 @@ class Settings:
             ),
             fedora_user=env.get("FEDORA_USER") or None,
             resourcesync_capabilities=_capabilities(env.get("INGEST_RESOURCESYNC_CAPABILITIES")),
+            dagster_home=Path(env.get("DAGSTER_HOME") or home / "dagster").resolve(),
+            uv_run="UV_RUN_RECURSION_DEPTH" in env,
+            notify_email=tuple(a.strip() for a in (env.get("INGEST_NOTIFY_EMAIL") or "").split(",") if a.strip()),
+            smtp_url=_smtp_url(env.get("INGEST_SMTP_URL") or "smtp://localhost"),
+            notify_from=env.get("INGEST_NOTIFY_FROM") or f"ingest-assets@{socket.gethostname()}",
+            notify_webhook=_http_url("INGEST_NOTIFY_WEBHOOK", env.get("INGEST_NOTIFY_WEBHOOK")),
+            ui_url=(_http_url("INGEST_UI_URL", env.get("INGEST_UI_URL")) or "http://127.0.0.1:3000").rstrip("/"),
             _environ=env,
         )
 
@@ -113,6 +132,19 @@ def _engine(value: str) -> str:
     if value not in ENGINES:
         raise ConfigError(f"INGEST_ENGINE must be one of {', '.join(ENGINES)}, got {value!r}")
     return value
+
+
+def _smtp_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in SMTP_SCHEMES or not parts.hostname:
+        raise ConfigError(f"INGEST_SMTP_URL must be {', '.join(s + '://host[:port]' for s in SMTP_SCHEMES)}, got {value!r}")
+    return value
+
+
+def _http_url(name: str, value: str | None) -> str | None:
+    if value and (urlsplit(value).scheme not in ("http", "https") or not urlsplit(value).hostname):
+        raise ConfigError(f"{name} must be an http(s) URL, got {value!r}")
+    return value or None
 
 
 def _capabilities(value: str | None) -> tuple[str, ...]:

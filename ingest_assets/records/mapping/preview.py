@@ -53,7 +53,8 @@ def read_inputs(inputs: Iterable[str], profile: Profile, provider: str,
         try:
             content = path.read_bytes()
         except OSError as exc:
-            raise ParseError(f"cannot read the input: {exc.strerror}", provider=provider, file=given) from None
+            raise ParseError(f"cannot read the input: {exc.strerror}", provider=provider, file=given,
+                             hint="check the path") from None
         kind = "xml" if content.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<" else "json"
         ids = local_id if kind == profile.source else _no_id  # the mapper reports the mismatch per record
         if kind == "xml":
