@@ -131,3 +131,9 @@ def postgres() -> Iterator[PostgresServer]:
     server = PostgresServer()
     yield server
     server.remove()
+
+
+@pytest.fixture(scope="session")
+def full_size() -> bool:
+    """``INGEST_FAULTS_FULL=1``: the load tests run the issue's full sizes (minutes); CI runs them scaled down."""
+    return os.environ.get("INGEST_FAULTS_FULL", "") == "1"
