@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterator
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pytest
 
+from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.storage import LocalStorage
+from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
+from ingest_assets_tests.support.postgres import PostgresServer
+from ingest_assets_tests.support.repository import TemplateIndexApp
+from ingest_assets_tests.support.static import static_files
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
 
 # slow or server-heavy groups a developer can deselect: pytest -m "not browser and not spark"
@@ -22,6 +23,8 @@ GROUPS = {
     "postgres": "a private PostgreSQL server",
     "property": "Hypothesis property tests",
     "packaging": "builds the wheel and installs it into a fresh environment",
+    "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
+    "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
     "faults": "fault injection and load against real servers (ingest_assets_tests/faults/)",
 }
 
@@ -50,6 +53,8 @@ def pytest_collection_modifyitems(items) -> None:
             "postgres": "pg_url" in names,
             "property": getattr(getattr(item, "obj", None), "is_hypothesis_test", False),
             "packaging": item.path.name == "test_wheel.py",
+            "hostile": "hostile" in item.path.parts,
+            "dg": item.path.name == "test_dg.py",
             "faults": "faults" in item.path.parts,
         }
         for name, applies in marks.items():
@@ -92,8 +97,6 @@ def s3_endpoint() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """A private PostgreSQL server (:class:`support.postgres.PostgresServer`), as a SQLAlchemy URL."""
-    from ingest_assets_tests.support.postgres import PostgresServer
-
     server = PostgresServer()
     try:
         yield server.url
@@ -101,27 +104,18 @@ def pg_url() -> Iterator[str]:
         server.remove()
 
 
-class _QuietWSGIHandler(WSGIRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
-class _QuietFileHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
-class _ThreadingWSGIServer(WSGIServer):
-    daemon_threads = True
-
-    def process_request(self, request, client_address):
-        threading.Thread(target=self._handle, args=(request, client_address), daemon=True).start()
-
-    def _handle(self, request, client_address):
-        try:
-            self.finish_request(request, client_address)
-        finally:
-            self.shutdown_request(request)
+@pytest.fixture(params=["fake", "live"])
+def es(request):
+    """The one Elasticsearch endpoint of the tests, recording every request: the in-memory model
+    (:class:`support.elasticsearch.FakeElasticsearch`), or a proxy to ``ELASTICSEARCH_URL`` (skipped when it is
+    unset). A test that inspects the model itself takes the fake alone: ``@pytest.mark.parametrize("es", ["fake"],
+    indirect=True)``."""
+    upstream = os.environ.get("ELASTICSEARCH_URL")
+    if request.param == "live" and not upstream:
+        pytest.skip("ELASTICSEARCH_URL is not set")
+    fake = FakeElasticsearch(upstream if request.param == "live" else None)
+    yield fake
+    fake.close()
 
 
 @pytest.fixture
@@ -132,25 +126,19 @@ def http_server() -> Iterator[Callable[..., str]]:
     def start(*, directory: str | Path | None = None, app=None) -> str:
         if (directory is None) == (app is None):
             raise ValueError("give exactly one of directory or app")
-        if app is not None:
-            server = make_server("127.0.0.1", 0, app, server_class=_ThreadingWSGIServer, handler_class=_QuietWSGIHandler)
-        else:
-            server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietFileHandler, directory=str(directory)))
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        server = WsgiServer().start(app if app is not None else static_files(directory))
         servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}"
+        return server.url
 
     yield start
     for server in servers:
         server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture
 def template_index(http_server):
-    """``(app, url)``: a TemplateParameterIndex (:class:`support.repository.TemplateIndexApp`) on 127.0.0.1."""
-    from ingest_assets_tests.support.repository import TemplateIndexApp
-
+    """``(app, url)``: a fake TemplateParameterIndex (:class:`support.repository.TemplateIndexApp`) on 127.0.0.1
+    (the repository tests' and the faults suite's)."""
     app = TemplateIndexApp()
     yield app, http_server(app=app) + "/TemplateParameterIndex"
     app.release.set()

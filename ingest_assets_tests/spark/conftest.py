@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from ingest_assets.records.engines.choice import PYTHON, use_python
 from ingest_assets.records.engines.spark_cluster import standalone_cluster
 from ingest_assets_tests.support import require
 
@@ -29,7 +30,7 @@ def spark(request):
     session = (
         SparkSession.builder.master(master)
         .appName("ingest-assets-tests")
-        .config("spark.pyspark.python", sys.executable)
+        .config(PYTHON, sys.executable)
         .config("spark.executor.memory", "512m")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -39,6 +40,7 @@ def spark(request):
         .config("spark.task.maxFailures", "2")  # the cluster retries a task once (local mode never retries)
         .getOrCreate()
     )
+    use_python(session)  # executors run this interpreter, whatever python3 is first on PATH
     session.sparkContext.setLogLevel("ERROR")
     try:
         yield session

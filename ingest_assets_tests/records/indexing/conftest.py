@@ -4,27 +4,15 @@ tests assert the same request bodies against a real cluster) and MAPRecords buil
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from ingest_assets_tests.support.elasticsearch import REJECTED_REQUEST, FakeElasticsearch
+from ingest_assets_tests.support.elasticsearch import REJECTED_REQUEST
 
 BUILD_TIME = datetime(2026, 11, 22, 3, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture(params=["fake", "live"])
-def es(request):
-    """A recording Elasticsearch endpoint: the in-memory model, or a proxy to ELASTICSEARCH_URL."""
-    upstream = os.environ.get("ELASTICSEARCH_URL")
-    if request.param == "live" and not upstream:
-        pytest.skip("ELASTICSEARCH_URL is not set")
-    fake = FakeElasticsearch(upstream if request.param == "live" else None)
-    yield fake
-    fake.close()
 
 
 @pytest.fixture
