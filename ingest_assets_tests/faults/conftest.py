@@ -18,7 +18,6 @@ import requests
 
 from ingest_assets_tests.support import free_port, require, stop_group
 from ingest_assets_tests.support.daemon import DaemonProcess
-from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
 from ingest_assets_tests.support.faults import FaultProxy
 from ingest_assets_tests.support.postgres import PostgresServer
 
@@ -135,12 +134,6 @@ def postgres() -> Iterator[PostgresServer]:
     server.remove()
 
 
-@pytest.fixture(scope="session")
-def full_size() -> bool:
-    """``INGEST_FAULTS_FULL=1``: the load tests run the issue's full sizes (minutes); CI runs them scaled down."""
-    return os.environ.get("INGEST_FAULTS_FULL", "") == "1"
-
-
 @pytest.fixture
 def dagster_daemon(tmp_path, pg_url) -> Iterator[Callable[[Path, str], DaemonProcess]]:
     """``dagster_daemon(registry, partition_start)``: a :class:`DaemonProcess` (started), stopped after the test;
@@ -162,11 +155,3 @@ def dagster_daemon(tmp_path, pg_url) -> Iterator[Callable[[Path, str], DaemonPro
     for daemon in made:
         daemon.stop()
         daemon.instance.dispose()
-
-
-@pytest.fixture
-def search_backend() -> Iterator[FakeElasticsearch]:
-    """The project's fake Elasticsearch (support.elasticsearch): faults come from the proxy in front of it."""
-    fake = FakeElasticsearch()
-    yield fake
-    fake.close()
