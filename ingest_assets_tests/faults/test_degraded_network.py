@@ -12,11 +12,16 @@ import time
 from datetime import date, datetime, timezone
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from ingest_assets.core.errors import FetchError
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import load_registry
+from ingest_assets.core.sql import make_engine
+from ingest_assets.datasets.ingest import make_context, ingest_request
+from ingest_assets.datasets.model import IngestRequest
 from ingest_assets.demo.samples import sample_records
+from ingest_assets.demo.site import DATASET_PID
 from ingest_assets.linked_data.graphs import ProviderGraphs
 from ingest_assets.linked_data.importer import ProviderSource, import_update
 from ingest_assets.linked_data.oxigraph import OxigraphStore
@@ -30,39 +35,44 @@ from ingest_assets_tests.support.netns import Impairment, ProviderLink
 DAY = date(2026, 1, 15)
 RECORDS = 600  # over three days: ~200 on DAY, 8 OAI-PMH pages of 25
 DUMP_TRIPLES = 40_000  # ~3 MB of N-Triples: some 6 s at 4 Mbit/s
+DATAFILE_BYTES = 2 * 1024 * 1024  # a dataset file of some 4 s at 4 Mbit/s
 
 SITE = """
-import sys
+import hashlib, json, sys
 from datetime import date
-from socketserver import ThreadingMixIn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from urllib.parse import parse_qs
+from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.demo.samples import sample_records
-from ingest_assets.demo.site import make_site
+from ingest_assets.demo.site import DATASET_PID, dataset_api, make_site
 
-class Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-class Quiet(WSGIRequestHandler):
-    def log_message(self, *args):
-        pass
-
-base = "http://169.254.231.2:8080"
+base = sys.argv[2]  # the URL the host reaches the provider at
 site = make_site(sample_records(count=%(records)d, day=date(2026, 1, 15)), base)
 dump = "".join(f"<http://x.example/s{n}> <http://x.example/p> \\"v{n}\\" .\\n" for n in range(%(triples)d)).encode()
 void = (f"<#d> a <http://rdfs.org/ns/void#Dataset> ; <http://purl.org/dc/terms/modified> \\"2026-02-01\\" ; "
         f"<http://rdfs.org/ns/void#feature> <http://schema.geolink.org/dev/voc/harvester#FullDump> ; "
         f"<http://rdfs.org/ns/void#dataDump> <{base}/big/dump.nt> .\\n").encode()
+# the demo dataset with a third, larger file (Dataverse file id 103), declared with its size and digests
+datafile = b"".join(hashlib.sha256(str(n).encode()).digest() for n in range(%(datafile_blocks)d))
+answer = json.loads(dataset_api())
+answer["data"]["latestVersion"]["files"].append({"label": "scans.bin", "restricted": False, "dataFile": {
+    "id": 103, "filename": "scans.bin", "filesize": len(datafile), "contentType": "application/octet-stream",
+    "md5": hashlib.md5(datafile).hexdigest(), "checksum": {"type": "SHA-256", "value": hashlib.sha256(datafile).hexdigest()}}})
+api = json.dumps(answer).encode()
+served = {"/big/dump.nt": (dump, "application/n-triples"), "/big/void.ttl": (void, "text/turtle"),
+          "/api/access/datafile/103": (datafile, "application/octet-stream")}
 
 def app(environ, start_response):
-    if environ["PATH_INFO"] in ("/big/dump.nt", "/big/void.ttl"):
-        body = dump if environ["PATH_INFO"].endswith(".nt") else void
-        start_response("200 OK", [("Content-Type", "application/n-triples" if body is dump else "text/turtle"),
-                                  ("Content-Length", str(len(body)))])
-        return [body]
-    return site(environ, start_response)
+    body, kind = served.get(environ["PATH_INFO"], (None, None))
+    if environ["PATH_INFO"] == "/api/datasets/:persistentId/" and \\
+            parse_qs(environ.get("QUERY_STRING", "")).get("persistentId") == [DATASET_PID]:
+        body, kind = api, "application/json"
+    if body is None:
+        return site(environ, start_response)
+    start_response("200 OK", [("Content-Type", kind), ("Content-Length", str(len(body)))])
+    return [body]
 
-make_server("127.0.0.1", int(sys.argv[1]), app, server_class=Server, handler_class=Quiet).serve_forever()
-""" % {"records": RECORDS, "triples": DUMP_TRIPLES}
+WsgiServer("127.0.0.1", int(sys.argv[1])).run(app)
+""" % {"records": RECORDS, "triples": DUMP_TRIPLES, "datafile_blocks": DATAFILE_BYTES // 32}
 
 
 @pytest.fixture(scope="module")
@@ -156,3 +166,38 @@ def test_a_dump_download_cut_mid_body_is_fetched_again_to_an_exact_graph(provide
     figures(dump_bytes=len(dump), cut_seconds=1.5, import_seconds=round(done - began, 1),
             recovered_after_cut_seconds=round(done - outcome["cut_at"], 1))
     store.close()
+
+
+def test_a_dataset_file_cut_mid_body_is_fetched_again_to_its_declared_digests(provider, tmp_path, figures):
+    """The demo dataset's third file (2 MB at 4 Mbit/s) cut one second into its body for 1.5 s: the request ends
+    ``success`` with every file verified against the sizes and digests the platform declared, stored once in its WARC."""
+    datafile = b"".join(hashlib.sha256(str(n).encode()).digest() for n in range(DATAFILE_BYTES // 32))
+    storage, engine = LocalStorage(tmp_path / "storage"), make_engine(f"sqlite:///{tmp_path / 'results.db'}")
+    ctx = make_context(storage, engine, allow_private=True, workdir=tmp_path / "work")
+    ctx.workdir.mkdir()
+    outcome = {}
+
+    def watch():  # index 2 of the manifest: the large file
+        wait_for("the dataset file's download to start", lambda: any(ctx.workdir.glob("dataset-*/00002")), 60)
+        time.sleep(1)
+        outcome["cut_at"] = time.monotonic()
+        provider.cut()
+        time.sleep(1.5)
+        provider.restore()
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    request = IngestRequest(ingest_type="dataset", base_url=f"{provider.url}/dataset.xhtml?persistentId={DATASET_PID}")
+    result = ingest_request(request, ctx)
+    done = time.monotonic()
+    watcher.join(30)
+    assert "cut_at" in outcome and result.status == "success", (result.status, result.error_message)
+    entry = next(f for f in result.manifest if f["path"] == "scans.bin")
+    assert (entry["size"], entry["sha256"]) == (len(datafile), hashlib.sha256(datafile).hexdigest())
+    [warc] = [k for k in storage.list_keys("") if k.endswith(".warc.gz")]  # the web-fileset strategy: one WARC
+    with storage.open_read(warc) as stream:
+        bodies = [r.content_stream().read() for r in ArchiveIterator(stream)
+                  if r.rec_type == "response" and r.rec_headers.get_header("WARC-Target-URI").endswith("/datafile/103")]
+    assert bodies == [datafile]  # stored once, whole
+    figures(file_bytes=len(datafile), cut_seconds=1.5, recovered_after_cut_seconds=round(done - outcome["cut_at"], 1))
+    engine.dispose()

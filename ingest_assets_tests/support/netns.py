@@ -1,5 +1,6 @@
 """A provider behind a degraded link: its server runs in a network namespace of its own, reached over a veth pair
-whose addresses exist only there (169.254.231.1 here, .2 in the namespace), with loss, a bandwidth cap, latency and
+whose addresses exist only there (a /30 of 169.254.0.0/16 of the link's own: .1 here, .2 in the namespace, so links
+of parallel test processes never meet), with loss, a bandwidth cap, latency and
 jitter, and a cut on demand (link down, its TCP connections killed).
 
 This machine's kernel has no ``sch_netem`` (nor modules to load), so the impairments are built from what it has:
@@ -10,7 +11,10 @@ latency +- jitter (in order) before passing it on to the provider's server on th
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import random
+import re
 import shutil
 import subprocess
 import sys
@@ -22,8 +26,7 @@ import requests
 
 from ingest_assets_tests.support import require, stop_group
 
-HOST_ADDRESS, PROVIDER_ADDRESS, LINK_NET = "169.254.231.1", "169.254.231.2", "169.254.231.0/30"
-PORT, SERVER_PORT = 8080, 8081
+PORT, SERVER_PORT = 8080, 8081  # in the namespace: the relay's, and the provider's server's on its loopback
 
 RELAY = """
 import asyncio, random, sys
@@ -59,6 +62,17 @@ asyncio.run(main())
 """
 
 
+def _free_link() -> ipaddress.IPv4Network:
+    """A /30 of 169.254.0.0/16 (link-local: never routed) that no address or route of this host touches."""
+    shown = "".join(subprocess.run(command, capture_output=True, text=True).stdout
+                    for command in (["ip", "-o", "-4", "addr"], ["ip", "-4", "route", "show", "table", "all"]))
+    used = {ipaddress.ip_address(found) for found in re.findall(r"169\.254\.\d+\.\d+", shown)}
+    while True:
+        network = ipaddress.ip_network(f"169.254.{random.randrange(1, 255)}.{4 * random.randrange(64)}/30")
+        if not any(address in network for address in used):
+            return network
+
+
 def _run(*args: str, namespace: str | None = None) -> None:
     command = ["ip", "netns", "exec", namespace, *args] if namespace else list(args)
     done = subprocess.run(command, capture_output=True, text=True)
@@ -76,7 +90,8 @@ class Impairment:
 
 class ProviderLink:
     """The namespace, the veth pair, the impairments and the provider's server (``server_code`` run with the
-    namespace's loopback port as its argument); :meth:`cut` takes the link down; :meth:`close` removes it all."""
+    namespace's loopback port and the provider's public URL as its arguments); :meth:`cut` takes the link down;
+    :meth:`close` removes it all."""
 
     def __init__(self, server_code: str, impairment: Impairment):
         require(os.geteuid() == 0, "network namespaces need root (CI runs .ci/run as root)")
@@ -86,7 +101,9 @@ class ProviderLink:
         tag = uuid.uuid4().hex[:6]
         self.namespace, self.host_side, self.provider_side = f"ingf{tag}", f"ingf{tag}h", f"ingf{tag}p"
         self.processes: list[subprocess.Popen] = []
-        self.url = f"http://{PROVIDER_ADDRESS}:{PORT}"
+        self.link = _free_link()
+        self.host_address, self.provider_address = (str(a) for a in self.link.hosts())
+        self.url = f"http://{self.provider_address}:{PORT}"
         _run("ip", "netns", "add", self.namespace)
         try:
             self._wire(server_code)
@@ -97,12 +114,12 @@ class ProviderLink:
     def _wire(self, server_code: str) -> None:
         ns, impairment = self.namespace, self.impairment
         # while the link is down its /30 is unreachable here, never routed on to the default gateway
-        _run("ip", "route", "replace", "unreachable", LINK_NET, "metric", "4096")
+        _run("ip", "route", "replace", "unreachable", str(self.link), "metric", "4096")
         _run("ip", "link", "add", self.host_side, "type", "veth", "peer", "name", self.provider_side)
         _run("ip", "link", "set", self.provider_side, "netns", ns)
-        _run("ip", "addr", "add", f"{HOST_ADDRESS}/30", "dev", self.host_side)
+        _run("ip", "addr", "add", f"{self.host_address}/30", "dev", self.host_side)
         _run("ip", "link", "set", self.host_side, "up")
-        for args in (("ip", "addr", "add", f"{PROVIDER_ADDRESS}/30", "dev", self.provider_side),
+        for args in (("ip", "addr", "add", f"{self.provider_address}/30", "dev", self.provider_side),
                      ("ip", "link", "set", self.provider_side, "up"), ("ip", "link", "set", "lo", "up"),
                      ("tc", "qdisc", "add", "dev", self.provider_side, "root", "tbf", "rate", f"{impairment.rate_kbit}kbit",
                       "burst", "32kbit", "latency", "400ms"),
@@ -113,8 +130,8 @@ class ProviderLink:
             _run("nft", "add", "chain", "inet", "impair", hook, f"{{ type filter hook {hook} priority 0; }}", namespace=ns)
             _run("nft", "add", "rule", "inet", "impair", hook, "iifname" if hook == "input" else "oifname", self.provider_side,
                  "numgen", "random", "mod", "1000", "<", str(per_mille), "drop", namespace=ns)
-        self._start([sys.executable, "-c", server_code, str(SERVER_PORT)])
-        relay = RELAY % {"server": SERVER_PORT, "address": PROVIDER_ADDRESS, "port": PORT}
+        self._start([sys.executable, "-c", server_code, str(SERVER_PORT), self.url])
+        relay = RELAY % {"server": SERVER_PORT, "address": self.provider_address, "port": PORT}
         self._start([sys.executable, "-c", relay, str(impairment.latency_ms), str(impairment.jitter_ms)])
         deadline = time.monotonic() + 60
         while not self._answers():
@@ -137,7 +154,7 @@ class ProviderLink:
         lost its state does): the next connect fails at once (the link's /30 is unreachable, never routed elsewhere),
         the open ones with ECONNABORTED."""
         _run("ip", "link", "set", self.host_side, "down")
-        subprocess.run(["ss", "-K", "dst", PROVIDER_ADDRESS], capture_output=True)
+        subprocess.run(["ss", "-K", "dst", self.provider_address], capture_output=True)
 
     def restore(self) -> None:
         _run("ip", "link", "set", self.host_side, "up")
@@ -148,4 +165,4 @@ class ProviderLink:
                 stop_group(process, timeout=10)
         subprocess.run(["ip", "link", "del", self.host_side], capture_output=True)
         subprocess.run(["ip", "netns", "del", self.namespace], capture_output=True)
-        subprocess.run(["ip", "route", "del", "unreachable", LINK_NET, "metric", "4096"], capture_output=True)
+        subprocess.run(["ip", "route", "del", "unreachable", str(self.link), "metric", "4096"], capture_output=True)
