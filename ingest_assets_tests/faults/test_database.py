@@ -1,21 +1,23 @@
-"""PostgreSQL restarted or down in the middle of a repository ingest and a dataset batch (a server of the test's own,
-``pg_ctl restart -m fast`` / ``stop``: every connection dropped): nothing ingested twice, nothing skipped, the
-watchdog and the results table consistent afterwards, and a failure names the database (a DatabaseError), never a
-raw driver traceback."""
+"""PostgreSQL restarted or down in the middle of a repository ingest, a dataset batch and a Dagster run on the
+PostgreSQL instance (a server of the test's own, ``pg_ctl restart -m fast`` / ``stop``: every connection dropped):
+nothing ingested twice, nothing skipped, the watchdog and the results table consistent afterwards, and a failure
+names the database (a DatabaseError), never a raw driver traceback."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
 import threading
 import time
 from datetime import datetime, timedelta, timezone
 
+import dagster as dg
 import pytest
 from sqlalchemy import func, select
 
 from ingest_assets.core.errors import DatabaseError
-
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.sql import make_engine
 from ingest_assets.datasets.ingest import make_context, run_requests
@@ -30,8 +32,10 @@ from ingest_assets.repository.pids import pid_from_uri
 from ingest_assets.repository.tables import objects
 from ingest_assets.repository.template_index import TemplateIndexClient
 from ingest_assets.repository.validation import load_vocabularies
-from ingest_assets.storage import LocalStorage
+from ingest_assets.storage import LocalStorage, layout
+from ingest_assets.storage.activities import RecordSource
 from ingest_assets_tests.support import wait_for
+from ingest_assets_tests.support.daemon import BIN, ROOT, DaemonProcess
 
 WIKI = "http://www.keytonature.eu/wiki/"
 COLLECTIONS = 8
@@ -190,3 +194,46 @@ def _answers(engine) -> bool:
         return True
     except DatabaseError:
         return False
+
+
+def test_a_database_restart_mid_dagster_run_completes_the_day_once(postgres, http_server, tmp_path, figures):
+    """A run of ``record_pipeline`` on the PostgreSQL Dagster instance (the shipped deploy/postgres/dagster.yaml), its
+    run storage's server restarted while the harvest step waits on the provider's first OAI-PMH page: the run ends
+    SUCCESS (Dagster's storage reconnects), each activity's output of the day is there once, with every record once."""
+    day = datetime.now(timezone.utc).date() - timedelta(days=1)
+    restarted = {}
+
+    def provider(environ, start_response):
+        if "seconds" not in restarted:  # the first request: the run is in its harvest step
+            began = time.monotonic()
+            postgres.restart()
+            restarted["seconds"] = time.monotonic() - began
+        return restarted["app"](environ, start_response)
+
+    base = http_server(app=provider)
+    records = sample_records(count=120, day=day)
+    restarted["app"] = make_site(records, base)
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(f"demo: {{harvest: {{type: oai, endpoint: '{base}/oai', metadata_prefix: oai_dc, allow_private: true}},"
+                        " mapping: oai_dc, schedule: false}\n")
+    hub = DaemonProcess(tmp_path, postgres.url, registry, (day - timedelta(days=3)).isoformat())  # its instance, not started
+    os.environ["DAGSTER_POSTGRES_URL"] = hub.env["DAGSTER_POSTGRES_URL"]  # what the instance's dagster.yaml reads
+    try:
+        with dg.DagsterInstance.from_config(str(hub.home)) as instance:
+            instance.add_dynamic_partitions("record_providers", ["demo"])
+            began = time.monotonic()
+            run = subprocess.run([str(BIN / "dagster"), "job", "execute", "-m", "ingest_assets.definitions", "-j", "record_pipeline",
+                                  "--tags", json.dumps({"dagster/partition": f"{day.isoformat()}|demo"})],
+                                 cwd=ROOT, env=hub.env, capture_output=True, text=True, timeout=600)
+            took = time.monotonic() - began
+            assert "seconds" in restarted and run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+            runs = instance.get_run_records(dg.RunsFilter(job_name="record_pipeline"))
+    finally:
+        os.environ.pop("DAGSTER_POSTGRES_URL")
+    assert [r.dagster_run.status for r in runs] == [dg.DagsterRunStatus.SUCCESS]
+    storage = LocalStorage(tmp_path / "ingest" / "storage")
+    assert all(len(layout.complete_outputs(storage, "demo", a, day)) == 1 for a in layout.ACTIVITIES)
+    harvested = [r["id"] for r in RecordSource(storage, layout.complete_outputs(storage, "demo", "harvest", day)[0])]
+    expected = [r.identifier for r in records if r.datestamp.date() == day]
+    assert sorted(harvested) == sorted(expected) and expected
+    figures(restart_seconds=round(restarted["seconds"], 2), run_seconds=round(took, 1), records=len(harvested))
