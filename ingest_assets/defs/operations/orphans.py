@@ -6,36 +6,31 @@ each day's output appears once). Other launchers have Dagster's own run-worker h
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import dagster as dg
+import psutil
 
 STARTED_PROCESS = "Started process for run (pid: "  # the run worker's first engine event (its metadata holds the pid)
 MAX_RUNS = 200  # STARTED runs looked at per evaluation (bounded; more than the instance's run limit ever lets start)
 
 
-def worker_pid(instance: dg.DagsterInstance, run_id: str) -> int | None:
-    """The pid of the process executing the run, from its engine event (None for runs executed in process)."""
+def run_worker(instance: dg.DagsterInstance, run_id: str) -> tuple[int, float] | None:
+    """The pid of the process executing the run and when it said so, from its engine event (None before it started)."""
     for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
         if entry.message.startswith(STARTED_PROCESS):
             pid = entry.dagster_event.engine_event_data.metadata.get("pid")
-            return int(pid.value) if pid is not None else None
+            return (int(pid.value), entry.timestamp) if pid is not None else None
     return None
 
 
-def is_alive(pid: int) -> bool:
-    """Whether ``pid`` is a live Dagster process on this host (a reused pid of another program is not)."""
+def is_alive(pid: int, reported_at: float) -> bool:
+    """Whether ``pid`` is still the run worker that reported itself at ``reported_at``: a live process, not a zombie,
+    started before that report (a pid reused by a later process is not the worker). The worker may be a plain
+    ``multiprocessing`` child of the code server, so its command line says nothing."""
     try:
-        return b"dagster" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
+        process = psutil.Process(pid)
+        return process.status() != psutil.STATUS_ZOMBIE and process.create_time() <= reported_at + 1
+    except psutil.NoSuchProcess:
         return False
-    except OSError:  # no /proc: the pid exists or not
-        try:
-            os.kill(pid, 0)
-            return True
-        except ProcessLookupError:
-            return False
 
 
 @dg.sensor(name="orphaned_runs_sensor", minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)
@@ -46,9 +41,10 @@ def orphaned_runs_sensor(context: dg.SensorEvaluationContext) -> dg.SkipReason:
     failed = []
     for record in instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]), limit=MAX_RUNS):
         run = record.dagster_run
-        pid = worker_pid(instance, run.run_id)
-        if pid is None or is_alive(pid):
+        worker = run_worker(instance, run.run_id)
+        if worker is None or is_alive(*worker):
             continue
+        pid = worker[0]
         instance.report_run_failed(run, f"the run's worker process (pid {pid}) is gone: it died without ending the run "
                                         "(the daemon or code server killed, out of memory, a restart)")
         failed.append(run.run_id)
