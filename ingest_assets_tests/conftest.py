@@ -10,6 +10,7 @@ import pytest
 
 from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.storage import LocalStorage
+from ingest_assets_tests.support.daemon import DaemonProcess
 from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
 from ingest_assets_tests.support.postgres import PostgresServer
 from ingest_assets_tests.support.repository import TemplateIndexApp
@@ -142,3 +143,26 @@ def template_index(http_server):
     app = TemplateIndexApp()
     yield app, http_server(app=app) + "/TemplateParameterIndex"
     app.release.set()
+
+
+@pytest.fixture
+def dagster_daemon(tmp_path, pg_url) -> Iterator[Callable[[Path, str], DaemonProcess]]:
+    """``dagster_daemon(registry, partition_start)``: a :class:`DaemonProcess` (started), stopped after the test;
+    DAGSTER_POSTGRES_URL is set here meanwhile, so ``dg.DagsterInstance.from_config(daemon.home)`` reaches it."""
+    import dagster as dg
+
+    made: list[DaemonProcess] = []
+
+    def start(registry: Path, partition_start: str) -> DaemonProcess:
+        daemon = DaemonProcess(tmp_path, pg_url, registry, partition_start)
+        os.environ["DAGSTER_POSTGRES_URL"] = daemon.env["DAGSTER_POSTGRES_URL"]
+        daemon.start()
+        daemon.instance = dg.DagsterInstance.from_config(str(daemon.home))
+        made.append(daemon)
+        return daemon
+
+    yield start
+    os.environ.pop("DAGSTER_POSTGRES_URL", None)
+    for daemon in made:
+        daemon.stop()
+        daemon.instance.dispose()

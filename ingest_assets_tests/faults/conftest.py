@@ -17,7 +17,6 @@ import pytest
 import requests
 
 from ingest_assets_tests.support import free_port, require, stop_group
-from ingest_assets_tests.support.daemon import DaemonProcess
 from ingest_assets_tests.support.faults import FaultProxy
 from ingest_assets_tests.support.postgres import PostgresServer
 
@@ -132,26 +131,3 @@ def postgres() -> Iterator[PostgresServer]:
     server = PostgresServer()
     yield server
     server.remove()
-
-
-@pytest.fixture
-def dagster_daemon(tmp_path, pg_url) -> Iterator[Callable[[Path, str], DaemonProcess]]:
-    """``dagster_daemon(registry, partition_start)``: a :class:`DaemonProcess` (started), stopped after the test;
-    DAGSTER_POSTGRES_URL is set here meanwhile, so ``dg.DagsterInstance.from_config(daemon.home)`` reaches it."""
-    import dagster as dg
-
-    made: list[DaemonProcess] = []
-
-    def start(registry: Path, partition_start: str) -> DaemonProcess:
-        daemon = DaemonProcess(tmp_path, pg_url, registry, partition_start)
-        os.environ["DAGSTER_POSTGRES_URL"] = daemon.env["DAGSTER_POSTGRES_URL"]
-        daemon.start()
-        daemon.instance = dg.DagsterInstance.from_config(str(daemon.home))
-        made.append(daemon)
-        return daemon
-
-    yield start
-    os.environ.pop("DAGSTER_POSTGRES_URL", None)
-    for daemon in made:
-        daemon.stop()
-        daemon.instance.dispose()

@@ -7,9 +7,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import uuid
+from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
+
+import pytest
 
 from ingest_assets_tests.support import stop_group
 
@@ -52,3 +56,15 @@ class DaemonProcess:
 
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
+
+
+def wait_until(what: str, check: Callable[[], object], daemon: DaemonProcess, timeout: float = 240) -> object:
+    """Poll ``check`` every second until it returns something true, and return that; fail with the end of the daemon's
+    log after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(1)
+    pytest.fail(f"{what} did not happen within {timeout:.0f} s\n{daemon.tail()}")

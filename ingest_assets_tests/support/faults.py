@@ -3,7 +3,8 @@ unless the test's ``rule`` picks a fault for it, and logs every request with wha
 
 The faults are those a real server or network produces but a healthy local server will not on cue: an error
 status instead of an answer (503 SlowDown, 500), a connection reset in the middle of a request body, a response
-lost after the server acted on the request (reset before the answer), and an answer that stalls mid-body.
+lost after the server acted on the request (reset before the answer), and an answer that stalls mid-body. It is
+built on ``http.server``, not ``core.wsgi.WsgiServer``: these faults need the connection's socket, which WSGI hides.
 """
 
 from __future__ import annotations
