@@ -13,6 +13,7 @@ import time
 from datetime import date, datetime, timedelta, timezone
 
 import dagster as dg
+import pytest
 
 from ingest_assets.demo.oai_server import serve_in_thread
 from ingest_assets.demo.samples import sample_records
@@ -23,6 +24,7 @@ YESTERDAY = datetime.now(timezone.utc).date() - timedelta(days=1)
 FINISHED = (dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED)
 
 
+@pytest.mark.timeout(900)  # 3 runs launched one after another, a daemon restart and a sensor interval
 def test_the_daemon_killed_mid_backfill_completes_every_day_exactly_once(dagster_daemon, tmp_path, figures):
     providers, days = 1, 2
     names = [f"p{n:02d}" for n in range(providers)]

@@ -38,7 +38,10 @@ class DaemonProcess:
         shutil.copy(ROOT / "deploy" / "postgres" / "dagster.yaml", self.home / "dagster.yaml")
         self.env = {**os.environ, "DAGSTER_HOME": str(self.home), "INGEST_HOME": str(tmp_path / "ingest"),
                     "DAGSTER_POSTGRES_URL": pg_url.replace("+psycopg:", "+psycopg2:").rsplit("/", 1)[0] + f"/{database}",
-                    "INGEST_REGISTRY": str(registry), "INGEST_PARTITION_START": partition_start, "DAGSTER_TELEMETRY_DISABLED": "1"}
+                    "INGEST_REGISTRY": str(registry), "INGEST_PARTITION_START": partition_start, "DAGSTER_TELEMETRY_DISABLED": "1",
+                    # a loaded 2-core machine can take over Dagster's 60 s to start a run worker (spawn, import the
+                    # code location): the launch then fails with a timeout and the run stays queued
+                    "DAGSTER_GRPC_TIMEOUT_SECONDS": "300"}
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
@@ -51,8 +54,15 @@ class DaemonProcess:
         self.process.wait(30)
 
     def stop(self) -> None:
+        """SIGTERM to the group, then SIGKILL to whatever of it is left once the daemon is gone (a code server that
+        outlives its daemon keeps running until its heartbeat check ends it, if ever)."""
         if self.process is not None and self.process.poll() is None:
             stop_group(self.process)
+        if self.process is not None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
