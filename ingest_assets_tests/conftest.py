@@ -16,6 +16,7 @@ from ingest_assets_tests.support.postgres import PostgresServer
 from ingest_assets_tests.support.repository import TemplateIndexApp
 from ingest_assets_tests.support.static import static_files
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
+from ingest_assets_tests.support.replay import Replay
 
 # slow or server-heavy groups a developer can deselect: pytest -m "not browser and not spark"
 GROUPS = {
@@ -27,6 +28,7 @@ GROUPS = {
     "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
     "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
     "faults": "fault injection and load against real servers (ingest_assets_tests/faults/)",
+    "pipeline": "the record pipeline run day by day on a Dagster instance, then the publishing commands",
 }
 
 
@@ -57,6 +59,7 @@ def pytest_collection_modifyitems(items) -> None:
             "hostile": "hostile" in item.path.parts,
             "dg": item.path.name == "test_dg.py",
             "faults": "faults" in item.path.parts,
+            "pipeline": "pipeline" in names,
         }
         for name, applies in marks.items():
             if applies:
@@ -166,3 +169,15 @@ def dagster_daemon(tmp_path, pg_url) -> Iterator[Callable[[Path, str], DaemonPro
     for daemon in made:
         daemon.stop()
         daemon.instance.dispose()
+
+
+@pytest.fixture
+def replay_source(http_server, shared_fixtures) -> Callable[[str], Replay]:
+    """``replay_source("pucrio")`` -> a :class:`Replay` of ``../shared/fixtures/replays/pucrio`` on 127.0.0.1."""
+
+    def start(name: str) -> Replay:
+        app = Replay(shared_fixtures / "replays" / name)
+        app.base = http_server(app=app)
+        return app
+
+    return start
