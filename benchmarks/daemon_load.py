@@ -127,6 +127,10 @@ def main() -> int:
         storage = LocalStorage(folder / "ingest" / "storage")
         missing_or_twice = [(name, day.isoformat(), activity) for name in names for day in days for activity in layout.ACTIVITIES
                             if len(layout.complete_outputs(storage, name, activity, day)) != 1]
+        failures = [(r.dagster_run.tags.get("dagster/partition"), r.dagster_run.run_id) for r in records
+                    if r.dagster_run.status != dg.DagsterRunStatus.SUCCESS]
+        if failures:  # the daemon's log goes with the temporary folder: its end is the evidence
+            print(f"runs not SUCCESS: {failures}\n--- end of the daemon's log ---\n{daemon.tail()}")
     overlap, provider_overlap = most_overlapping(spans), max(most_overlapping(s) for s in by_provider.values())
     print(f"{args.providers} providers x {args.days} days = {len(keys)} partitions, one backfill on the daemon")
     print(f"runs: {dict(statuses)}; wall {wall:.0f} s from submission, {len(records) / wall * 60:.1f} runs/min")
