@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,7 +10,10 @@ import pytest
 
 from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.storage import LocalStorage
+from ingest_assets_tests.support.daemon import DaemonProcess
 from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
+from ingest_assets_tests.support.postgres import PostgresServer
+from ingest_assets_tests.support.repository import TemplateIndexApp
 from ingest_assets_tests.support.static import static_files
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
 from ingest_assets_tests.support.replay import Replay
@@ -27,6 +27,7 @@ GROUPS = {
     "packaging": "builds the wheel and installs it into a fresh environment",
     "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
     "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
+    "faults": "fault injection and load against real servers (ingest_assets_tests/faults/)",
     "pipeline": "the record pipeline run day by day on a Dagster instance, then the publishing commands",
 }
 
@@ -57,6 +58,7 @@ def pytest_collection_modifyitems(items) -> None:
             "packaging": item.path.name == "test_wheel.py",
             "hostile": "hostile" in item.path.parts,
             "dg": item.path.name == "test_dg.py",
+            "faults": "faults" in item.path.parts,
             "pipeline": "pipeline" in names,
         }
         for name, applies in marks.items():
@@ -96,48 +98,14 @@ def s3_endpoint() -> Iterator[str]:
         server.stop()
 
 
-def _pg_bindir() -> Path | None:
-    for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
-        if (candidate / "initdb").exists():
-            return candidate
-    found = shutil.which("initdb")
-    return Path(found).parent if found else None
-
-
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
-    """A private PostgreSQL server (initdb + pg_ctl on a free port), as a SQLAlchemy URL."""
-    bindir = _pg_bindir()
-    require(bindir is not None, "PostgreSQL server binaries not installed (.ci/run installs them)")
-    base = Path(tempfile.mkdtemp(prefix="ingest-pg-"))  # outside pytest's 0700 tree: postgres must reach it
-    data, sockets = base / "data", base / "sock"
-    sockets.mkdir()
-    port = free_port()
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses to run as root
-        subprocess.run(["chown", "-R", "postgres", str(base)], check=True)
-        as_user = ["runuser", "-u", "postgres", "--"]
-    subprocess.run(
-        [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "ingest", "--auth=trust", "-E", "UTF8"],
-        check=True,
-        capture_output=True,
-    )
-    options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(
-        [*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "log"), "-w", "start"],
-        check=True,
-        capture_output=True,
-    )
+    """A private PostgreSQL server (:class:`support.postgres.PostgresServer`), as a SQLAlchemy URL."""
+    server = PostgresServer()
     try:
-        subprocess.run(
-            [str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "ingest", "ingest"],
-            check=True,
-            capture_output=True,
-        )
-        yield f"postgresql+psycopg://ingest@127.0.0.1:{port}/ingest"
+        yield server.url
     finally:
-        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"], capture_output=True)
-        shutil.rmtree(base, ignore_errors=True)
+        server.remove()
 
 
 @pytest.fixture(params=["fake", "live"])
@@ -169,6 +137,38 @@ def http_server() -> Iterator[Callable[..., str]]:
     yield start
     for server in servers:
         server.shutdown()
+
+
+@pytest.fixture
+def template_index(http_server):
+    """``(app, url)``: a fake TemplateParameterIndex (:class:`support.repository.TemplateIndexApp`) on 127.0.0.1
+    (the repository tests' and the faults suite's)."""
+    app = TemplateIndexApp()
+    yield app, http_server(app=app) + "/TemplateParameterIndex"
+    app.release.set()
+
+
+@pytest.fixture
+def dagster_daemon(tmp_path, pg_url) -> Iterator[Callable[[Path, str], DaemonProcess]]:
+    """``dagster_daemon(registry, partition_start)``: a :class:`DaemonProcess` (started), stopped after the test;
+    DAGSTER_POSTGRES_URL is set here meanwhile, so ``dg.DagsterInstance.from_config(daemon.home)`` reaches it."""
+    import dagster as dg
+
+    made: list[DaemonProcess] = []
+
+    def start(registry: Path, partition_start: str) -> DaemonProcess:
+        daemon = DaemonProcess(tmp_path, pg_url, registry, partition_start)
+        os.environ["DAGSTER_POSTGRES_URL"] = daemon.env["DAGSTER_POSTGRES_URL"]
+        daemon.start()
+        daemon.instance = dg.DagsterInstance.from_config(str(daemon.home))
+        made.append(daemon)
+        return daemon
+
+    yield start
+    os.environ.pop("DAGSTER_POSTGRES_URL", None)
+    for daemon in made:
+        daemon.stop()
+        daemon.instance.dispose()
 
 
 @pytest.fixture

@@ -23,12 +23,13 @@ general success time, ingests it again.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Protocol
 
-from ingest_assets.core.errors import IngestError, ValidationError
+from ingest_assets.core.errors import DatabaseError, IngestError, ValidationError
 from ingest_assets.repository.bookkeeping import Bookkeeping, Lease, LeaseLost
 from ingest_assets.repository.index import ObjectIndex
 from ingest_assets.repository.mapping import (
@@ -50,6 +51,7 @@ from ingest_assets.storage import Storage
 from ingest_assets.storage.layout import repository_report_key
 
 KEEP_ALIVE_EVERY = 100
+FINISH_RETRY_DELAYS = (1, 2, 4, 8)  # seconds between tries to release the watchdog while the database is away
 
 
 class TemplateSource(Protocol):
@@ -146,12 +148,23 @@ class RepositoryIngest:
         except LeaseLost:
             raise
         except BaseException:
-            self.bookkeeping.finish(lease, None)
+            self._finish(lease, None)
             raise
         problems = self.source.problems[seen:]
-        self.bookkeeping.finish(lease, None if result.failed or problems else until)
+        self._finish(lease, None if result.failed or problems else until)
         result.problems = [str(problem) for problem in problems]
         return result
+
+    def _finish(self, lease: Lease, until: datetime | None) -> None:
+        """Release the watchdog, waiting out a database restart (bounded): a watchdog left behind would refuse
+        the provider's next ingests until MaximumIngestDuration."""
+        for delay in (*FINISH_RETRY_DELAYS, None):
+            try:
+                return self.bookkeeping.finish(lease, until)
+            except DatabaseError:
+                if delay is None:
+                    raise
+                time.sleep(delay)
 
     def affected_units(self, since: datetime | None, until: datetime) -> list[Unit]:
         """Providers first (collections refer to them), then Metadata collections, then key pages."""

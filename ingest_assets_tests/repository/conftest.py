@@ -1,4 +1,5 @@
-"""Repository test fixtures: the fakes of :mod:`ingest_assets_tests.support.repository` on local servers."""
+"""Repository test fixtures: the fakes of :mod:`ingest_assets_tests.support.repository` on local servers (the
+TemplateParameterIndex is the root ``template_index`` fixture, which the faults suite shares)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from ingest_assets.core.wsgi import WsgiServer
-from ingest_assets_tests.support.repository import THALICTRUM, FakeFedora, MediaWikiApiApp, TemplateIndexApp
-
-
-@pytest.fixture
-def template_index(http_server):
-    """``(app, url)``: a fake TemplateParameterIndex on 127.0.0.1."""
-    app = TemplateIndexApp()
-    url = http_server(app=app) + "/TemplateParameterIndex"
-    yield app, url
-    app.release.set()
+from ingest_assets_tests.support.repository import THALICTRUM, FakeFedora, MediaWikiApiApp
 
 
 @pytest.fixture
