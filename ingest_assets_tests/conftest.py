@@ -16,6 +16,7 @@ from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
 from ingest_assets_tests.support.static import static_files
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
+from ingest_assets_tests.support.once import once_per_run, worker_id
 
 # slow or server-heavy groups a developer can deselect: pytest -m "not browser and not spark"
 GROUPS = {
@@ -43,8 +44,15 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+# groups whose tests run one after another on one xdist worker (``--dist loadgroup``): they share a costly
+# session (a Spark cluster, ``dagster dev``) or would starve each other of the 2 cores if run twice at once
+ONE_WORKER = ("browser", "spark")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group markers
 def pytest_collection_modifyitems(items) -> None:
-    """Each test gets the markers of the groups it belongs to, by folder, file or fixture."""
+    """Each test gets the markers of the groups it belongs to, by folder, file or fixture (and the xdist_group of
+    the ONE_WORKER groups)."""
     for item in items:
         names = set(item.fixturenames)
         marks = {
@@ -59,6 +67,8 @@ def pytest_collection_modifyitems(items) -> None:
         for name, applies in marks.items():
             if applies:
                 item.add_marker(name)
+                if name in ONE_WORKER:
+                    item.add_marker(pytest.mark.xdist_group(name))
 
 
 @pytest.fixture(scope="session")
@@ -101,12 +111,10 @@ def _pg_bindir() -> Path | None:
     return Path(found).parent if found else None
 
 
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """A private PostgreSQL server (initdb + pg_ctl on a free port), as a SQLAlchemy URL."""
+def _start_postgres(_folder: Path) -> dict:
+    """initdb + pg_ctl on a free port; the cluster lives outside pytest's 0700 tree (postgres must reach it)."""
     bindir = _pg_bindir()
-    require(bindir is not None, "PostgreSQL server binaries not installed (.ci/run installs them)")
-    base = Path(tempfile.mkdtemp(prefix="ingest-pg-"))  # outside pytest's 0700 tree: postgres must reach it
+    base = Path(tempfile.mkdtemp(prefix="ingest-pg-"))
     data, sockets = base / "data", base / "sock"
     sockets.mkdir()
     port = free_port()
@@ -125,16 +133,28 @@ def pg_url() -> Iterator[str]:
         check=True,
         capture_output=True,
     )
-    try:
+    return {"bindir": str(bindir), "base": str(base), "port": port, "as_user": as_user}
+
+
+def _stop_postgres(server: dict) -> None:
+    pg_ctl = Path(server["bindir"]) / "pg_ctl"
+    subprocess.run([*server["as_user"], str(pg_ctl), "-D", f"{server['base']}/data", "-m", "fast", "stop"], capture_output=True)
+    shutil.rmtree(server["base"], ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory) -> Iterator[str]:
+    """A private PostgreSQL server (one per run, shared by the xdist workers), a database of this worker's own,
+    as a SQLAlchemy URL."""
+    require(_pg_bindir() is not None, "PostgreSQL server binaries not installed (.ci/run installs them)")
+    with once_per_run("postgres", tmp_path_factory, _start_postgres, _stop_postgres) as server:
+        database = f"ingest_{worker_id()}"
         subprocess.run(
-            [str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "ingest", "ingest"],
+            [str(Path(server["bindir"]) / "createdb"), "-h", "127.0.0.1", "-p", str(server["port"]), "-U", "ingest", database],
             check=True,
             capture_output=True,
         )
-        yield f"postgresql+psycopg://ingest@127.0.0.1:{port}/ingest"
-    finally:
-        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"], capture_output=True)
-        shutil.rmtree(base, ignore_errors=True)
+        yield f"postgresql+psycopg://ingest@127.0.0.1:{server['port']}/{database}"
 
 
 @pytest.fixture(params=["fake", "live"])
