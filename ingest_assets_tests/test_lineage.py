@@ -21,6 +21,8 @@ from ingest_assets.records.mapping import mint_id
 from ingest_assets.storage import LocalStorage, layout
 from ingest_assets.storage.avro import part_keys, read_part
 
+pytestmark = pytest.mark.xdist_group("lineage")  # the module's demo home (`ingest-assets demo`) is built once, on one xdist worker
+
 DAY = date(2026, 1, 15)
 COMMAND = str(Path(sys.executable).parent / "ingest-assets")
 
