@@ -26,6 +26,7 @@ GROUPS = {
     "property": "Hypothesis property tests",
     "packaging": "builds the wheel and installs it into a fresh environment",
     "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
+    "daemon": "the Dagster daemon on PostgreSQL refreshing and backfilling by itself",
     "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
 }
 
@@ -47,12 +48,15 @@ def pytest_runtest_makereport(item, call):
 # groups whose tests run one after another on one xdist worker (``--dist loadgroup``): they share a costly
 # session (a Spark cluster, ``dagster dev``) or would starve each other of the 2 cores if run twice at once
 ONE_WORKER = ("browser", "spark")
+# xdist hands out the groups first (most tests first); of the single tests, these long ones are put first too, so
+# that no worker is left alone with one of them at the end of the run
+LONG_FIRST = ("packaging", "daemon", "dg")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group markers
-def pytest_collection_modifyitems(items) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(items):
     """Each test gets the markers of the groups it belongs to, by folder, file or fixture (and the xdist_group of
-    the ONE_WORKER groups)."""
+    the ONE_WORKER groups); under xdist the LONG_FIRST ones are then moved to the front."""
     for item in items:
         names = set(item.fixturenames)
         marks = {
@@ -63,12 +67,20 @@ def pytest_collection_modifyitems(items) -> None:
             "packaging": item.path.name == "test_wheel.py",
             "hostile": "hostile" in item.path.parts,
             "dg": item.path.name == "test_dg.py",
+            "daemon": item.path.name == "test_daemon.py",
         }
         for name, applies in marks.items():
             if applies:
                 item.add_marker(name)
                 if name in ONE_WORKER:
                     item.add_marker(pytest.mark.xdist_group(name))
+    yield  # pytest's own reordering (by session parameters) and xdist's reading of the groups
+    if "PYTEST_XDIST_WORKER" in os.environ:  # every worker sorts alike (a stable sort: the order within a group stays)
+        items.sort(key=_long_first)
+
+
+def _long_first(item) -> int:
+    return min((LONG_FIRST.index(mark.name) for mark in item.iter_markers() if mark.name in LONG_FIRST), default=len(LONG_FIRST))
 
 
 @pytest.fixture(scope="session")
