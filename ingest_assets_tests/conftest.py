@@ -17,6 +17,7 @@ from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
 from ingest_assets_tests.support.static import static_files
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
 from ingest_assets_tests.support.once import once_per_run, worker_id
+from ingest_assets_tests.support.replay import Replay
 
 # slow or server-heavy groups a developer can deselect: pytest -m "not browser and not spark"
 GROUPS = {
@@ -28,6 +29,7 @@ GROUPS = {
     "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
     "daemon": "the Dagster daemon on PostgreSQL refreshing and backfilling by itself",
     "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
+    "pipeline": "the record pipeline run day by day on a Dagster instance, then the publishing commands",
 }
 
 
@@ -68,6 +70,7 @@ def pytest_collection_modifyitems(items):
             "hostile": "hostile" in item.path.parts,
             "dg": item.path.name == "test_dg.py",
             "daemon": item.path.name == "test_daemon.py",
+            "pipeline": "pipeline" in names,
         }
         for name, applies in marks.items():
             if applies:
@@ -198,3 +201,15 @@ def http_server() -> Iterator[Callable[..., str]]:
     yield start
     for server in servers:
         server.shutdown()
+
+
+@pytest.fixture
+def replay_source(http_server, shared_fixtures) -> Callable[[str], Replay]:
+    """``replay_source("pucrio")`` -> a :class:`Replay` of ``../shared/fixtures/replays/pucrio`` on 127.0.0.1."""
+
+    def start(name: str) -> Replay:
+        app = Replay(shared_fixtures / "replays" / name)
+        app.base = http_server(app=app)
+        return app
+
+    return start

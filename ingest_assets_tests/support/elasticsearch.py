@@ -5,8 +5,13 @@ REST APIs the official client uses, with the headers, status codes and bodies an
 The model: indices with mappings and aliases; ``_bulk`` (index, create, delete: 409 on an existing create,
 a strict ``date`` field refusing an unparsable value), ``_doc`` get and put (real time), ``_refresh`` (only
 then do ``_search`` and ``_count`` see writes), ``_search`` (``match_all``, ``simple_query_string``,
-``term``, ``range``, ``bool`` filters; ``sort`` with ``search_after``; ``min``/``max`` aggregations; points
-in time) and the alias APIs. Every request is recorded; failures are injected per request or per bulk item.
+``term``, ``ids``, ``range``, ``bool`` filters; ``sort`` with ``search_after``; ``min``/``max`` aggregations;
+points in time), the alias APIs (``GET /<pattern>/_alias`` with wildcards, ``_aliases`` actions applied all or
+none, a ``remove`` with ``must_exist``) and ``_cluster/health`` (cluster and per index, ``wait_for_status``
+answering 408 when unmet, as a node does after its timeout). Shards follow each index's settings on
+:attr:`data_nodes` nodes (one: replicas stay unassigned, the index yellow). Every request is recorded;
+failures are injected per request or per bulk item, and shard faults with :meth:`unassign_primaries` (a red
+index a real single node cannot be made to show on demand).
 With ``upstream`` (a live cluster's URL) every request is forwarded there instead, so the same assertions
 on requests hold against a real cluster.
 """
@@ -106,6 +111,8 @@ class FakeElasticsearch:
         self._scripted: list[list] = []  # [method, path, status, body, times left]
         self._hooks: list[tuple[str, str, Callable[[], object]]] = []
         self._item_failures: dict[str, list] = {}  # _id -> [status, error, times left]
+        self.data_nodes = 1
+        self._unassigned_primaries: dict[str, int] = {}  # index -> primary shards that cannot be assigned
         self._seq = 0
         self._lock = threading.RLock()
         fake = self
@@ -152,6 +159,10 @@ class FakeElasticsearch:
         the other items of the request are processed."""
         for record_id in ids:
             self._item_failures[record_id] = [status, error or REJECTED_ITEM, times]
+
+    def unassign_primaries(self, index: str, shards: int = 1) -> None:
+        """Make ``shards`` primary shards of ``index`` unassigned (the index and the cluster turn red)."""
+        self._unassigned_primaries[index] = shards
 
     def calls(self, method: str, path: str) -> list[Recorded]:
         """Recorded requests whose method and path fully match these regular expressions."""
@@ -252,6 +263,12 @@ class FakeElasticsearch:
             return self._bulk(body.decode(), parts[0] if len(parts) == 2 else None)
         if parts == ["_aliases"] and method == "POST":
             return self._update_aliases(request["actions"])
+        if parts[0] == "_cluster" and parts[1:2] == ["health"] and method == "GET":
+            return self._health(parts[2] if len(parts) > 2 else None, params)
+        if len(parts) == 2 and parts[1] == "_alias" and method == "GET" and "*" in parts[0]:
+            pattern = re.compile(re.escape(parts[0]).replace(r"\*", ".*"))
+            return 200, {name: {"aliases": {a: {} for a, held in self.aliases.items() if name in held}}
+                         for name in sorted(self.indices) if pattern.fullmatch(name)}
         if parts[0] == "_alias" and len(parts) == 2 and method == "GET":
             holders = {n: {"aliases": {parts[1]: {}}} for n in sorted(self.aliases.get(parts[1], ()))}
             return (200, holders) if holders else (404, {"error": f"alias [{parts[1]}] missing", "status": 404})
@@ -284,6 +301,38 @@ class FakeElasticsearch:
         if parts[1] == "_search":
             return self._search(docs, request)
         return es_error(400, "illegal_argument_exception", f"fake: unsupported {method} {path}")
+
+    def _shards(self, name: str) -> dict:
+        """Shard counts of one index on :attr:`data_nodes` nodes (a node holds one copy of a shard)."""
+        settings = self.indices[name]["settings"]
+        settings = settings.get("index", settings)
+        primaries = int(settings.get("number_of_shards", 1))
+        copies = 1 + int(settings.get("number_of_replicas", 1))
+        lost = min(self._unassigned_primaries.get(name, 0), primaries)
+        placed = min(copies, self.data_nodes)
+        active = (primaries - lost) * placed
+        status = "red" if lost else ("green" if placed == copies else "yellow")
+        return {"status": status, "active_primary_shards": primaries - lost, "active_shards": active,
+                "unassigned_shards": primaries * copies - active}
+
+    def _health(self, target: str | None, params: dict) -> tuple[int, dict]:
+        names = sorted(self.indices) if target is None else self._targets(target)
+        if names is None:
+            return self._no_index(target)
+        figures = [self._shards(name) for name in names]
+        order = ["green", "yellow", "red"]
+        status = max((f["status"] for f in figures), key=order.index, default="green")
+        body = {"cluster_name": "fake", "status": status, "timed_out": False, "number_of_nodes": self.data_nodes,
+                "number_of_data_nodes": self.data_nodes, "relocating_shards": 0, "initializing_shards": 0,
+                "delayed_unassigned_shards": 0, "number_of_pending_tasks": 0, "number_of_in_flight_fetch": 0,
+                "task_max_waiting_in_queue_millis": 0, **{key: sum(f[key] for f in figures) for key in (
+                    "active_primary_shards", "active_shards", "unassigned_shards")}}
+        total = body["active_shards"] + body["unassigned_shards"]
+        body["active_shards_percent_as_number"] = 100.0 * body["active_shards"] / total if total else 100.0
+        wanted = params.get("wait_for_status")
+        if wanted and order.index(status) > order.index(wanted):
+            return 408, {**body, "timed_out": True}
+        return 200, body
 
     def _no_index(self, name: str) -> tuple[int, dict]:
         return es_error(404, "index_not_found_exception", f"no such index [{name}]", index=name,
@@ -347,7 +396,8 @@ class FakeElasticsearch:
             if spec["alias"] in self.indices:
                 return es_error(400, "invalid_alias_name_exception", f"Invalid alias name [{spec['alias']}]: an "
                                 "index or data stream exists with the same name as the alias")
-            if op == "remove" and spec["index"] not in self.aliases.get(spec["alias"], ()):
+            missing = op == "remove" and spec["index"] not in self.aliases.get(spec["alias"], ())
+            if missing and spec.get("must_exist", True):
                 return es_error(404, "aliases_not_found_exception", f"aliases [{spec['alias']}] missing")
         for action in actions:
             op, spec = next(iter(action.items()))
@@ -456,6 +506,8 @@ class FakeElasticsearch:
             return True
         if kind == "simple_query_string":
             return _words(spec["query"]) <= _words(" ".join(_strings(doc)))
+        if kind == "ids":
+            return doc.get("id") in spec["values"]
         if kind == "term":
             ((field, value),) = spec.items()
             return _field(doc, field) == (value["value"] if isinstance(value, dict) else value)
