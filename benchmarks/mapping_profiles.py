@@ -6,9 +6,9 @@ printed next to oai_dc's (the stock profile every hub starts from).
 
 (as a module from the checkout, which imports the realistic records of ``ingest_assets_tests.support.mapping``)
 
-Fixtures: the ingestion3 test record of each hub profile (its parity file names it), the OAI-PMH pages the
-records pipeline benchmark uses for oai_dc/qdc/mods, the realistic records of the mapping tests for cdl, njde and
-ithaka, a parity file's inline record (pa). The
+Fixtures: the ingestion3 test records of each hub profile (its parity files name them: ma's two), the OAI-PMH
+pages the records pipeline benchmark uses for oai_dc/qdc/mods, a real page for harvard (its test has no fixture),
+the realistic records of the mapping tests for cdl, njde and ithaka, a parity file's inline record (pa). The
 process is pinned to one CPU; the rate is records per CPU second of the best of ``--repeat`` runs (CPU time, so
 other jobs on a shared machine weigh less than in wall time, which is printed too). Needs ../shared/fixtures.
 """
@@ -31,6 +31,7 @@ STOCK = {  # the records_pipeline benchmark's fixtures
     "qdc": ["dpla/provider-maryland-cdm-oai_qdc-record.xml"],
     "mods": ["oai-pmh/harvard-librarycloud-listrecords-mods-resumption.xml", "dpla/provider-montana-repox-getrecord-mods.xml"],
 }
+HUB_PAGES = {"harvard": ["oai-pmh/harvard-librarycloud-listrecords-mods-resumption.xml"]}  # tests without fixtures
 REQUIRED = {  # what the stock fixtures lack and a hub sets per provider
     "dataProvider": {"default": "Fixture Data Provider"},
     "rights": {"default": "http://rightsstatements.org/vocab/InC/1.0/"},
@@ -42,14 +43,16 @@ def fixture_files() -> dict[str, list[Path] | str]:
     record of a hub whose ingestion3 test reads none)."""
     from ingest_assets_tests.support.mapping import HUB_RECORDS
 
-    found: dict[str, list[Path] | str] = {name: [FIXTURES / f for f in files] for name, files in STOCK.items()}
+    found: dict[str, list[Path] | str] = {name: [FIXTURES / f for f in files]
+                                          for name, files in {**STOCK, **HUB_PAGES}.items()}
+    inline: dict[str, str] = {}
     for path in sorted(PARITY.glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         if "records" in data:
-            found.setdefault(data["hub"], next(iter(data["records"].values())))
+            inline.setdefault(data["hub"], next(iter(data["records"].values())))
         else:
-            found[data["hub"]] = [FIXTURES / "ingestion3" / data["fixture"]]
-    return {**found, **HUB_RECORDS}
+            found.setdefault(data["hub"], []).append(FIXTURES / "ingestion3" / data["fixture"])
+    return {**inline, **found, **HUB_RECORDS}
 
 
 def originals(profile_name: str, files: list[Path] | str, tmp: Path) -> list[dict]:

@@ -48,7 +48,7 @@ MISTAKES = {
         (["demo"], {"INGEST_PARTITION_START": "January"}, 2, "INGEST_PARTITION_START must be YYYY-MM-DD"),
     ],
     "map": [
-        (["--profile", "oai_dcc", "page.xml"], {}, 2, "unknown profile 'oai_dcc'; hint: shipped profiles: cdl, mdl, mods"),
+        (["--profile", "oai_dcc", "page.xml"], {}, 2, "unknown mapping 'oai_dcc'; hint: known profiles: bhl, cdl, "),
         (["--profile", "oai_dc", "missing.xml"], {}, 2, "cannot read the input: No such file"),
     ],
     "snapshot": [

@@ -73,7 +73,12 @@ EXPECTATIONS = ("expected", "first_contains", "contains")
 FILE_KEYS = frozenset({"hub", "ingestion3", "format", "floor", "assertions"})
 SOURCE_KEYS = ("fixture", "records")  # one of them
 # the required fields an inline partial record may lack, as defaults merged onto the profile's rules
-PARTIAL_RECORD = {"isShownAt": {"default": "https://example.org/partial-record"}, "title": {"default": "(no title)"}}
+PARTIAL_RECORD = {
+    "isShownAt": {"default": "https://example.org/partial-record"},
+    "title": {"default": "(no title)"},
+    "dataProvider": {"default": "(no data provider)"},
+    "rights": {"default": "(no rights)"},
+}
 
 
 @dataclass
@@ -156,7 +161,8 @@ class HubParity:
 
 def hubs(names: Iterable[str] = ()) -> list[HubParity]:
     """The parity data of ``names`` (default: every hub), by hub name."""
-    found = [HubParity(path, yaml.safe_load(path.read_text(encoding="utf-8"))) for path in sorted(DATA.glob("*.yaml"))]
+    found = [HubParity(path, yaml.safe_load(path.read_text(encoding="utf-8"))) for path in DATA.glob("*.yaml")]
+    found.sort(key=lambda hub: (hub.hub, hub.name != hub.hub, hub.name))  # a hub's main file first
     wanted = set(names)
     return [hub for hub in found if not wanted or hub.hub in wanted or hub.name in wanted]
 
@@ -260,7 +266,7 @@ def table(found: list[HubParity]) -> str:
     rows = ["| hub | ingestion3 | format | matched / total | deliberate differences |", "|---|---|---|---|---|"]
     for hub in found:
         deliberate = "; ".join(f"{o.field}: {' '.join(o.deliberate.split())}" for o in hub.outcomes if o.deliberate)
-        fixture = "" if hub.name == hub.hub else f" ({hub.data['fixture']})"
+        fixture = "" if hub.name == hub.hub else f" ({hub.data.get('fixture') or 'inline records'})"
         rows.append(f"| `{hub.hub}`{fixture} | {hub.data['ingestion3']} | {hub.data['format']} | {hub.matched} / {hub.total} "
                     f"| {deliberate or '-'} |")
     matched, total = sum(h.matched for h in found), sum(h.total for h in found)

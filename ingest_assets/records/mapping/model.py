@@ -11,7 +11,7 @@ A rule takes its values from one *source*, then passes them through *filters* in
              concat: rules whose values are joined into one value with ``separator`` (default '')
   each       an expression selecting items (elements, JSON values); the rest of the rule is applied to each item
              in turn, relative to it (no source: the item's own text), so values keep the items' document order
-             and may carry sub-properties (below)
+             and may carry sub-properties (below); its ``default`` is the rule's, given when no item gives a value
   when       a condition (XPath boolean / JMESPath truthiness, relative to the item under ``each``): the rule gives
              nothing unless it holds
   filters    split -> clean -> replace -> pattern (+ template, all_matches) -> exclude, exclude_terms, keep_terms ->

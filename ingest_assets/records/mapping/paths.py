@@ -31,7 +31,7 @@ _NAME = r"(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*"
 _STEP = re.compile(rf"({_NAME})((?:\[[^\[\]]*\])*)$")
 _ATTRIBUTE_STEP = re.compile(rf"@({_NAME})$")
 _TOKEN = re.compile(
-    rf"\s*(?:(@{_NAME})|'([^']*)'|\"([^\"]*)\"|(not)\s*\(|(and|or)\b|(!=|<=|>=|=|<|>|\(|\))|(\d+(?:\.\d+)?))"
+    rf"\s*(?:(@{_NAME}|@\*)|'([^']*)'|\"([^\"]*)\"|(not)\s*\(|(and|or)\b|(!=|<=|>=|=|<|>|\(|\))|(\d+(?:\.\d+)?))"
 )
 _XPATH_NUMBER = re.compile(r"\s*-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "=": operator.eq,
@@ -153,12 +153,14 @@ class Paths:
         return self._register("nodes", expr, expr)
 
     def add_condition(self, expr: str) -> int:
-        """The id of condition ``expr``: XPath's ``boolean()`` of it."""
-        key = self._register("condition", expr, f"boolean({expr})")
+        """The id of condition ``expr``: XPath's ``boolean()`` of it. Attribute tests are decided on the element,
+        a path (``mods:namePart[not(@*)]``) by whether the walk finds a node; anything else by lxml."""
         try:
-            self._tests[key] = _test(expr, self.namespaces)
+            test = _test(expr, self.namespaces)
         except _Unsupported:
-            pass
+            return self._register("exists", expr, f"boolean({expr})")
+        key = self._register("condition", expr, f"boolean({expr})")
+        self._tests[key] = test
         return key
 
     def select(self, root: etree._Element, record: etree._Element | None = None) -> Selection:
@@ -187,7 +189,7 @@ class Paths:
         try:
             if kind == "condition":
                 raise _Unsupported(expr)
-            self._merge(_alternatives(expr, self.namespaces), key, nodes=kind == "nodes")
+            self._merge(_alternatives(expr, self.namespaces), key, nodes=kind in ("nodes", "exists"))
         except _Unsupported:
             self._xpaths[key] = xpath
         return key
@@ -261,7 +263,10 @@ class Selection:
 
     def holds(self, key: int) -> bool:
         test = self._tests.get(key)
-        return bool(test(self._root) if test is not None else self._xpaths[key](self._root))
+        if test is not None:
+            return bool(test(self._root))
+        xpath = self._xpaths.get(key)
+        return bool(xpath(self._root)) if xpath is not None else bool(self._texts.get(key))
 
     def header(self, name: str) -> list[str]:
         header = next((child for child in self._record.iterchildren(etree.Element) if _local(child.tag) == "header"),
@@ -429,7 +434,7 @@ def _either(first: Test, second: Test) -> Test:
 
 
 def _test(source: str, namespaces: dict[str, str]) -> Test:
-    """A predicate of attribute tests (``@a``, ``@a='v'``, ``@a!='v'``, ``@a >= 500``) joined by
+    """A predicate of attribute tests (``@a``, ``@*`` (any attribute), ``@a='v'``, ``@a!='v'``, ``@a >= 500``) joined by
     ``and``/``or``/``not()``/parentheses, with XPath's meaning (a comparison with a number compares numbers)."""
     tokens = []
     position = 0
@@ -513,8 +518,13 @@ class _Predicate:
             inner = self.disjunction()
             self.take(self.PUNCT, ")")
             return inner
-        name = _clark(self.take(self.ATTRIBUTE)[1:], self.namespaces)
+        given = self.take(self.ATTRIBUTE)[1:]
         comparison = self.peek()
+        if given == "*":  # @*: the element has an attribute (compared with a value, it is left to lxml)
+            if comparison is not None and comparison[0] == self.PUNCT and comparison[1] in _COMPARE:
+                raise _Unsupported(self.tokens)
+            return lambda element: len(element.attrib) > 0
+        name = _clark(given, self.namespaces)
         if comparison is None or comparison[0] != self.PUNCT or comparison[1] not in _COMPARE:
             return _reading(lambda element: element.get(name) is not None, name=name)
         self.position += 1

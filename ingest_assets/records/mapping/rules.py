@@ -103,7 +103,8 @@ class _Compiler:
     def _each(self, spec: RuleSpec) -> Rule:
         items = self._expressions("each", [spec.each], self.paths.add_nodes)[0]
         inner = _Compiler(self.paths.child(), self.field, self.vocabularies)
-        per_item = inner._plain(spec, self_text=True)
+        per_item = inner._plain(spec.model_copy(update={"default": None}), self_text=True)
+        default = tuple(spec.default or ())  # the rule's, when no item gives a value
         lists = SUB_PROPERTIES.get(FIELDS[self.field][1], {}) if self.field in FIELDS else {}
         properties = {name: (inner.rule(sub), lists.get(name, False)) for name, sub in spec.sub_properties().items()}
         child = inner.paths
@@ -116,7 +117,7 @@ class _Compiler:
                 if values and properties:
                     values = _described(values, selection, properties)
                 out.extend(values)
-            return out
+            return out or list(default)
 
         return rule
 

@@ -115,7 +115,7 @@ def trees(draw, depth=0):
 
 
 predicates = st.recursive(
-    st.sampled_from(ATTRIBUTE_NAMES)
+    st.sampled_from([*ATTRIBUTE_NAMES, "@*"])
     | st.builds("{}{}'{}'".format, st.sampled_from(ATTRIBUTE_NAMES), st.sampled_from(["=", "!="]), st.sampled_from(VALUES))
     | st.builds("{} {} {}".format, st.sampled_from(ATTRIBUTE_NAMES), st.sampled_from(["<", "<=", ">", ">=", "=", "!="]),
                 st.sampled_from(["5", "12", "0.5", "1000"])),
@@ -136,7 +136,10 @@ expressions = st.lists(alternatives, min_size=1, max_size=3).map(" | ".join)
 def test_walk_agrees_with_lxml_on_generated_trees(exprs, roots):
     paths = Paths()
     keys = [paths.add(expr) for expr in exprs]
+    conditions = [paths.add_condition(expr) for expr in exprs]  # a path as a condition: does it find a node
+    booleans = [etree.XPath(f"boolean({expr})", namespaces=NAMESPACES) for expr in exprs]
     for root in roots:
         selection = paths.select(root)
-        for expr, key in zip(exprs, keys):
+        for expr, key, condition, boolean in zip(exprs, keys, conditions, booleans):
             assert selection.strings(key) == lxml_strings(expr, root), (expr, etree.tostring(root))
+            assert selection.holds(condition) == boolean(root), (expr, etree.tostring(root))

@@ -82,6 +82,18 @@ def test_each_item_rules_are_relative_to_the_item_with_fallbacks_and_conditions(
     assert [c["name"] for c in found["contributor"]] == ["Bell"]
 
 
+def test_the_default_of_an_each_rule_is_the_rules_when_no_item_gives_a_value():
+    metadata = "<dc:creator><dc:name>Adams</dc:name></dc:creator><dc:creator><dc:role>aut</dc:role></dc:creator>"
+    found = sr({
+        "creator": {"each": "dc:creator", "xpath": "dc:name", "default": "Unknown"},  # Adams: no default added
+        "publisher": {"each": "dc:publisher", "xpath": "dc:name", "default": "Unknown"},  # no items at all
+        "contributor": {"each": "dc:creator", "when": "dc:role = 'ill'", "xpath": "dc:name", "default": "None"},
+    }, metadata)
+    assert [c["name"] for c in found["creator"]] == ["Adams"]
+    assert [p["name"] for p in found["publisher"]] == ["Unknown"]
+    assert [c["name"] for c in found["contributor"]] == ["None"]  # no item passes its condition
+
+
 def test_conditions_on_another_element_or_attribute():
     metadata = '<dc:type kind="x">Image</dc:type><dc:rights>open</dc:rights>'
     found = sr({
