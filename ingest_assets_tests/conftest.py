@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -12,10 +13,11 @@ from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support.daemon import DaemonProcess
 from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
-from ingest_assets_tests.support.postgres import PostgresServer
+from ingest_assets_tests.support.postgres import PostgresServer, pg_bindir, remove_cluster
 from ingest_assets_tests.support.repository import TemplateIndexApp
 from ingest_assets_tests.support.static import static_files
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
+from ingest_assets_tests.support.once import once_per_run, worker_id
 from ingest_assets_tests.support.replay import Replay
 
 # slow or server-heavy groups a developer can deselect: pytest -m "not browser and not spark"
@@ -26,6 +28,7 @@ GROUPS = {
     "property": "Hypothesis property tests",
     "packaging": "builds the wheel and installs it into a fresh environment",
     "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
+    "daemon": "the Dagster daemon on PostgreSQL refreshing and backfilling by itself",
     "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
     "faults": "fault injection and load against real servers (ingest_assets_tests/faults/)",
     "pipeline": "the record pipeline run day by day on a Dagster instance, then the publishing commands",
@@ -46,8 +49,18 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-def pytest_collection_modifyitems(items) -> None:
-    """Each test gets the markers of the groups it belongs to, by folder, file or fixture."""
+# groups whose tests run one after another on one xdist worker (``--dist loadgroup``): they share a costly
+# session (a Spark cluster, ``dagster dev``) or would starve each other of the 2 cores if run twice at once
+ONE_WORKER = ("browser", "spark")
+# xdist hands out the groups first (most tests first); of the single tests, these long ones are put first too, so
+# that no worker is left alone with one of them at the end of the run
+LONG_FIRST = ("packaging", "daemon", "dg")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config, items):
+    """Each test gets the markers of the groups it belongs to, by folder, file or fixture (and the xdist_group of
+    the ONE_WORKER groups); under xdist the LONG_FIRST ones are then moved to the front."""
     for item in items:
         names = set(item.fixturenames)
         marks = {
@@ -59,11 +72,24 @@ def pytest_collection_modifyitems(items) -> None:
             "hostile": "hostile" in item.path.parts,
             "dg": item.path.name == "test_dg.py",
             "faults": "faults" in item.path.parts,
+            "daemon": item.path.name == "test_daemon.py",
             "pipeline": "pipeline" in names,
         }
         for name, applies in marks.items():
             if applies:
                 item.add_marker(name)
+                if name in ONE_WORKER:
+                    item.add_marker(pytest.mark.xdist_group(name))
+    yield  # pytest's own reordering (by session parameters) and xdist's reading of the groups
+    if "PYTEST_XDIST_WORKER" in os.environ:  # every worker sorts alike (a stable sort: the order within a group stays)
+        ungrouped = [item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+        if ungrouped and config.getvalue("loadgroup"):  # xdist marks a group in the node id; pytest 9.2 ignores that
+            raise pytest.UsageError(f"xdist did not group {ungrouped[0]} (pytest-xdist#1386): keep pytest below 9.2")
+        items.sort(key=_long_first)
+
+
+def _long_first(item) -> int:
+    return min((LONG_FIRST.index(mark.name) for mark in item.iter_markers() if mark.name in LONG_FIRST), default=len(LONG_FIRST))
 
 
 @pytest.fixture(scope="session")
@@ -98,14 +124,24 @@ def s3_endpoint() -> Iterator[str]:
         server.stop()
 
 
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """A private PostgreSQL server (:class:`support.postgres.PostgresServer`), as a SQLAlchemy URL."""
+def _start_postgres(_folder: Path) -> dict:
     server = PostgresServer()
-    try:
-        yield server.url
-    finally:
-        server.remove()
+    return {"bindir": str(server.bindir), "base": str(server.base), "port": server.port, "as_user": server.as_user}
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory) -> Iterator[str]:
+    """A private PostgreSQL server (:class:`support.postgres.PostgresServer`, one per run, shared by the xdist
+    workers), a database of this worker's own, as a SQLAlchemy URL (the faults suite restarts servers of its own)."""
+    require(pg_bindir() is not None, "PostgreSQL server binaries not installed (.ci/run installs them)")
+    with once_per_run("postgres", tmp_path_factory, _start_postgres, remove_cluster) as server:
+        database = f"ingest_{worker_id()}"
+        subprocess.run(
+            [str(Path(server["bindir"]) / "createdb"), "-h", "127.0.0.1", "-p", str(server["port"]), "-U", "ingest", database],
+            check=True,
+            capture_output=True,
+        )
+        yield f"postgresql+psycopg://ingest@127.0.0.1:{server['port']}/{database}"
 
 
 @pytest.fixture(params=["fake", "live"])

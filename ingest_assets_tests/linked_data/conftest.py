@@ -14,6 +14,8 @@ from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.linked_data.oxigraph import OxigraphStore
 from ingest_assets.linked_data.sparql_endpoint import SparqlEndpointStore
 from ingest_assets.linked_data.triplestore import TripleStore
+from ingest_assets_tests.support import stop_pid
+from ingest_assets_tests.support.once import once_per_run
 from ingest_assets_tests.support.linked_data import ProviderSite, StoreCase
 from ingest_assets_tests.support.oxigraph import OxigraphProcess
 
@@ -45,15 +47,18 @@ def http() -> HttpClient:
     return HttpClient(allow_private=True, retries=0, timeout=(2, 10))
 
 
+def _start_oxigraph(folder: Path) -> dict:
+    server = OxigraphProcess(folder / "data")
+    server.start()
+    return {"url": server.url, "pid": server.process.pid}
+
+
 @pytest.fixture(scope="session")
 def oxigraph_server(tmp_path_factory) -> Iterator[str]:
-    """``oxigraph serve`` (:class:`support.oxigraph.OxigraphProcess`) on 127.0.0.1 for the session; its URL."""
-    server = OxigraphProcess(tmp_path_factory.mktemp("oxigraph-server") / "data")
-    server.start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
+    """``oxigraph serve`` (:class:`support.oxigraph.OxigraphProcess`) on 127.0.0.1, one for the run (each test
+    writes graphs of its own); stopped by process group."""
+    with once_per_run("oxigraph", tmp_path_factory, _start_oxigraph, lambda server: stop_pid(server["pid"], timeout=10)) as server:
+        yield server["url"]
 
 
 @pytest.fixture(params=["embedded", "endpoint"])

@@ -59,6 +59,11 @@ class PostgresServer:
         self._ctl("-o", self.options, "-l", str(self.data / "log"), "-m", "fast", "-w", "restart")
 
     def remove(self) -> None:
-        subprocess.run([*self.as_user, str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"],
-                       capture_output=True)
-        shutil.rmtree(self.base, ignore_errors=True)
+        remove_cluster({"bindir": str(self.bindir), "base": str(self.base), "as_user": self.as_user})
+
+
+def remove_cluster(server: dict) -> None:
+    """Stop the cluster under ``server["base"]`` (from any process: ``once_per_run``'s last user) and delete it."""
+    pg_ctl = Path(server["bindir"]) / "pg_ctl"
+    subprocess.run([*server["as_user"], str(pg_ctl), "-D", f"{server['base']}/data", "-m", "fast", "stop"], capture_output=True)
+    shutil.rmtree(server["base"], ignore_errors=True)
