@@ -228,28 +228,36 @@ class RepositoryIngest:
         provider = self.index.find_provider(page_url(record.base_url, provider_page)) if provider_page else None
         return map_metadata(record, provider_pid=provider)
 
+    def _checked(self, unit: Unit, record: TemplateRecord, outcome: UnitOutcome,
+                 failed: set[str]) -> RepositoryObject | None:
+        """``record`` mapped and validated, its issues added to ``outcome``; None when it belongs elsewhere or
+        failed (its page then added to ``failed``)."""
+        try:
+            mapped = self._map(unit, record)
+        except ValidationError as exc:
+            outcome.issues.append(Issue("error", record.ref, record.page_url, "", exc.message))
+            failed.add(record.page_url)
+            return None
+        if mapped.collection_uri != unit.uri:  # e.g. same page name in another wiki of the index
+            outcome.issues.append(Issue("warning", record.ref, record.page_url, "",
+                                        f"belongs to collection {mapped.collection_uri}, not ingested here"))
+            return None
+        issues = [Issue("warning", record.ref, record.page_url, "", note) for note in mapped.notes]
+        issues += validate(mapped.obj, self.vocabularies, record=record.ref, url=record.page_url)
+        outcome.issues += issues
+        if any(issue.severity == "error" for issue in issues):
+            failed.add(record.page_url)
+            return None
+        return mapped.obj
+
     def _ingest(self, lease: Lease, unit: Unit, records: list[TemplateRecord], outcome: UnitOutcome) -> None:
         collection: RepositoryObject | None = None
         members: dict[str, RepositoryObject] = {}
         failed: set[str] = set()  # pages of records that failed mapping or validation
         for record in records:
-            try:
-                mapped = self._map(unit, record)
-            except ValidationError as exc:
-                outcome.issues.append(Issue("error", record.ref, record.page_url, "", exc.message))
-                failed.add(record.page_url)
+            obj = self._checked(unit, record, outcome, failed)
+            if obj is None:
                 continue
-            if mapped.collection_uri != unit.uri:  # e.g. same page name in another wiki of the index
-                outcome.issues.append(Issue("warning", record.ref, record.page_url, "",
-                                            f"belongs to collection {mapped.collection_uri}, not ingested here"))
-                continue
-            issues = [Issue("warning", record.ref, record.page_url, "", note) for note in mapped.notes]
-            issues += validate(mapped.obj, self.vocabularies, record=record.ref, url=record.page_url)
-            outcome.issues += issues
-            if any(issue.severity == "error" for issue in issues):
-                failed.add(record.page_url)
-                continue
-            obj = mapped.obj
             if obj.kind in ("collection", "provider"):
                 collection = obj
             elif obj.pid in members:
