@@ -21,7 +21,9 @@ from ingest_assets.storage import LocalStorage, layout
 from ingest_assets_tests.support.daemon import BIN, ROOT, WORKSPACE, wait_until
 
 YESTERDAY = datetime.now(timezone.utc).date() - timedelta(days=1)
-RECORD_ASSETS = ("original_records", "mapped_records", "enriched_records", "indexed_records", "search_index", "resourcesync_changes")
+# the records group as "Materialize all" submits it: the review gate and its report come before the index is published
+RECORD_ASSETS = ("original_records", "mapped_records", "enriched_records", "indexed_records", "provider_report",
+                 "review_gate", "search_index", "resourcesync_changes")
 
 
 @pytest.fixture
@@ -44,6 +46,7 @@ def _runs(instance, **tags):
     return instance.get_run_records(dg.RunsFilter(job_name="record_pipeline", tags=tags))
 
 
+@pytest.mark.timeout(600)  # a refresh, a 3-day job backfill and an asset backfill, each launched by the daemon
 def test_refresh_and_backfill_run_by_themselves_on_postgres(daemon):
     process, instance, env = daemon
     storage = LocalStorage(process.home.parent / "ingest" / "storage")
