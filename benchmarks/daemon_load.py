@@ -63,6 +63,15 @@ class TreeMemory:
         self.thread.join()
 
 
+def failure_causes(instance: dg.DagsterInstance, run_id: str) -> list[str]:
+    """Why a run did not succeed: each failed step with its error, else the run's own failure message."""
+    steps = instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
+    if steps:
+        return [f"step {e.step_key}: {e.dagster_event.step_failure_data.error.to_string().strip()}" for e in steps]
+    return [e.message for e in instance.all_logs(run_id, of_type={dg.DagsterEventType.RUN_FAILURE, dg.DagsterEventType.ENGINE_EVENT})
+            if e.dagster_event.event_type == dg.DagsterEventType.RUN_FAILURE or "error" in e.message.lower()]
+
+
 def most_overlapping(spans: list[tuple[float, float]]) -> int:
     """The most spans (start, end) open at one moment."""
     edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
@@ -111,6 +120,8 @@ def main() -> int:
                 time.sleep(2)
             wall = time.monotonic() - began
             memory.stop()
+            failures = {r.dagster_run.run_id: (r.dagster_run.tags.get("dagster/partition"), failure_causes(instance, r.dagster_run.run_id))
+                        for r in records if r.dagster_run.status != dg.DagsterRunStatus.SUCCESS}
         finally:
             daemon.stop()
             instance.dispose()
@@ -127,10 +138,8 @@ def main() -> int:
         storage = LocalStorage(folder / "ingest" / "storage")
         missing_or_twice = [(name, day.isoformat(), activity) for name in names for day in days for activity in layout.ACTIVITIES
                             if len(layout.complete_outputs(storage, name, activity, day)) != 1]
-        failures = [(r.dagster_run.tags.get("dagster/partition"), r.dagster_run.run_id) for r in records
-                    if r.dagster_run.status != dg.DagsterRunStatus.SUCCESS]
-        if failures:  # the daemon's log goes with the temporary folder: its end is the evidence
-            print(f"runs not SUCCESS: {failures}\n--- end of the daemon's log ---\n{daemon.tail()}")
+        for run_id, (partition, causes) in failures.items():
+            print(f"run {run_id} ({partition}) did not succeed:\n  " + "\n  ".join(causes or ["no failure recorded"]))
     overlap, provider_overlap = most_overlapping(spans), max(most_overlapping(s) for s in by_provider.values())
     print(f"{args.providers} providers x {args.days} days = {len(keys)} partitions, one backfill on the daemon")
     print(f"runs: {dict(statuses)}; wall {wall:.0f} s from submission, {len(records) / wall * 60:.1f} runs/min")
