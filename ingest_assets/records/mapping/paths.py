@@ -11,10 +11,12 @@ rule's ``when``, XPath's ``boolean()``; attribute tests such as ``@code='v' or @
 without lxml). ``.`` is the context element's own text, ``@name`` one of its attributes. The expressions
 relative to ``each`` items live in a ``child()`` set, selected per item.
 
-Tests may also read below the element: a relative path (``mods:role/mods:roleTerm``, ``(a | b)[test]``) holds
-when it reaches an element, and ``path = 'text'``, ``. = 'text'`` or ``normalize-space(.) = 'text'`` compare
-string values as XPath does (``MARC: marc:subfield[@code='e'] = 'aut'``). A parenthesised union under tests,
-``(mods:name | name)[test]``, is walked as ``mods:name[test] | name[test]``.
+A condition may also read below the element without lxml: a relative path (``mods:role/mods:roleTerm``,
+``(a | b)[test]``) holds when it reaches an element, and ``path = 'text'``, ``. = 'text'`` or
+``normalize-space(.) = 'text'`` compare string values as XPath does (a MARC field's
+``not(marc:subfield[@code='e'] = 'aut')``, decided per field with no XPath call). A path whose steps carry such
+tests is left to lxml (see :func:`_check_mergeable`); ``(a | b)[test]`` with attribute tests is walked as
+``a[test] | b[test]``.
 """
 
 from __future__ import annotations
@@ -76,13 +78,15 @@ class _Branches:
     decided once per attribute value and remembered (at most :data:`_MEMO` values), so a MARC record's datafields
     find their steps by one lookup."""
 
-    __slots__ = ("sources", "always", "tested", "by_attribute")
+    __slots__ = ("sources", "always", "tested", "by_attribute", "plain", "single")
 
     def __init__(self) -> None:
         self.sources: dict[str, _Step] = {}
         self.always: list[_Step] = []
         self.tested: list[tuple[Test, _Step]] = []
         self.by_attribute: dict[str, tuple[list[tuple[Test, _Step]], dict[str | None, list[_Step]]]] = {}
+        self.plain = True  # no tests: every element takes ``always``
+        self.single: tuple | None = None  # (attribute, tests, memo) when one attribute decides every step
 
     def step(self, source: str, test: Test | None) -> _Step:
         found = self.sources.get(source)
@@ -97,15 +101,20 @@ class _Branches:
                 tests, memo = self.by_attribute.setdefault(attribute, ([], {}))
                 tests.append((test, found))
                 memo.clear()
+            self.plain = not self.tested and not self.by_attribute
+            single = not self.always and not self.tested and len(self.by_attribute) == 1
+            self.single = next((name, *decided) for name, decided in self.by_attribute.items()) if single else None
         return found
 
     def matching(self, element: etree._Element) -> list[_Step]:
         """The steps ``element`` takes, in no particular order (no two lead one expression to one element)."""
-        if not self.tested and not self.by_attribute:
+        if self.plain:
             return self.always
-        if not self.always and not self.tested and len(self.by_attribute) == 1:
-            ((attribute, (tests, memo)),) = self.by_attribute.items()
-            return _decided(element, attribute, tests, memo)
+        single = self.single
+        if single is not None:
+            attribute, tests, memo = single
+            found = memo.get(element.get(attribute))
+            return found if found is not None else _decided(element, attribute, tests, memo)
         steps = list(self.always)
         steps.extend(step for test, step in self.tested if test(element))
         for attribute, (tests, memo) in self.by_attribute.items():
@@ -238,8 +247,11 @@ class Paths:
 def _check_mergeable(alternatives: list[tuple[list[tuple[str, str, Test | None]], str | None]], nodes: bool) -> None:
     """Within one union, two alternatives may not reach the same element through different tests (the walk would
     give it twice or out of document order), nor take two attributes of one element (XPath orders those as the
-    document does); a node expression takes no attributes."""
+    document does); a node expression takes no attributes. Steps whose tests read below the element are left to
+    lxml (measured: one XPath call selects MODS names by role faster than a Python descent per name)."""
     attributes: dict[tuple, set[str]] = {}
+    if any(getattr(test, "below", False) for steps, _ in alternatives for _, _, test in steps):
+        raise _Unsupported(alternatives)  # a descent per element: lxml selects such lists faster
     for steps, attribute in alternatives:
         for other, _ in alternatives:
             for depth in range(1, min(len(steps), len(other)) + 1):
@@ -486,6 +498,8 @@ def _reading(test: Test, *parts: Test, name: str | None = None) -> Test:
     names = {name} if name is not None else {getattr(part, "attribute", None) for part in parts}
     if len(names) == 1 and None not in names:
         test.attribute = names.pop()  # type: ignore[attr-defined]
+    if any(getattr(part, "below", False) for part in parts):
+        test.below = True  # type: ignore[attr-defined]
     return test
 
 
@@ -720,6 +734,7 @@ def _path_test(union: str, compared: tuple[str, str] | None, namespaces: tuple[t
         last[0] = (element, answer)
         return answer
 
+    test.below = True  # type: ignore[attr-defined]
     return test
 
 
