@@ -2,7 +2,11 @@
 ids) to ``--records`` OriginalRecords, mapped by the mapper a registry entry using the profile gets, and the rate
 printed next to oai_dc's (the stock profile every hub starts from).
 
-    uv run python -m benchmarks.mapping_profiles --records 20000 [--repeat 3] [PROFILE...]
+    uv run python -m benchmarks.mapping_profiles --records 20000 [--repeat 3] [--baseline DIR] [PROFILE...]
+
+``--baseline DIR`` (another checkout's root, e.g. ``git archive main | tar -x -C DIR``) also maps the same
+records with DIR's ``ingest_assets``: each side in a child process of its own (same imports, same heap), profile
+by profile in turn (so both see the same load); both rates are printed with their ratio.
 
 (as a module from the checkout, which imports the realistic records of ``ingest_assets_tests.support.mapping``)
 
@@ -94,11 +98,53 @@ def rate(profile_name: str, base: list[dict], count: int, repeat: int) -> tuple[
     return count / best_cpu, count / best_wall, mapped
 
 
+BASELINE_CHILD = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1])  # the baseline's ingest_assets first
+sys.path.append(sys.argv[2])  # this script
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+import ingest_assets
+assert ingest_assets.__file__.startswith(sys.argv[1]), ingest_assets.__file__
+from mapping_profiles import rate
+for line in sys.stdin:
+    name, base, count, repeat = json.loads(line)
+    print(json.dumps(rate(name, base, count, repeat)), flush=True)
+"""
+
+
+class Side:
+    """A child process mapping with one checkout's code: one JSON line per profile each way."""
+
+    def __init__(self, root: Path):
+        import subprocess
+        import sys
+
+        self.root = root.resolve()
+        if not (self.root / "ingest_assets").is_dir():
+            raise SystemExit(f"{root}: no ingest_assets package there")
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # nothing written into the other checkout
+        self.process = subprocess.Popen([sys.executable, "-c", BASELINE_CHILD, str(self.root), str(Path(__file__).parent)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+
+    def rate(self, profile_name: str, base: list[dict], count: int, repeat: int) -> tuple[float, float, int]:
+        self.process.stdin.write(json.dumps([profile_name, base, count, repeat]) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"the process mapping with {self.root} ended at {profile_name} (exit {self.process.wait()})")
+        return tuple(json.loads(line))
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("profiles", nargs="*", help="profiles to measure (default: every shipped one)")
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", type=Path, help="another checkout whose code maps the same records")
     args = parser.parse_args()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     import tempfile
@@ -107,17 +153,32 @@ def main() -> None:
     wanted = args.profiles or ["oai_dc", *sorted(name for name in files if name != "oai_dc")]
     if "oai_dc" not in wanted:
         wanted = ["oai_dc", *wanted]
-    figures = {}
+    baseline, current = (Side(args.baseline), Side(ROOT)) if args.baseline else (None, None)
+    figures, before = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in wanted:
             base = originals(name, files.get(name, []), Path(tmp))
-            figures[name] = rate(name, base, args.records, args.repeat)
+            if baseline is not None:
+                before[name] = baseline.rate(name, base, args.records, args.repeat)
+            figures[name] = (current.rate if current is not None else rate)(name, base, args.records, args.repeat)
+    for side in (baseline, current):
+        if side is not None:
+            side.close()
     reference = figures["oai_dc"][0]
-    print(f"{'profile':<12} {'records':>8} {'mapped':>8} {'rec/CPU s':>10} {'rec/s wall':>11} {'vs oai_dc':>10}")
+    compared = f" {'baseline':>10} {'x baseline':>10}" if baseline is not None else ""
+    print(f"{'profile':<19} {'records':>8} {'mapped':>8} {'rec/CPU s':>10} {'rec/s wall':>11} {'vs oai_dc':>10}{compared}")
     for name, (cpu_rate, wall_rate, mapped) in figures.items():
-        print(f"{name:<12} {args.records:>8,} {mapped:>8,} {cpu_rate:>10,.0f} {wall_rate:>11,.0f} {cpu_rate / reference:>9.2f}x")
+        line = f"{name:<19} {args.records:>8,} {mapped:>8,} {cpu_rate:>10,.0f} {wall_rate:>11,.0f} {cpu_rate / reference:>9.2f}x"
+        if name in before:
+            line += f" {before[name][0]:>10,.0f} {cpu_rate / before[name][0]:>9.2f}x"
+            if before[name][2] != mapped:
+                line += f" (baseline mapped {before[name][2]:,})"
+        print(line)
     slowest = min(figures, key=lambda n: figures[n][0])
     print(f"slowest: {slowest} at {figures[slowest][0]:,.0f} records per CPU second (one core)")
+    if before:
+        slowest = min(before, key=lambda n: before[n][0])
+        print(f"baseline ({args.baseline}) slowest: {slowest} at {before[slowest][0]:,.0f} records per CPU second")
 
 
 if __name__ == "__main__":

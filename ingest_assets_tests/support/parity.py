@@ -21,6 +21,9 @@ One YAML file per hub and fixture in ``ingest_assets_tests/records/mapping/parit
       - it: extract the correct alternate titles
         field: alternative
         contains: Translation of Document 2307-PS  # ingestion3's ``.contains`` on the values: one of them
+      - it: throw exception for invalid rights statement
+        field: rights
+        refused: true                              # ingestion3 throws: the record is not mapped, for this field
       - ...
         deliberate: why we differ on purpose       # counted as unmatched, listed in the README table
 
@@ -72,8 +75,9 @@ RECORD_FIELDS = ("id", "dplaUri", "originalId", "originalRecord", "providerUri",
 # deliberate differences (mediaMaster has its place: a top-level extension field)
 NO_PLACE = frozenset({"tags"})
 KNOWN_FIELDS = frozenset({*FIELDS, *RECORD_FIELDS, *NO_PLACE, "idPrefix", "provider"})
-ASSERTION_KEYS = frozenset({"it", "field", "expected", "first_contains", "contains", "deliberate", "record", "fixture"})
-EXPECTATIONS = ("expected", "first_contains", "contains")
+ASSERTION_KEYS = frozenset({"it", "field", "expected", "first_contains", "contains", "refused", "deliberate", "record",
+                            "fixture"})
+EXPECTATIONS = ("expected", "first_contains", "contains", "refused")
 FILE_KEYS = frozenset({"hub", "ingestion3", "format", "floor", "assertions"})
 SOURCE_KEYS = ("fixture", "records")  # one of them, or both
 OPTIONAL_FILE_KEYS = frozenset({"registry"})
@@ -221,6 +225,10 @@ def _mapped_text(hub: str, name: str, text: str, defaults: dict) -> tuple[Mappin
 def _outcome(assertion: dict, result: MappingResult, prefix: str | None) -> Outcome:
     field = assertion["field"]
     actual = _actual(field, result, prefix)
+    if assertion.get("refused"):  # not mapped, because of this field
+        expected = "the record refused for its " + field
+        matched = result.record is None and any(m.field == field for m in result.messages)
+        return Outcome(assertion["it"], field, matched, expected, _actual(field, result, prefix), assertion.get("deliberate"))
     if "first_contains" in assertion:
         expected = assertion["first_contains"]
         matched = bool(actual) and expected in _label(actual[0])

@@ -23,7 +23,7 @@ from ingest_assets.core.settings import Settings
 from ingest_assets.core.xml_input import UnsafeXML, parse_document, refuse_declared_entities, safe_parser
 from ingest_assets.records.mapping.fields import FIELDS, SHAPERS, SR_FIELDS, SR_REQUIRED_ARRAYS
 from ingest_assets.records.mapping.profiles import Catalog, Profile, catalog, compile_rules, merge_rules, paths_for
-from ingest_assets.records.mapping.rules import Structured, compile_rule, label
+from ingest_assets.records.mapping.rules import Refused, Structured, compile_rule, label
 
 ITEM_URI = "http://dp.la/api/items/"
 _URL = re.compile(r"^https?://[^\s/]+\S*$")
@@ -132,7 +132,10 @@ class Mapper:
             if not carried:
                 return _fail(MISSING_REQUIRED, "id", local_id, "", "the record carries no DPLA id (profile's dpla_id)")
             dpla_id = carried[0]
-        top, sr, messages = self._values(found, local_id)
+        try:
+            top, sr, messages = self._values(found, local_id)
+        except Refused as exc:
+            return _fail(INVALID_VALUE, exc.field, local_id, exc.value, exc.reason)
         return self._record(original, local_id, dpla_id, document, top, sr, messages)
 
     def _document(self, original: Mapping[str, Any], local_id: str, document: str) -> Any:
@@ -182,7 +185,11 @@ class Mapper:
         top: dict[str, Any] = {}
         sr: dict[str, Any] = {}
         for name, rule, target in self._rules:
-            values = rule(found)
+            try:
+                values = rule(found)
+            except Refused as exc:
+                exc.field = name
+                raise
             if not values:
                 continue
             if target is None:

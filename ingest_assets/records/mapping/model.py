@@ -19,6 +19,8 @@ A rule takes its values from one *source*, then passes them through *filters* in
              nothing unless it holds
   filters    split -> clean -> replace -> pattern (+ template, all_matches) -> exclude, exclude_terms, keep_terms ->
              map / map_patterns / lookup (+ unlisted) -> join -> unique -> index / first / slice -> default
+  refusal    refuse (regex), refuse_terms (vocabularies): a value the rule ends with that matches refuses the
+             whole record (it is not mapped; its message names the field and the value)
   sub-properties (with ``each``; which ones depends on the field's shape, ``fields.SUB_PROPERTIES``):
              inScheme, exactMatch, closeMatch, note (agents, concepts); coordinates, city, county, state,
              country, region (places); begin, end (dates); description (collections) - each a rule of its own
@@ -120,6 +122,8 @@ class RuleSpec(BaseModel):
     first: bool = False
     slice: Annotated[list[int], Field(min_length=2, max_length=2)] | None = None
     default: Strings | None = None
+    refuse: Regex | None = None  # a final value matching refuses the record
+    refuse_terms: Strings | None = None
     # sub-properties of structured values (with ``each``)
     inScheme: RuleOrList | None = None
     exactMatch: RuleOrList | None = None
@@ -144,7 +148,7 @@ class RuleSpec(BaseModel):
         if not isinstance(data, dict):
             raise _problem(f"expected a mapping of rule keys, got {data!r}")
         data = {key: value for key, value in data.items() if value is not None}
-        for key in ("xpath", "path", "value", "default", "exclude_terms", "keep_terms", "clean", "split"):
+        for key in ("xpath", "path", "value", "default", "exclude_terms", "keep_terms", "refuse_terms", "clean", "split"):
             if key in data:
                 data[key] = _one_or_more(data[key])
         for key in ("map", "map_patterns", "replace"):

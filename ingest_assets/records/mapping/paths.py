@@ -10,6 +10,13 @@ elements a rule's ``each`` iterates over, answered by the same walk) and conditi
 rule's ``when``, XPath's ``boolean()``; attribute tests such as ``@code='v' or @code='x'`` are answered
 without lxml). ``.`` is the context element's own text, ``@name`` one of its attributes. The expressions
 relative to ``each`` items live in a ``child()`` set, selected per item.
+
+A condition may also read below the element without lxml: a relative path (``mods:role/mods:roleTerm``,
+``(a | b)[test]``) holds when it reaches an element, and ``path = 'text'``, ``. = 'text'`` or
+``normalize-space(.) = 'text'`` compare string values as XPath does (a MARC field's
+``not(marc:subfield[@code='e'] = 'aut')``, decided per field with no XPath call). A path whose steps carry such
+tests is left to lxml (see :func:`_check_mergeable`); ``(a | b)[test]`` with attribute tests is walked as
+``a[test] | b[test]``.
 """
 
 from __future__ import annotations
@@ -28,11 +35,13 @@ from ingest_assets.core.xml_input import NAMESPACES
 Test = Callable[[etree._Element], bool]
 
 _NAME = r"(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*"
-_STEP = re.compile(rf"({_NAME})((?:\[[^\[\]]*\])*)$")
+_NAME_AT = re.compile(_NAME)
 _ATTRIBUTE_STEP = re.compile(rf"@({_NAME})$")
 _TOKEN = re.compile(
-    rf"\s*(?:(@{_NAME}|@\*)|'([^']*)'|\"([^\"]*)\"|(not)\s*\(|(and|or)\b|(!=|<=|>=|=|<|>|\(|\))|(\d+(?:\.\d+)?))"
+    rf"\s*(?:(@{_NAME}|@\*)|'([^']*)'|\"([^\"]*)\"|(not)\s*\(|(and|or)\b|(!=|<=|>=|=|<|>|\(|\)|\|)|(\d+(?:\.\d+)?)"
+    rf"|(normalize-space)\s*\(\s*\.?\s*\)|(\.)(?![\w.])|({_NAME})(?![\w.:-]*\s*\())"
 )
+_XML_SPACE = re.compile(r"[ \t\r\n]+")
 _XPATH_NUMBER = re.compile(r"\s*-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "=": operator.eq,
             "!=": operator.ne}
@@ -55,6 +64,13 @@ class _Step:
         self.attributes: list[tuple[str, int]] = []
         self.children: dict[str, _Branches] = {}
 
+    def below(self, tag: str) -> _Branches:
+        """The branches of child elements ``tag``."""
+        found = self.children.get(tag)
+        if found is None:
+            found = self.children[tag] = _Branches()
+        return found
+
 
 class _Branches:
     """The steps below one tag, one per distinct test: ``always`` (no test), ``tested`` (a test of the element) and,
@@ -62,13 +78,15 @@ class _Branches:
     decided once per attribute value and remembered (at most :data:`_MEMO` values), so a MARC record's datafields
     find their steps by one lookup."""
 
-    __slots__ = ("sources", "always", "tested", "by_attribute")
+    __slots__ = ("sources", "always", "tested", "by_attribute", "plain", "single")
 
     def __init__(self) -> None:
         self.sources: dict[str, _Step] = {}
         self.always: list[_Step] = []
         self.tested: list[tuple[Test, _Step]] = []
         self.by_attribute: dict[str, tuple[list[tuple[Test, _Step]], dict[str | None, list[_Step]]]] = {}
+        self.plain = True  # no tests: every element takes ``always``
+        self.single: tuple | None = None  # (attribute, tests, memo) when one attribute decides every step
 
     def step(self, source: str, test: Test | None) -> _Step:
         found = self.sources.get(source)
@@ -83,15 +101,20 @@ class _Branches:
                 tests, memo = self.by_attribute.setdefault(attribute, ([], {}))
                 tests.append((test, found))
                 memo.clear()
+            self.plain = not self.tested and not self.by_attribute
+            single = not self.always and not self.tested and len(self.by_attribute) == 1
+            self.single = next((name, *decided) for name, decided in self.by_attribute.items()) if single else None
         return found
 
     def matching(self, element: etree._Element) -> list[_Step]:
         """The steps ``element`` takes, in no particular order (no two lead one expression to one element)."""
-        if not self.tested and not self.by_attribute:
+        if self.plain:
             return self.always
-        if not self.always and not self.tested and len(self.by_attribute) == 1:
-            ((attribute, (tests, memo)),) = self.by_attribute.items()
-            return _decided(element, attribute, tests, memo)
+        single = self.single
+        if single is not None:
+            attribute, tests, memo = single
+            found = memo.get(element.get(attribute))
+            return found if found is not None else _decided(element, attribute, tests, memo)
         steps = list(self.always)
         steps.extend(step for test, step in self.tested if test(element))
         for attribute, (tests, memo) in self.by_attribute.items():
@@ -161,6 +184,12 @@ class Paths:
     def add_condition(self, expr: str) -> int:
         """The id of condition ``expr``: XPath's ``boolean()`` of it. Attribute tests are decided on the element,
         a path (``mods:namePart[not(@*)]``) by whether the walk finds a node; anything else by lxml."""
+        try:  # a path the walk can follow is answered by the walk
+            _check_mergeable(_alternatives(expr, self.namespaces), nodes=True)
+        except _Unsupported:
+            pass
+        else:
+            return self._register("exists", expr, f"boolean({expr})")
         try:
             test = _test(expr, self.namespaces)
         except _Unsupported:
@@ -174,7 +203,7 @@ class Paths:
         header rules may read (default: ``root``)."""
         texts: dict[int, list] = {}
         if self._top.children:
-            _walk(root, self._top.children, texts)
+            _walk(root, self._top, texts)
         for key, attribute in self._own:
             text = (root.text if len(root) == 0 else "".join(root.itertext())) if attribute is None else root.get(attribute)
             text = text.strip() if text else ""
@@ -206,8 +235,7 @@ class Paths:
         for steps, attribute in alternatives:
             node = self._top
             for tag, source, test in steps:
-                branches = node.children.get(tag) or node.children.setdefault(tag, _Branches())
-                node = branches.step(source, test)
+                node = node.below(tag).step(source, test)
             ends = node.nodes if nodes else node.ends
             if attribute is None:
                 if key not in ends:
@@ -219,8 +247,11 @@ class Paths:
 def _check_mergeable(alternatives: list[tuple[list[tuple[str, str, Test | None]], str | None]], nodes: bool) -> None:
     """Within one union, two alternatives may not reach the same element through different tests (the walk would
     give it twice or out of document order), nor take two attributes of one element (XPath orders those as the
-    document does); a node expression takes no attributes."""
+    document does); a node expression takes no attributes. Steps whose tests read below the element are left to
+    lxml (measured: one XPath call selects MODS names by role faster than a Python descent per name)."""
     attributes: dict[tuple, set[str]] = {}
+    if any(getattr(test, "below", False) for steps, _ in alternatives for _, _, test in steps):
+        raise _Unsupported(alternatives)  # a descent per element: lxml selects such lists faster
     for steps, attribute in alternatives:
         for other, _ in alternatives:
             for depth in range(1, min(len(steps), len(other)) + 1):
@@ -305,9 +336,10 @@ def strings(results: object) -> list[str]:
     return out
 
 
-def _walk(parent: etree._Element, children: dict[str, _Branches], texts: dict[int, list]) -> None:
+def _walk(parent: etree._Element, node: _Step, texts: dict[int, list]) -> None:
     """Collect, per expression id, the stripped non-empty strings :func:`strings` makes of the nodes (or, for
     node expressions, the elements themselves)."""
+    children = node.children
     for element in parent:
         branches = children.get(element.tag)
         if branches is None:
@@ -324,7 +356,7 @@ def _walk(parent: etree._Element, children: dict[str, _Branches], texts: dict[in
             if step.attributes:
                 _attributes(element, step.attributes, texts)
             if step.children:
-                _walk(element, step.children, texts)
+                _walk(element, step, texts)
 
 
 def _text(element: etree._Element) -> str:
@@ -350,9 +382,19 @@ def _attributes(element: etree._Element, attributes: list[tuple[str, int]], text
 
 
 def _alternatives(expr: str, namespaces: dict[str, str]) -> list[tuple[list[tuple[str, str, Test | None]], str | None]]:
-    """``a/b[test] | c/@d`` -> per alternative its element steps (tag, test source, test) and final attribute."""
+    """``a/b[test] | c/@d`` -> per alternative its element steps (tag, test source, test) and final attribute;
+    ``(a | b)[test]/c`` is read as ``a[test]/c | b[test]/c`` (tests are never positional here)."""
     out = []
     for alternative in _split(expr, "|"):
+        alternative = alternative.strip()
+        if alternative.startswith("("):
+            end = _closing(alternative, 0)
+            rest = alternative[end:]
+            if rest and rest[0] not in "[/":
+                raise _Unsupported(alternative)
+            out.extend(_alternatives(" | ".join(part.strip() + rest for part in _split(alternative[1:end - 1], "|")),
+                                     namespaces))
+            continue
         parts = [part.strip() for part in _split(alternative, "/")]
         attribute = None
         if parts and (match := _ATTRIBUTE_STEP.match(parts[-1])):
@@ -362,14 +404,58 @@ def _alternatives(expr: str, namespaces: dict[str, str]) -> list[tuple[list[tupl
             raise _Unsupported(alternative)
         steps = []
         for part in parts:
-            match = _STEP.match(part)
+            match = _NAME_AT.match(part)
             if match is None:
                 raise _Unsupported(part)
-            source = match.group(2)
-            tests = [_test(predicate, namespaces) for predicate in _split(source[1:-1], "][")] if source else []
-            steps.append((_clark(match.group(1), namespaces), source, _all(tests) if tests else None))
+            source = part[match.end():]
+            tests = [_test(predicate, namespaces) for predicate in _predicates(source)]
+            steps.append((_clark(match.group(), namespaces), source, _all(tests) if tests else None))
         out.append((steps, attribute))
     return out
+
+
+def _predicates(source: str) -> list[str]:
+    """``[a][b]`` -> ``['a', 'b']`` (brackets may nest); anything else is left to lxml."""
+    found, position = [], 0
+    while position < len(source):
+        if source[position] != "[":
+            raise _Unsupported(source)
+        end = _closing(source, position)
+        found.append(source[position + 1:end - 1])
+        position = end
+    return found
+
+
+def _closing(text: str, start: int) -> int:
+    """The index after the bracket or parenthesis closing the one at ``start`` (quotes respected)."""
+    depth, quote = 0, None
+    for position in range(start, len(text)):
+        char = text[position]
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "[(":
+            depth += 1
+        elif char in "])":
+            depth -= 1
+            if depth == 0:
+                if char != {"[": "]", "(": ")"}[text[start]]:
+                    raise _Unsupported(text)
+                return position + 1
+    raise _Unsupported(text)
+
+
+def _path_end(source: str, position: int) -> int:
+    """The end of the steps that continue a path at ``position`` (``[test]``, ``/name``)."""
+    while position < len(source):
+        if source[position] == "[":
+            position = _closing(source, position)
+        elif source[position] == "/" and (match := _NAME_AT.match(source, position + 1)):
+            position = match.end()
+        else:
+            break
+    return position
 
 
 def _split(text: str, separator: str) -> list[str]:
@@ -412,6 +498,8 @@ def _reading(test: Test, *parts: Test, name: str | None = None) -> Test:
     names = {name} if name is not None else {getattr(part, "attribute", None) for part in parts}
     if len(names) == 1 and None not in names:
         test.attribute = names.pop()  # type: ignore[attr-defined]
+    if any(getattr(part, "below", False) for part in parts):
+        test.below = True  # type: ignore[attr-defined]
     return test
 
 
@@ -440,8 +528,11 @@ def _either(first: Test, second: Test) -> Test:
 
 
 def _test(source: str, namespaces: dict[str, str]) -> Test:
-    """A predicate of attribute tests (``@a``, ``@*`` (any attribute), ``@a='v'``, ``@a!='v'``, ``@a >= 500``) joined by
-    ``and``/``or``/``not()``/parentheses, with XPath's meaning (a comparison with a number compares numbers)."""
+    """A predicate of attribute tests (``@a``, ``@*`` (any attribute), ``@a='v'``, ``@a!='v'``, ``@a >= 500``),
+    relative paths (``a/b[test]``, ``(a | b)[test]``, ``a = 'v'``) and string tests (``. = 'v'``,
+    ``normalize-space(.) != 'v'``) joined by ``and``/``or``/``not()``/parentheses, with XPath's meaning (a
+    comparison with a number compares numbers; a path compared with a string holds when one of its elements'
+    string values does)."""
     tokens = []
     position = 0
     source = source.rstrip()
@@ -449,8 +540,17 @@ def _test(source: str, namespaces: dict[str, str]) -> Test:
         match = _TOKEN.match(source, position)
         if match is None:
             raise _Unsupported(source)
-        tokens.append(next((i, value) for i, value in enumerate(match.groups()) if value is not None))
+        kind, text = next((i, value) for i, value in enumerate(match.groups()) if value is not None)
         position = match.end()
+        if kind == _Predicate.PATH or (kind, text) == (_Predicate.PUNCT, ")"):
+            end = _path_end(source, position)
+            if kind == _Predicate.PATH:
+                text += source[position:end]
+            elif end > position:  # (a | b)[test]/c
+                tokens.append((kind, text))
+                kind, text = _Predicate.STEPS, source[position:end]
+            position = end
+        tokens.append((kind, text))
     parser = _Predicate(tokens, namespaces)
     test = parser.disjunction()
     if parser.position != len(tokens):
@@ -459,9 +559,10 @@ def _test(source: str, namespaces: dict[str, str]) -> Test:
 
 
 class _Predicate:
-    """Recursive descent over the tokens of ``_TOKEN``: (group index, text)."""
+    """Recursive descent over the tokens of ``_TOKEN``: (group index, text); ``STEPS`` is what follows a
+    parenthesised union (``[test]/c``)."""
 
-    ATTRIBUTE, SINGLE, DOUBLE, NOT, WORD, PUNCT, NUMBER = range(7)
+    ATTRIBUTE, SINGLE, DOUBLE, NOT, WORD, PUNCT, NUMBER, NORMALIZE, DOT, PATH, STEPS = range(11)
 
     def __init__(self, tokens: list[tuple[int, str]], namespaces: dict[str, str]):
         self.tokens = tokens
@@ -520,10 +621,19 @@ class _Predicate:
                 return _reading(lambda element: element.get(name) not in values, name=name)
             return _reading(lambda element: not inner(element), inner)
         if token == (self.PUNCT, "("):
+            union = self.parenthesised_union()
+            if union is not None:
+                return self.reaching(union)
             self.position += 1
             inner = self.disjunction()
             self.take(self.PUNCT, ")")
             return inner
+        if token[0] in (self.PATH, self.NORMALIZE, self.DOT):
+            return self.below(token[0])
+        return self.attribute()
+
+    def attribute(self) -> Test:
+        """``@name``, ``@*``, or ``@name`` compared with a string or a number."""
         given = self.take(self.ATTRIBUTE)[1:]
         comparison = self.peek()
         if given == "*":  # @*: the element has an attribute (compared with a value, it is left to lxml)
@@ -546,6 +656,116 @@ class _Predicate:
         test = _member(name, frozenset((value,)))
         self.equalities[id(test)] = (name, value)
         return test
+
+    def below(self, kind: int) -> Test:
+        """A path test, or a test of the element's own string value."""
+        if kind == self.PATH:
+            return self.reaching(self.union())
+        self.position += 1
+        operator_, value = self.string_comparison()
+        return _string_test(operator_, value, normalize=kind == self.NORMALIZE)
+
+    def union(self) -> str:
+        """``a | b/c[test] | ...``"""
+        paths = [self.take(self.PATH)]
+        while self.peek() == (self.PUNCT, "|"):
+            self.position += 1
+            paths.append(self.take(self.PATH))
+        return " | ".join(paths)
+
+    def parenthesised_union(self) -> str | None:
+        """``(a | b)[test]``, or None when the parenthesis groups tests."""
+        start = self.position
+        try:
+            self.take(self.PUNCT, "(")
+            union = self.union()
+            self.take(self.PUNCT, ")")
+        except _Unsupported:
+            self.position = start
+            return None
+        token = self.peek()
+        steps = ""
+        if token is not None and token[0] == self.STEPS:
+            steps = token[1]
+            self.position += 1
+        return f"({union}){steps}"
+
+    def string_comparison(self) -> tuple[str, str]:
+        """``= 'text'`` or ``!= 'text'`` (anything else is left to lxml)."""
+        comparison = self.peek()
+        if comparison not in ((self.PUNCT, "="), (self.PUNCT, "!=")):
+            raise _Unsupported(self.tokens)
+        self.position += 1
+        token = self.peek()
+        if token is None or token[0] not in (self.SINGLE, self.DOUBLE):
+            raise _Unsupported(self.tokens)
+        self.position += 1
+        return comparison[1], token[1]
+
+    def reaching(self, union: str) -> Test:
+        """A path test: it reaches an element (whose string value, when compared, is or is not the text)."""
+        comparison = self.peek()
+        compared = None
+        if comparison is not None and comparison[0] == self.PUNCT and comparison[1] in _COMPARE:
+            compared = self.string_comparison()
+        return _path_test(union, compared, tuple(sorted(self.namespaces.items())))
+
+
+@lru_cache(maxsize=1024)
+def _path_test(union: str, compared: tuple[str, str] | None, namespaces: tuple[tuple[str, str], ...]) -> Test:
+    """One test object per path test, so that ``P`` and ``not(P)`` (MODS names with and without a role) read an
+    element once: the test remembers its last element and answer (the element is held, so it is that node)."""
+    alternatives = _alternatives(union, dict(namespaces))
+    if any(attribute is not None for _, attribute in alternatives):
+        raise _Unsupported(union)
+    check = None if compared is None else _string_test(*compared, normalize=False)
+    paths = [tuple((tag, test) for tag, _, test in steps) for steps, _ in alternatives]
+    last: list[tuple[Any, bool]] = [(None, False)]
+
+    def test(element: etree._Element) -> bool:
+        seen, answer = last[0]
+        if seen is element:
+            return answer
+        answer = False
+        for path in paths:
+            if _reaches(element, path, 0, check):
+                answer = True
+                break
+        last[0] = (element, answer)
+        return answer
+
+    test.below = True  # type: ignore[attr-defined]
+    return test
+
+
+def _reaches(element: etree._Element, path: tuple[tuple[str, Test | None], ...], depth: int,
+             check: Test | None) -> bool:
+    """Whether ``path`` (from step ``depth``) leads from ``element`` to an element that passes ``check``."""
+    tag, test = path[depth]
+    last = depth + 1 == len(path)
+    for child in element.iterchildren(tag):
+        if test is not None and not test(child):
+            continue
+        if last:
+            if check is None or check(child):
+                return True
+        elif _reaches(child, path, depth + 1, check):
+            return True
+    return False
+
+
+def _string_test(operator_: str, value: str, normalize: bool) -> Test:
+    """The element's string value (with ``normalize``: XPath's normalize-space of it) is (``=``) or is not
+    (``!=``) ``value``."""
+    equal = operator_ == "="
+
+    def test(element: etree._Element) -> bool:
+        text = (element.text or "") if len(element) == 0 else "".join(element.itertext())
+        if normalize:
+            text = _XML_SPACE.sub(" ", text).strip(" ")
+        return (text == value) is equal
+
+    return test
 
 
 @lru_cache(maxsize=4096)

@@ -36,6 +36,16 @@ class Structured:
     properties: Mapping[str, Any]
 
 
+class Refused(Exception):
+    """A rule's value that refuses the record (``refuse``, ``refuse_terms``): the mapper maps nothing of it."""
+
+    def __init__(self, value: str, reason: str):
+        super().__init__(reason)
+        self.value = value
+        self.reason = reason
+        self.field = ""  # the mapper names it
+
+
 def label(value: Value) -> str:
     return value.label if isinstance(value, Structured) else value
 
@@ -99,8 +109,9 @@ class _Compiler:
 
     def _plain(self, spec: RuleSpec, self_text: bool) -> Rule:
         source = self._source(spec, self_text)
-        return _assembled(source, _value_steps(spec, self), _list_steps(spec), self._condition(spec.when),
+        rule = _assembled(source, _value_steps(spec, self), _list_steps(spec), self._condition(spec.when),
                           tuple(spec.default or ()))
+        return rule if spec.refuse is None and spec.refuse_terms is None else _refusing(rule, spec, self)
 
     def _each(self, spec: RuleSpec) -> Rule:
         items = self._expressions("each", [spec.each], self.paths.add_nodes)[0]
@@ -251,6 +262,25 @@ def _assembled(source: Rule, value_steps: list[ValueStep], list_steps: list[List
         return values or list(default)
 
     return rule
+
+
+def _refusing(rule: Rule, spec: RuleSpec, compiler: _Compiler) -> Rule:
+    """``rule``, raising :class:`Refused` when one of its values matches ``refuse`` or is a ``refuse_terms`` term."""
+    regex = None if spec.refuse is None else re.compile(spec.refuse)
+    vocabularies = [(name, compiler.vocabulary(name, "terms").terms) for name in spec.refuse_terms or ()]
+
+    def refusing(found: Any) -> list[Value]:
+        values = rule(found)
+        for value in values:
+            text = label(value)
+            if regex is not None and regex.search(text):
+                raise Refused(text, f"the profile refuses records whose value matches {spec.refuse!r}")
+            for name, terms in vocabularies:
+                if key(text) in terms:
+                    raise Refused(text, f"the profile refuses records with a value of vocabulary {name!r}")
+        return values
+
+    return refusing
 
 
 def _each_value(step: ValueStep, values: list[Value]) -> list[Value]:

@@ -40,7 +40,12 @@ def test_a_deliberate_difference_still_differs(parity, name):
 
 @pytest.mark.parametrize("name", HUBS)
 def test_a_hubs_records_fit_the_map_schema_and_index(parity, name, map_schema):
-    for result, _ in parity[name].mapped.values():
+    assertions = parity[name].data["assertions"]
+    refused = {a.get("record", a.get("fixture")) for a in assertions if a.get("refused")}  # as ingestion3 refuses them
+    for key, (result, _) in parity[name].mapped.items():
+        if key in refused:
+            assert result.record is None
+            continue
         assert result.record is not None, result.messages
         assert validate(result.record, map_schema, raise_errors=True)
         assert index_record(result.record)["id"] == result.record["id"]

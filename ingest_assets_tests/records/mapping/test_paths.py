@@ -106,7 +106,8 @@ def trees(draw, depth=0):
     for name in ATTRIBUTES:
         if draw(st.booleans()):
             element.set(name, draw(st.sampled_from(VALUES)))
-    element.text = draw(st.sampled_from([None, "", "\n"]) | st.integers(0, 999).map(" t{} ".format))  # order shows
+    element.text = draw(st.sampled_from([None, "", "\n", "x", " x ", "x \n y"])  # compared by tests
+                        | st.integers(0, 999).map(" t{} ".format))  # order shows
     if depth < 3:
         for child in draw(st.lists(trees(depth + 1) | st.just(etree.Comment("c")), max_size=4)):
             child.tail = draw(st.sampled_from([None, " "]) | st.integers(0, 999).map("tail{}".format))
@@ -114,20 +115,28 @@ def trees(draw, depth=0):
     return element
 
 
+relative_paths = st.lists(st.sampled_from(NAMES), min_size=1, max_size=2).map("/".join)
 predicates = st.recursive(
     st.sampled_from([*ATTRIBUTE_NAMES, "@*"])
     | st.builds("{}{}'{}'".format, st.sampled_from(ATTRIBUTE_NAMES), st.sampled_from(["=", "!="]), st.sampled_from(VALUES))
     | st.builds("{} {} {}".format, st.sampled_from(ATTRIBUTE_NAMES), st.sampled_from(["<", "<=", ">", ">=", "=", "!="]),
-                st.sampled_from(["5", "12", "0.5", "1000"])),
+                st.sampled_from(["5", "12", "0.5", "1000"]))
+    | relative_paths  # reads below the element: a path, or string values compared
+    | st.builds("{} {} '{}'".format, relative_paths | st.sampled_from([".", "normalize-space(.)"]),
+                st.sampled_from(["=", "!="]), st.sampled_from(["x", " x ", "x y", "x \n y"])),
     lambda inner: st.builds("not({})".format, inner)
     | st.builds("({})".format, inner)
-    | st.builds("{} {} {}".format, inner, st.sampled_from(["and", "or"]), inner),
+    | st.builds("{} {} {}".format, inner, st.sampled_from(["and", "or"]), inner)
+    | st.builds("{}[{}]".format, relative_paths, inner)
+    | st.builds("({} | {})[{}]".format, relative_paths, relative_paths, inner),
     max_leaves=4,
 )
 steps = st.builds(lambda name, tests: name + "".join(f"[{t}]" for t in tests),
                   st.sampled_from(NAMES), st.lists(predicates, max_size=2))
-alternatives = st.builds(lambda parts, attribute: "/".join(parts) + (f"/{attribute}" if attribute else ""),
-                         st.lists(steps, min_size=1, max_size=3), st.none() | st.sampled_from(ATTRIBUTE_NAMES))
+unions = st.builds(lambda first, second, tests: f"({first} | {second})" + "".join(f"[{t}]" for t in tests),
+                   steps, steps, st.lists(predicates, max_size=2))  # (a | b)[test]: only as the first step
+alternatives = st.builds(lambda first, parts, attribute: "/".join([first, *parts]) + (f"/{attribute}" if attribute else ""),
+                         steps | unions, st.lists(steps, max_size=2), st.none() | st.sampled_from(ATTRIBUTE_NAMES))
 expressions = st.lists(alternatives, min_size=1, max_size=3).map(" | ".join)
 
 

@@ -120,6 +120,25 @@ def test_conditions_on_another_element_or_attribute():
     assert found["extent"] is None  # a condition that fails gives nothing, not even the default
 
 
+def test_refuse_and_refuse_terms_refuse_the_record_for_one_value():
+    mapper = mapper_for(ProviderEntry("hub", {"mapping": "oai_dc", "mapping_overrides": {
+        **REQUIRED,
+        "rights": {"first_of": [{"xpath": "dc:rights"}, {"value": "Public domain"}], "refuse_terms": "gpo-excluded-rights"},
+        "type": {"xpath": "dc:type", "refuse": "(?i)^restricted"},
+    }}))
+    refused = mapper.map(oai_record("<dc:rights>Subscription required for access.</dc:rights>"))
+    assert refused.record is None and refused.failed
+    [message] = refused.messages
+    assert (message.kind, message.field, message.value) == ("invalid_value", "rights", "Subscription required for access.")
+    assert "vocabulary 'gpo-excluded-rights'" in message.reason
+    by_pattern = mapper.map(oai_record("<dc:type>Image</dc:type><dc:type>RESTRICTED item</dc:type>"))
+    assert by_pattern.record is None and by_pattern.messages[0].field == "type"
+    assert "'(?i)^restricted'" in by_pattern.messages[0].reason
+    kept = mapper.map(oai_record("<dc:rights>Open to all.</dc:rights><dc:type>Image</dc:type>")).record
+    assert kept["sourceResource"]["rights"] == ["Open to all."] and kept["sourceResource"]["type"] == ["Image"]
+    assert mapper.map(oai_record("")).record["sourceResource"]["rights"] == ["Public domain"]  # the default passes
+
+
 def test_tables_patterns_and_vocabularies():
     metadata = ("<dc:format>image/jpeg</dc:format><dc:format>Oil on canvas</dc:format><dc:format>Image</dc:format>"
                 "<dc:type>by</dc:type><dc:type>a statement</dc:type><dc:language>eng; fre</dc:language>"
@@ -230,6 +249,8 @@ def test_json_rules_iterate_values_with_sub_properties_and_conditions():
     ({"subject": {"xpath": "dc:subject", "replace": {"(": "x"}}}, "bad regex '(': missing )"),
     ({"subject": {"xpath": "dc:subject", "lookup": "marc-leader-formats", "unlisted": "maybe"}},
      "unlisted: Input should be 'drop' or 'keep'"),
+    ({"subject": {"xpath": "dc:subject", "refuse": "(x"}}, "bad regex '(x'"),
+    ({"subject": {"xpath": "dc:subject", "refuse_terms": "no-such-list"}}, "unknown vocabulary 'no-such-list'"),
 ])
 def test_every_construct_is_checked_when_the_overrides_are(override, needle):
     with pytest.raises(ConfigError) as caught:
