@@ -1,4 +1,5 @@
-"""Shared fixtures: real servers on 127.0.0.1 (moto S3, PostgreSQL, HTTP) and the shared fixtures folder."""
+"""Shared fixtures: real servers on 127.0.0.1 (moto S3, PostgreSQL, HTTP; OpenSearch, Elasticsearch, Fedora and
+Fuseki from Maven Central, once per session) and the shared fixtures folder."""
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ import pytest
 
 from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
+from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
+from ingest_assets_tests.support.servers import LiveServers, Server, Unavailable, maven
+from ingest_assets_tests.support.servers.fedora import start_fedora
+from ingest_assets_tests.support.servers.fuseki import start_fuseki
+from ingest_assets_tests.support.servers.search import start_elasticsearch, start_opensearch, without_asciifolding
 
 # slow or server-heavy groups a developer can deselect: pytest -m "not browser and not spark"
 GROUPS = {
@@ -25,7 +31,12 @@ GROUPS = {
     "postgres": "a private PostgreSQL server",
     "property": "Hypothesis property tests",
     "packaging": "builds the wheel and installs it into a fresh environment",
+    "live": "real servers from Maven Central (OpenSearch, Elasticsearch, Fedora, Fuseki) and the spark-avro jar",
 }
+# the fixtures that bring a live server (or a Maven Central artifact) into a test: such a test is marked ``live``
+LIVE_FIXTURES = {"opensearch_server", "elasticsearch_server", "fedora_server", "fuseki_server", "spark_avro_jar"}
+SEARCH_SERVERS = ("opensearch", "elasticsearch")
+SPARK_AVRO = "org.apache.spark:spark-avro_2.13:4.2.0"  # 4.3.0 is not on Central; the tests prove the pair works
 
 
 def pytest_configure(config) -> None:
@@ -52,10 +63,73 @@ def pytest_collection_modifyitems(items) -> None:
             "postgres": "pg_url" in names,
             "property": getattr(getattr(item, "obj", None), "is_hypothesis_test", False),
             "packaging": item.path.name == "test_wheel.py",
+            "live": bool(names & LIVE_FIXTURES),
         }
         for name, applies in marks.items():
             if applies:
                 item.add_marker(name)
+
+
+@pytest.fixture(scope="session")
+def live_servers() -> Iterator[LiveServers]:
+    """Every live server of the session, started when a test first needs it, stopped at the end."""
+    servers = LiveServers({"opensearch": start_opensearch, "elasticsearch": start_elasticsearch,
+                           "fedora": start_fedora, "fuseki": start_fuseki})
+    yield servers
+    servers.stop_all()
+
+
+def _live(servers: LiveServers, name: str) -> Server:
+    """The running server, or a skip (a failure in CI) saying why it could not be fetched or started."""
+    try:
+        return servers.get(name)
+    except Unavailable as err:
+        require(False, f"live {name} server unavailable: {err}")
+        raise
+
+
+@pytest.fixture(scope="session")
+def opensearch_server(live_servers) -> Server:
+    return _live(live_servers, "opensearch")
+
+
+@pytest.fixture(scope="session")
+def elasticsearch_server(live_servers) -> Server:
+    return _live(live_servers, "elasticsearch")
+
+
+@pytest.fixture(scope="session")
+def fedora_server(live_servers) -> Server:
+    """Fedora 6.1: ``url`` is the REST root; ``facts["user"]``/``facts["password"]`` a ``fedoraAdmin``."""
+    return _live(live_servers, "fedora")
+
+
+@pytest.fixture(scope="session")
+def fuseki_server(live_servers) -> Server:
+    """Fuseki 5.6: ``url`` is the TDB2 dataset ``/ds`` (query, update, Graph Store at ``/ds/data``)."""
+    return _live(live_servers, "fuseki")
+
+
+@pytest.fixture(params=SEARCH_SERVERS)
+def search_server(request) -> Iterator[FakeElasticsearch]:
+    """Each live search server behind the recording proxy (``.url`` to connect to; ``.calls``, ``.fail_next``,
+    ``.fail_items``, ``.before_next`` and ``.raw`` to assert and inject); indices the test created are deleted
+    after it. On Elasticsearch the proxy takes ``asciifolding`` out of created indices' analyzers: its test
+    distribution lacks the module that provides it (the one difference from what the project sends)."""
+    server = request.getfixturevalue(f"{request.param}_server")
+    proxy = FakeElasticsearch(server.url, index_body=without_asciifolding if request.param == "elasticsearch" else None)
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture(scope="session")
+def spark_avro_jar() -> Path:
+    """spark-avro from Maven Central (for Spark's ``avro`` data source)."""
+    try:
+        return maven(SPARK_AVRO)
+    except Unavailable as err:
+        require(False, f"spark-avro unavailable: {err}")
+        raise
 
 
 @pytest.fixture(scope="session")

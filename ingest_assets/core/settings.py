@@ -18,6 +18,7 @@ from ingest_assets.core.errors import ConfigError
 AVRO_CODECS = ("null", "deflate", "snappy", "bzip2", "xz", "zstandard", "lz4")
 ENGINES = ("in-process", "spark", "auto")
 CHANGE_FEED_CAPABILITIES = ("repository", "datasets", "linked_data")  # publish their changes as resource sets
+SEARCH_PRODUCTS = {"elasticsearch": "Elasticsearch", "opensearch": "OpenSearch"}  # INGEST_SEARCH scheme prefixes
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,14 @@ class Settings:
     def fedora_auth(self) -> tuple[str, str] | None:
         """``(FEDORA_USER, FEDORA_PASSWORD)`` when a Fedora user is set."""
         return (self.fedora_user, self.secret("FEDORA_PASSWORD") or "") if self.fedora_user else None
+
+
+def is_search_server(target: str) -> bool:
+    """Whether ``INGEST_SEARCH`` names a search server (``http(s)://``, or with a product prefix:
+    ``opensearch+https://``, ``elasticsearch+http://``) rather than the embedded index's directory."""
+    scheme, sep, _ = target.partition("://")
+    product, _, transport = scheme.rpartition("+")
+    return bool(sep) and transport in ("http", "https") and product in ("", *SEARCH_PRODUCTS)
 
 
 def _day(name: str, value: str) -> date:

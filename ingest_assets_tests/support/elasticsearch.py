@@ -8,7 +8,10 @@ then do ``_search`` and ``_count`` see writes), ``_search`` (``match_all``, ``si
 ``term``, ``range``, ``bool`` filters; ``sort`` with ``search_after``; ``min``/``max`` aggregations; points
 in time) and the alias APIs. Every request is recorded; failures are injected per request or per bulk item.
 With ``upstream`` (a live cluster's URL) every request is forwarded there instead, so the same assertions
-on requests hold against a real cluster.
+on requests hold against a real cluster; the injected failures are then the faults a real server cannot be
+made to produce on cue (a 429 rejection of one bulk item or one request, a 5xx of one request).
+``index_body`` rewrites an index-creation body on its way upstream (the recorded request stays as the client
+sent it): Elasticsearch's test distribution needs the ``asciifolding`` filter swapped out.
 """
 
 from __future__ import annotations
@@ -97,8 +100,10 @@ def _strings(value) -> list[str]:
 class FakeElasticsearch:
     """The recording server; ``url`` is its address, ``indices`` and ``aliases`` its state."""
 
-    def __init__(self, upstream: str | None = None):
+    def __init__(self, upstream: str | None = None, index_body: Callable[[dict], dict] | None = None):
         self.upstream = urlsplit(upstream) if upstream else None
+        self.index_body = index_body
+        self.headers = dict(HEADERS)  # of every answer made here: in upstream mode, the server's own
         self.requests: list[Recorded] = []
         self.indices: dict[str, dict] = {}
         self.aliases: dict[str, set[str]] = {}
@@ -190,7 +195,7 @@ class FakeElasticsearch:
                     script[4] -= 1
                     if not script[4]:
                         self._scripted.remove(script)
-                    return script[2], dict(HEADERS), json.dumps(script[3]).encode()
+                    return script[2], dict(self.headers), json.dumps(script[3]).encode()
             if path.endswith("/_bulk") and any(f[2] > 0 for f in self._item_failures.values()):
                 return self._bulk_with_failures(method, target, headers, body)
             return self._dispatch(method, target, headers, body)
@@ -223,13 +228,15 @@ class FakeElasticsearch:
                                    "error": failure[1]}})
             else:
                 items.append(next(answered))
-        return 200, dict(HEADERS), json.dumps({"errors": True, "took": 2, "items": items}).encode()
+        return 200, dict(self.headers), json.dumps({"errors": True, "took": 2, "items": items}).encode()
 
     def _forward(self, method, target, headers, body) -> tuple[int, dict, bytes]:
         up = self.upstream
         conn_class = http.client.HTTPSConnection if up.scheme == "https" else http.client.HTTPConnection
         conn = conn_class(up.hostname, up.port, timeout=60)
         sent = {k: v for k, v in headers.items() if k.lower() not in ("host", "content-length", "connection")}
+        if self.index_body and method == "PUT" and body and re.fullmatch(r"/[^/_][^/?]*", urlsplit(target).path):
+            body = json.dumps(self.index_body(json.loads(body))).encode()
         if up.username:
             sent["Authorization"] = "Basic " + base64.b64encode(f"{up.username}:{up.password or ''}".encode()).decode()
         conn.request(method, target, body=body or None, headers=sent)
@@ -237,6 +244,8 @@ class FakeElasticsearch:
         data = response.read()
         conn.close()
         kept = {k: v for k, v in response.getheaders() if k.lower() in ("content-type", "x-elastic-product")}
+        if response.status == 200 and "content-type" in {k.lower() for k in kept}:
+            self.headers = kept
         return response.status, kept, data
 
     # --- the in-memory model ---------------------------------------------------------------------

@@ -8,7 +8,7 @@ from ingest_assets.defs.records.counts import record_counts
 from ingest_assets.defs.records.parquet import parquet_asset
 from ingest_assets.defs.records.refresh import refresh_sensor
 from ingest_assets.defs.records.search import search_assets
-from ingest_assets.core.settings import Settings
+from ingest_assets.core.settings import Settings, is_search_server
 
 
 def build_defs(settings: Settings, partitions: dg.MultiPartitionsDefinition) -> dg.Definitions:
@@ -17,7 +17,7 @@ def build_defs(settings: Settings, partitions: dg.MultiPartitionsDefinition) -> 
         selection=dg.AssetSelection.groups(RECORDS),
         description="Harvest, map, enrich and index one provider for one day.",
     )
-    search_kind = "elasticsearch" if settings.search.startswith(("http://", "https://")) else "sqlite"
+    search_kind = "elasticsearch" if is_search_server(settings.search) else "sqlite"
     return dg.Definitions(
         assets=[*record_assets(partitions), *search_assets(partitions, search_kind), parquet_asset(partitions), record_counts],
         asset_checks=quality_checks(partitions),

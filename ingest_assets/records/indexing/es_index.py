@@ -1,5 +1,6 @@
-"""Elasticsearch search index (official ``elasticsearch`` 9 client): alias-swapped full builds and
-incremental bulk upserts/deletes, with 429 back-off and per-document failures counted, not fatal."""
+"""Search index on an Elasticsearch or OpenSearch server (one client API: :mod:`ingest_assets.core.search_clients`):
+alias-swapped full builds and incremental bulk upserts/deletes, with 429 back-off and per-document failures
+counted, not fatal."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ MAPPING = "search-dpla-map4-mapping.json"
 
 
 class ElasticsearchIndex(SearchIndex):
-    """Search index on an Elasticsearch cluster; ``alias`` is what readers query."""
+    """Search index on an Elasticsearch or OpenSearch cluster; ``alias`` is what readers query."""
 
     def __init__(
         self,
@@ -56,8 +57,6 @@ class ElasticsearchIndex(SearchIndex):
             max_retries=3,
             retry_on_timeout=True,
             retry_on_status=(502, 503, 504),
-            retry_backoff_base=min(initial_backoff, 1.0),
-            retry_backoff_cap=max_backoff,
         )
 
     def close(self) -> None:
@@ -167,7 +166,7 @@ class ElasticsearchIndex(SearchIndex):
     def _translated(self, action: str, alias: str, reading: bool = False):
         """Client errors as FetchError; for a read, a missing index is an IngestError naming the alias."""
         try:
-            with translated(f"{action} of {alias!r}", self.url):
+            with translated(f"{action} of {alias!r}", self._client):
                 yield
         except FetchError as err:
             if reading and isinstance(err.__cause__, NotFoundError):

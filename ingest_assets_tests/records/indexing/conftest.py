@@ -1,30 +1,25 @@
-"""Fixtures for indexing tests: the recording fake Elasticsearch (or a proxy to ELASTICSEARCH_URL, so the same
-tests assert the same request bodies against a real cluster) and MAPRecords built from DPLA fixtures."""
+"""Fixtures for indexing tests: each live search server behind the recording proxy (the root conftest's
+``search_server``: the tests assert the request bodies while OpenSearch and Elasticsearch answer) and MAPRecords
+built from DPLA fixtures."""
 
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from ingest_assets_tests.support.elasticsearch import REJECTED_REQUEST, FakeElasticsearch
+from ingest_assets_tests.support.elasticsearch import REJECTED_REQUEST
 
 BUILD_TIME = datetime(2026, 11, 22, 3, 0, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=["fake", "live"])
-def es(request):
-    """A recording Elasticsearch endpoint: the in-memory model, or a proxy to ELASTICSEARCH_URL."""
-    upstream = os.environ.get("ELASTICSEARCH_URL")
-    if request.param == "live" and not upstream:
-        pytest.skip("ELASTICSEARCH_URL is not set")
-    fake = FakeElasticsearch(upstream if request.param == "live" else None)
-    yield fake
-    fake.close()
+@pytest.fixture
+def es(search_server):
+    """The recording proxy in front of OpenSearch, then Elasticsearch."""
+    return search_server
 
 
 @pytest.fixture

@@ -1,0 +1,117 @@
+"""A recording HTTP proxy on 127.0.0.1 in front of a live server, so that tests assert the exact requests a
+client sends while a real server answers them.
+
+It forwards each request with the client's ``Host`` header, so the server builds the URLs it hands out
+(Fedora's ``Location`` and transaction URLs) for the proxy, and the client's next requests come back through it.
+Two test controls, neither of which changes what the server itself does: :meth:`inject` answers matching
+requests with a fault instead of forwarding them (each caller says which fault a real server cannot be made to
+produce), and :meth:`before` runs an action just before a matching request is forwarded (another client's write
+landing at that moment, sent to the server directly).
+"""
+
+from __future__ import annotations
+
+import http.client
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "te", "upgrade"}
+
+
+@dataclass
+class Exchange:
+    method: str
+    path: str  # as sent: percent-escapes kept, query string removed
+    query: str
+    headers: dict[str, str]
+    body: bytes
+    status: int | None = None
+
+
+class RecordingProxy:
+    def __init__(self, upstream: str):
+        parts = urlsplit(upstream)
+        self.upstream_host, self.upstream_port = parts.hostname, parts.port or 80
+        self.requests: list[Exchange] = []
+        self._injected: list[list] = []  # [method, path, status, body, headers, times left]
+        self._hooks: list[tuple[str, str, Callable[[], object]]] = []
+        self._lock = threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def relay(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                status, headers, payload = proxy.handle(self.command, self.path, dict(self.headers.items()), body)
+                self.send_response(status)
+                for name, value in headers:
+                    if name.lower() not in HOP_BY_HOP:
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(payload)
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = relay
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def inject(self, method: str, path: str, status: int, body: bytes = b"", headers: dict | None = None,
+               times: int = 1) -> None:
+        """Answer the next ``times`` requests whose method and path fully match these regular expressions with
+        ``status`` instead of forwarding them."""
+        with self._lock:
+            self._injected.append([method, path, status, body, dict(headers or {}), times])
+
+    def before(self, method: str, path: str, action: Callable[[], object]) -> None:
+        """Run ``action`` once, when the next matching request arrives, before it is forwarded."""
+        with self._lock:
+            self._hooks.append((method, path, action))
+
+    def calls(self, method: str = ".*", path: str = ".*") -> list[Exchange]:
+        return [r for r in self.requests if re.fullmatch(method, r.method) and re.fullmatch(path, r.path)]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def handle(self, method: str, target: str, headers: dict[str, str], body: bytes):
+        path, _, query = target.partition("?")
+        exchange = Exchange(method, path, query, headers, body)
+        with self._lock:
+            self.requests.append(exchange)
+            hooks = [h for h in self._hooks if re.fullmatch(h[0], method) and re.fullmatch(h[1], path)]
+            self._hooks = [h for h in self._hooks if h not in hooks]
+            injected = next((i for i in self._injected if re.fullmatch(i[0], method) and re.fullmatch(i[1], path)),
+                            None)
+            if injected:
+                injected[5] -= 1
+                if not injected[5]:
+                    self._injected.remove(injected)
+        if injected:
+            exchange.status = injected[2]
+            return injected[2], list(injected[4].items()), injected[3]
+        for _, _, action in hooks:
+            action()
+        conn = http.client.HTTPConnection(self.upstream_host, self.upstream_port, timeout=120)
+        try:
+            sent = {k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP}
+            conn.request(method, target, body=body or None, headers=sent)
+            response = conn.getresponse()
+            payload = response.read()
+        finally:
+            conn.close()
+        exchange.status = response.status
+        return response.status, response.getheaders(), payload
