@@ -1,11 +1,10 @@
-"""ResourceSync fixtures: a source world (files + index + server + publisher), the reference client and the
-fake Elasticsearch of :mod:`ingest_assets_tests.support.elasticsearch`."""
+"""ResourceSync fixtures: a source world (files + index + server + publisher) and the reference client (the live
+search servers come from the root conftest's ``search_server``)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,7 +19,6 @@ from ingest_assets.resourcesync.sql_index import SqlResourceIndex
 from ingest_assets.core.sql import make_engine
 from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support import resync as support_resync
-from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 
@@ -122,13 +120,6 @@ def tree():
 def resync():
     """``resync(workdir, *args)`` runs the resync package's ``resync-sync`` client and returns its output."""
     return support_resync.resync_sync
-
-
-@pytest.fixture
-def fake_es() -> Iterator[FakeElasticsearch]:
-    fake = FakeElasticsearch()
-    yield fake
-    fake.close()
 
 
 @pytest.fixture

@@ -1,10 +1,9 @@
-"""The Elasticsearch backend at the HTTP boundary (fake server: exact requests, real-shaped answers), and
-live when ELASTICSEARCH_URL is set; it gives the same documents as the embedded backend."""
+"""The Elasticsearch/OpenSearch backend at the HTTP boundary: exact requests through the recording proxy, answered
+by each live search server (``search_server``); it gives the same documents as the embedded backend."""
 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -57,9 +56,10 @@ def events(index, t0: datetime) -> None:
     event("docs/r1.pdf", "updated", t0 + timedelta(days=1, hours=2), length=2002, md5="c" * 32)
 
 
-def test_indices_are_created_with_the_schema_mappings(fake_es):
-    ElasticsearchResourceIndex(fake_es.url)
-    assert [(r.method, r.path) for r in fake_es.requests] == [
+def test_indices_are_created_with_the_schema_mappings(search_server):
+    ElasticsearchResourceIndex(search_server.url)
+    assert [(r.method, r.path) for r in search_server.requests] == [
+        ("GET", "/"),  # which product answers (OpenSearch or Elasticsearch): asked once per client
         ("HEAD", "/resourcesync-resource"),
         ("PUT", "/resourcesync-resource"),
         ("HEAD", "/resourcesync-change"),
@@ -67,34 +67,37 @@ def test_indices_are_created_with_the_schema_mappings(fake_es):
         ("HEAD", "/resourcesync-resourcelist"),
         ("PUT", "/resourcesync-resourcelist"),
     ]
-    for kind, create in zip(("resource", "change", "resourcelist"), fake_es.requests[1::2], strict=True):
+    for kind, create in zip(("resource", "change", "resourcelist"), search_server.requests[2::2], strict=True):
         assert create.json() == json.loads((SCHEMAS / f"resourcesync-{kind}.json").read_text())
-    resource = fake_es.indices["resourcesync-resource"]["mappings"]
+    mappings = {kind: search_server.raw("GET", f"/resourcesync-{kind}/_mapping")[1][f"resourcesync-{kind}"]["mappings"]
+                for kind in ("resource", "change", "resourcelist")}
+    resource = mappings["resource"]
     assert set(resource) == {"_meta", "dynamic", "properties"}  # no mapping type level
     props = resource["properties"]
     assert props["resource_set"] == {"type": "keyword"}
     assert props["location"]["type"] == props["ln"]["type"] == props["ln"]["properties"]["href"]["type"] == "nested"
     assert props["timestamp"]["type"] == "date" and props["length"]["type"] == "long"
-    change = fake_es.indices["resourcesync-change"]["mappings"]["properties"]
+    change = mappings["change"]["properties"]
     assert {change[k]["type"] for k in ("datetime", "listed", "timestamp", "lastmod")} == {"date"}
-    resource_list = fake_es.indices["resourcesync-resourcelist"]["mappings"]["properties"]
+    resource_list = mappings["resourcelist"]["properties"]
     assert resource_list == {"resource_set": {"type": "keyword"}, "at": change["datetime"]}
     assert not any(v.get("type") in ("string", "text") for v in {**props, **change}.values())
 
-    fake_es.requests.clear()
-    ElasticsearchResourceIndex(fake_es.url)  # existing indices are left alone
-    assert [(r.method, r.path) for r in fake_es.requests] == [
+    search_server.requests.clear()
+    ElasticsearchResourceIndex(search_server.url)  # existing indices are left alone
+    assert [(r.method, r.path) for r in search_server.requests] == [
+        ("GET", "/"),
         ("HEAD", "/resourcesync-resource"),
         ("HEAD", "/resourcesync-change"),
         ("HEAD", "/resourcesync-resourcelist"),
     ]
 
 
-def test_index_created_meanwhile_by_another_process_is_fine(fake_es):
-    ElasticsearchResourceIndex(fake_es.url)
-    fake_es.fail_next("HEAD", "/resourcesync-resource", 404, {})  # missing, then PUT answers "already exists"
-    ElasticsearchResourceIndex(fake_es.url)
-    assert [(r.method, r.path) for r in fake_es.requests[-4:]] == [
+def test_index_created_meanwhile_by_another_process_is_fine(search_server):
+    ElasticsearchResourceIndex(search_server.url)
+    search_server.fail_next("HEAD", "/resourcesync-resource", 404, {})  # missing, then PUT answers "already exists"
+    ElasticsearchResourceIndex(search_server.url)
+    assert [(r.method, r.path) for r in search_server.requests[-4:]] == [
         ("HEAD", "/resourcesync-resource"),
         ("PUT", "/resourcesync-resource"),
         ("HEAD", "/resourcesync-change"),
@@ -102,14 +105,14 @@ def test_index_created_meanwhile_by_another_process_is_fine(fake_es):
     ]
 
 
-def test_each_event_is_one_bulk_request_with_both_documents(fake_es, t0):
-    index = ElasticsearchResourceIndex(fake_es.url)
-    fake_es.requests.clear()
+def test_each_event_is_one_bulk_request_with_both_documents(search_server, t0):
+    index = ElasticsearchResourceIndex(search_server.url)
+    search_server.requests.clear()
     change = record_event(index, RS, "/srv/set1/a.txt", "created", t0, t0, length=3, md5="d" * 32, timestamp=RECORDED)
     at_request = ("GET", "/resourcesync-resourcelist/_doc/set1", {}, None)  # real time: no refresh needed
-    assert [(r.method, r.path, r.params, r.json()) for r in fake_es.requests[::2]] == [at_request, at_request]
-    assert len(fake_es.requests) == 3
-    method, path, body = fake_es.requests[1].method, fake_es.requests[1].path, fake_es.requests[1].json()
+    assert [(r.method, r.path, r.params, r.json()) for r in search_server.requests[::2]] == [at_request, at_request]
+    assert len(search_server.requests) == 3
+    method, path, body = search_server.requests[1].method, search_server.requests[1].path, search_server.requests[1].json()
     resource = {
         "resource_set": "set1",
         "location": {"type": "rel_path", "value": "a.txt"},
@@ -146,7 +149,7 @@ def test_each_event_is_one_bulk_request_with_both_documents(fake_es, t0):
 
     # a Resource List taken at 12:00, then the deletion observed at 10:00 is recorded
     index.start_resource_list("set1", "2026-01-05T12:00:00.000Z")
-    [put] = fake_es.requests[-1:]
+    [put] = search_server.requests[-1:]
     assert (put.method, put.path, put.json()) == (
         "PUT",
         "/resourcesync-resourcelist/_doc/set1",
@@ -154,7 +157,7 @@ def test_each_event_is_one_bulk_request_with_both_documents(fake_es, t0):
     )
     deleted = record_event(index, RS, "a.txt", "deleted", None, t0 + timedelta(hours=1), timestamp=RECORDED)
     assert (deleted["datetime"], deleted["listed"]) == ("2026-01-05T10:00:00.000Z", "2026-01-05T12:00:00.000Z")
-    assert fake_es.requests[-2].json() == [
+    assert search_server.requests[-2].json() == [
         {"delete": {"_index": "resourcesync-resource", "_id": resource_id}},
         {"create": {"_index": "resourcesync-change", "_id": deleted["change_id"]}},
         deleted,
@@ -162,31 +165,35 @@ def test_each_event_is_one_bulk_request_with_both_documents(fake_es, t0):
     # a replayed deletion after a later Resource List: 404 for the resource, 409 for the change; both mean
     # "already done", and the change is kept as first recorded
     index.start_resource_list("set1", "2026-01-05T13:00:00.000Z")
-    fake_es.requests.clear()
+    search_server.requests.clear()
     replayed = record_event(index, RS, "a.txt", "deleted", None, t0 + timedelta(hours=1), timestamp=RECORDED)
-    assert replayed == deleted and len(fake_es.indices["resourcesync-change"]["docs"]) == 2
-    assert [(r.method, r.path) for r in fake_es.requests] == [
+    sent = [(r.method, r.path) for r in search_server.requests]
+    search_server.raw("POST", "/resourcesync-change/_refresh")
+    assert replayed == deleted and search_server.raw("GET", "/resourcesync-change/_count")[1]["count"] == 2
+    assert sent == [
         ("GET", "/resourcesync-resourcelist/_doc/set1"),
         ("PUT", "/_bulk"),
         ("GET", f"/resourcesync-change/_doc/{deleted['change_id']}"),
     ]
 
 
-def test_change_is_listed_after_a_resource_list_that_started_while_it_was_written(fake_es, t0):
+def test_change_is_listed_after_a_resource_list_that_started_while_it_was_written(search_server, t0):
     """No transactions: a Resource List can start between reading its predecessor's ``at`` and the bulk
     write, and read before the write is visible. The change is then listed again, at the new ``at``."""
-    index = ElasticsearchResourceIndex(fake_es.url)
+    index = ElasticsearchResourceIndex(search_server.url)
     index.start_resource_list("set1", "2026-01-05T12:00:00.000Z")
     # a publisher's start_resource_list lands just before the bulk request
-    fake_es.before_next("PUT|POST", "/_bulk", lambda: ElasticsearchResourceIndex(fake_es.url).start_resource_list(
+    search_server.before_next("PUT|POST", "/_bulk", lambda: ElasticsearchResourceIndex(search_server.url).start_resource_list(
         "set1", "2026-01-05T13:00:00.000Z"))
-    fake_es.requests.clear()
+    search_server.requests.clear()
     change = record_event(index, RS, "b.txt", "created", t0, t0, length=1, timestamp=RECORDED)
     assert change["listed"] == "2026-01-05T13:00:00.000Z" and change["datetime"] == "2026-01-05T09:00:00.000Z"
-    assert fake_es.indices["resourcesync-change"]["docs"][change["change_id"]] == change
-    assert [(r.method, r.path) for r in fake_es.requests if r.method != "HEAD"] == [
+    assert search_server.raw("GET", f"/resourcesync-change/_doc/{change['change_id']}")[1]["_source"] == change
+    search_server.requests.pop()
+    assert [(r.method, r.path) for r in search_server.requests if r.method != "HEAD"] == [
         ("GET", "/resourcesync-resourcelist/_doc/set1"),
         ("PUT", "/_bulk"),
+        ("GET", "/"),  # the publisher's client asks which product answers
         ("PUT", "/resourcesync-resourcelist/_doc/set1"),  # the publisher's
         ("GET", "/resourcesync-resourcelist/_doc/set1"),
         ("PUT", f"/resourcesync-change/_doc/{change['change_id']}"),
@@ -196,9 +203,9 @@ def test_change_is_listed_after_a_resource_list_that_started_while_it_was_writte
     assert [c["listed"] for c in index.changes("set1")] == ["2026-01-05T13:00:00.000Z"]
 
 
-def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(fake_es, t0):
-    index = ElasticsearchResourceIndex(fake_es.url)
-    fake_es.fail_items([resource_id("set1", {"type": "rel_path", "value": "a.txt"})])  # the resource document: a 429
+def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(search_server, t0):
+    index = ElasticsearchResourceIndex(search_server.url)
+    search_server.fail_items([resource_id("set1", {"type": "rel_path", "value": "a.txt"})])  # the resource document: a 429
     with pytest.raises(IngestError, match="es_rejected_execution_exception") as err:
         record_event(index, RS, "a.txt", "created", t0, t0)
     assert err.value.retryable and err.value.record == "a.txt" and err.value.provider == "set1"
@@ -211,12 +218,12 @@ def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(f
         },
         "status": 503,
     }
-    fake_es.fail_next("PUT|POST", "/_bulk", 503, unavailable)  # retried by the client, then fine
+    search_server.fail_next("PUT|POST", "/_bulk", 503, unavailable)  # retried by the client, then fine
     record_event(index, RS, "b.txt", "created", t0, t0)
-    fake_es.fail_next("PUT|POST", "/_bulk", 503, unavailable, times=4)
+    search_server.fail_next("PUT|POST", "/_bulk", 503, unavailable, times=4)
     with pytest.raises(FetchError) as err:
         record_event(index, RS, "c.txt", "created", t0, t0)
-    assert err.value.status == 503 and err.value.retryable and fake_es.url in str(err.value)
+    assert err.value.status == 503 and err.value.retryable and search_server.url in str(err.value)
 
     bad = {
         "error": {
@@ -226,23 +233,25 @@ def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(f
         },
         "status": 400,
     }
-    fake_es.fail_next("POST|GET", "/_search", 400, bad)
+    search_server.fail_next("POST|GET", "/_search", 400, bad)
     with pytest.raises(FetchError, match="400") as err:
         list(index.changes("set1"))
     assert not err.value.retryable
-    last = fake_es.requests[-1]
-    assert (last.method, last.path) == ("DELETE", "/_pit") and not fake_es.pits  # the point in time is closed
+    last = search_server.requests[-1]
+    assert last.method == "DELETE" and last.path in ("/_pit", "/_search/point_in_time")  # each server's name
+    stats = search_server.raw("GET", "/_nodes/stats/indices/search")[1]["nodes"].values()
+    assert sum(node["indices"]["search"]["open_contexts"] for node in stats) == 0  # the point in time is closed
 
 
-def test_errors_name_the_server_without_its_password(fake_es, t0):
+def test_errors_name_the_server_without_its_password(search_server, t0):
     password = "pw-" + uuid.uuid4().hex
-    index = ElasticsearchResourceIndex(fake_es.url.replace("://", f"://elastic:{password}@"))
+    index = ElasticsearchResourceIndex(search_server.url.replace("://", f"://elastic:{password}@"))
     refusal = {"type": "document_parsing_exception", "reason": "[1:42] failed to parse field [length] of type [long]"}
-    fake_es.fail_items([resource_id("set1", {"type": "rel_path", "value": "a.txt"})], status=400, error=refusal)
+    search_server.fail_items([resource_id("set1", {"type": "rel_path", "value": "a.txt"})], status=400, error=refusal)
     with pytest.raises(IngestError, match="document_parsing_exception") as refused:
         record_event(index, RS, "a.txt", "created", t0, t0)
     full = {"error": {"type": "cluster_block_exception", "reason": "disk usage exceeded"}, "status": 503}
-    fake_es.fail_next("PUT|POST", "/_bulk", 503, full, times=4)
+    search_server.fail_next("PUT|POST", "/_bulk", 503, full, times=4)
     with pytest.raises(FetchError, match="HTTP 503 cluster_block_exception: disk usage exceeded") as unavailable:
         record_event(index, RS, "b.txt", "created", t0, t0)
     assert unavailable.value.status == 503 and unavailable.value.retryable
@@ -267,8 +276,8 @@ def _publish_all(index, tmp: Path, t0: datetime) -> dict[str, bytes]:
     return {key: storage.read_bytes(key) for key in storage.list_keys()}
 
 
-def test_embedded_and_elasticsearch_give_the_same_documents(fake_es, tmp_path, t0):
-    es = ElasticsearchResourceIndex(fake_es.url, page=2)  # small pages: search_after paging is exercised
+def test_embedded_and_elasticsearch_give_the_same_documents(search_server, tmp_path, t0):
+    es = ElasticsearchResourceIndex(search_server.url, page=2)  # small pages: search_after paging is exercised
     sql = SqlResourceIndex(make_engine(f"sqlite:///{tmp_path}/index.sqlite3"))
     for index in (es, sql):
         events(index, t0)
@@ -281,7 +290,7 @@ def test_embedded_and_elasticsearch_give_the_same_documents(fake_es, tmp_path, t
     assert ours == theirs
     assert len([k for k in ours if "/changelist/" in k]) == 3  # six changes on day one, three on day two
     assert b'change="deleted" datetime="2026-01-06T10:00:00.250Z"' in b"".join(ours.values())
-    searches = [r.json() for r in fake_es.requests if r.path == "/_search"]
+    searches = [r.json() for r in search_server.requests if r.path == "/_search"]
     assert searches[0]["sort"] == [
         {"location.value": {"order": "asc", "nested": {"path": "location"}}},
         {"location.type": {"order": "asc", "nested": {"path": "location"}}},
@@ -305,8 +314,8 @@ def _late_history(index, tmp: Path, t0: datetime) -> tuple[list[dict], dict[str,
     return list(index.changes("set1")), {key: storage.read_bytes(key) for key in storage.list_keys()}
 
 
-def test_late_events_are_listed_after_the_publish_alike_in_both_backends(fake_es, tmp_path, t0):
-    es = ElasticsearchResourceIndex(fake_es.url, page=2)
+def test_late_events_are_listed_after_the_publish_alike_in_both_backends(search_server, tmp_path, t0):
+    es = ElasticsearchResourceIndex(search_server.url, page=2)
     sql = SqlResourceIndex(make_engine(f"sqlite:///{tmp_path}/index.sqlite3"))
     changes, published = _late_history(sql, tmp_path / "sql", t0)
     assert _late_history(es, tmp_path / "es", t0) == (changes, published)
@@ -320,22 +329,6 @@ def test_late_events_are_listed_after_the_publish_alike_in_both_backends(fake_es
     assert b'<rs:md capability="changelist" from="2026-01-08T09:00:00Z"' in late
     assert b'<lastmod>2026-01-08T08:30:00Z</lastmod><rs:md change="updated" datetime="2026-01-08T09:00:00Z"' in late
     assert b'/docs/r4.pdf</loc><rs:md change="deleted" datetime="2026-01-08T09:00:00Z"/>' in late
-
-
-@pytest.mark.skipif(not os.environ.get("ELASTICSEARCH_URL"), reason="ELASTICSEARCH_URL not set")
-def test_live_elasticsearch_gives_the_same_documents(tmp_path, t0):
-    prefix = f"rs-test-{uuid.uuid4().hex[:8]}"
-    es = ElasticsearchResourceIndex(os.environ["ELASTICSEARCH_URL"], prefix=prefix, page=2)
-    try:
-        sql = SqlResourceIndex(make_engine(f"sqlite:///{tmp_path}/index.sqlite3"))
-        for index in (es, sql):
-            events(index, t0)
-        es.refresh()
-        assert list(es.resources("set1")) == list(sql.resources("set1"))
-        assert _publish_all(es, tmp_path / "es", t0) == _publish_all(sql, tmp_path / "sql", t0)
-    finally:
-        es.client.indices.delete(index=[es.resource_index, es.change_index])  # no wildcards: destructive_requires_name
-        es.close()
 
 
 def test_postgresql_tables_give_the_same_documents(pg_url, tmp_path, t0):

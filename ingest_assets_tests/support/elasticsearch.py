@@ -105,6 +105,7 @@ class FakeElasticsearch:
         self.index_body = index_body
         self.headers = dict(HEADERS)  # of every answer made here: in upstream mode, the server's own
         self.requests: list[Recorded] = []
+        self.created: set[str] = set()  # indices created through this server (deleted upstream on close)
         self.indices: dict[str, dict] = {}
         self.aliases: dict[str, set[str]] = {}
         self.pits: dict[str, dict[str, dict]] = {}
@@ -174,8 +175,8 @@ class FakeElasticsearch:
 
     def close(self) -> None:
         if self.upstream:  # remove every index the tests created on the live cluster
-            for request in self.calls("PUT", r"/[^/_][^/]*"):
-                self.raw("DELETE", request.path + "?ignore_unavailable=true")
+            for name in sorted(self.created):
+                self.raw("DELETE", f"/{name}?ignore_unavailable=true")
         self.server.shutdown()
         self.server.server_close()
 
@@ -185,6 +186,8 @@ class FakeElasticsearch:
         path, params = split.path, {k: v[-1] for k, v in parse_qs(split.query).items()}
         with self._lock:
             self.requests.append(Recorded(method, path, params, body))
+            if method == "PUT" and re.fullmatch(r"/[^/_][^/]*", path):
+                self.created.add(path[1:])
             hooks = [h for h in self._hooks if re.fullmatch(h[0], method) and re.fullmatch(h[1], path)]
             self._hooks = [h for h in self._hooks if h not in hooks]
         for _, _, action in hooks:
