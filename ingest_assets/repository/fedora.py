@@ -1,7 +1,7 @@
 """Fedora 6 REST backend: LDP containers with DC/K2N/RELS-EXT triples, ``fcr:tx``.
 
 * object ``<pid>`` lives at ``<base>/<pid, %-escaped>`` as an RDF source (Turtle); ``<base>`` may be the REST root
-  or any container below it;
+  or any container below it; relations name ``info:fedora/<pid>``, which Fedora serves back as ``<root>/<pid>``;
 * its Best_Quality_URI is one of its triples (``k2n:Best_Quality_URI``), not external content: Fedora fetches
   external content when it is attached and refuses any URL its ``fcrepo.external.content.allowed`` list does not
   name, so a provider's links would make the repository server call out to provider hosts;
@@ -148,7 +148,8 @@ class FedoraRepository(Repository):
 
     def get(self, pid: str) -> RepositoryObject:
         _, _, body = self.call("GET", self.object_url(pid), {"Accept": "text/turtle"})
-        return RepositoryObject.from_turtle(body, pid)
+        root = self.transaction_endpoint().removesuffix("/fcr:tx")
+        return RepositoryObject.from_turtle(body, pid, pid_prefixes=(f"{root}/",))
 
     def exists(self, pid: str) -> bool:
         try:

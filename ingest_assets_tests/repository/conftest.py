@@ -1,19 +1,24 @@
-"""Fakes at the HTTP boundary for the repository tests: a TemplateParameterIndex and a Fedora 6 server."""
+"""The repository tests' servers: a fake TemplateParameterIndex (the service is a wiki extension with no
+distribution to run) and the live Fedora 6.1 behind the recording proxy."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
+import uuid
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, unquote
+from types import SimpleNamespace
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import requests
 from lxml import etree
 
-CONFLICT = b"Unable to complete operation. Resource is being modified in another transaction"
+from ingest_assets.core.http import HttpClient
+from ingest_assets.repository.fedora import FedoraRepository
+from ingest_assets_tests.support.servers.proxy import RecordingProxy
+
 FIXED = ("Harvested", "Modified", "TemplateName", "BaseURL", "PageName")
 
 
@@ -80,139 +85,24 @@ def template_index(http_server):
     app.release.set()
 
 
-class FakeFedora:
-    """Stateful Fedora 6 fake: LDP resources, tombstones, fcr:tx with Atomic-ID; logs raw requests."""
-
-    def __init__(self):
-        self.base = ""
-        self.resources: dict[str, dict] = {}
-        self.tombstones: set[str] = set()
-        self.transactions: dict[str, dict] = {}
-        self.locks: dict[str, str] = {}
-        self.requests: list[tuple[str, str, dict[str, str]]] = []
-        self.inject: dict[tuple[str, str], int] = {}  # (method, raw path) -> status to answer once
-        self.etags = itertools.count(1)
-        self.lock = threading.Lock()
-
-    def expire(self, tx: str) -> None:
-        """What Fedora does to a transaction nobody commits (Atomic-Expires passed): roll it back."""
-        with self.lock:
-            self.transactions[tx]["open"] = False
-            for key in [k for k, v in self.locks.items() if v == tx]:
-                del self.locks[key]
-
-    def view(self, tx: str | None):
-        if tx is None:
-            return self.resources, self.tombstones
-        state = self.transactions[tx]
-        return state["resources"], state["tombstones"]
-
-    def handle(self, method: str, raw_path: str, headers: dict[str, str], body: bytes):
-        self.requests.append((method, raw_path, headers))
-        if (method, raw_path) in self.inject:
-            status = self.inject.pop((method, raw_path))
-            texts = {409: CONFLICT,
-                     412: b"", 500: b"Internal Server Error"}
-            return status, {"Content-Type": "text/plain"}, texts.get(status, b"")
-        path = unquote(raw_path)
-        if path == "/rest/fcr:tx" and method == "POST":
-            tx = f"{self.base}/rest/fcr:tx/{len(self.transactions) + 1}"
-            self.transactions[tx] = {"resources": {k: dict(v) for k, v in self.resources.items()},
-                                     "tombstones": set(self.tombstones), "open": True, "touched": set()}
-            return 201, {"Location": tx, "Atomic-Expires": "Sun, 22 Nov 2026 03:00:00 GMT"}, b""
-        if path.startswith("/rest/fcr:tx/"):
-            tx = f"{self.base}{path}"
-            state = self.transactions.get(tx)
-            if state is None:
-                return 404, {}, b""
-            if not state["open"]:
-                return 410, {}, b""
-            if method == "PUT":
-                self.resources, self.tombstones = state["resources"], state["tombstones"]
-            if method in ("PUT", "DELETE"):
-                state["open"] = False
-                for key in [k for k, v in self.locks.items() if v == tx]:
-                    del self.locks[key]
-            return 204, {"Atomic-Expires": "Sun, 22 Nov 2026 03:00:00 GMT"}, b""
-        tx = headers.get("Atomic-ID")
-        if tx is not None and not self.transactions.get(tx, {}).get("open"):
-            return 409, {}, b"Transaction is closed"
-        resources, tombstones = self.view(tx)
-        target = path.removesuffix("/fcr:tombstone")
-        if method in ("PUT", "DELETE"):
-            owner = self.locks.get(target)
-            if owner is not None and owner != tx:
-                return 409, {"Content-Type": "text/plain"}, CONFLICT
-            if tx is not None:
-                self.locks[target] = tx
-        gone = {"Link": f'<{self.base}{raw_path}/fcr:tombstone>; rel="hasTombstone"'}
-        if path.endswith("/fcr:tombstone"):
-            if method != "DELETE":
-                return 405, {}, b""
-            if target not in tombstones:
-                return 404, {}, b""
-            tombstones.discard(target)
-            return 204, {}, b""
-        if target in tombstones:
-            return 410, gone, b"Discovered tombstone resource at " + target.encode()
-        found = resources.get(target)
-        if method in ("GET", "HEAD"):
-            if found is None:
-                return 404, {}, b""
-            payload = found["body"] if method == "GET" else b""
-            return 200, {"ETag": found["etag"], "Content-Type": found["type"]}, payload
-        if method == "PUT":
-            if found is not None and headers.get("If-Match") not in (None, "*", found["etag"]):
-                return 412, {}, b""
-            resources[target] = {"etag": f'W/"{next(self.etags)}"', "body": body,
-                                 "type": headers.get("Content-Type", ""), "link": headers.get("Link", "")}
-            return (204 if found else 201), {"ETag": resources[target]["etag"]}, b""
-        if method == "DELETE":
-            if found is None:
-                return 404, {}, b""
-            for key in [k for k in resources if k == target or k.startswith(target + "/")]:
-                del resources[key]
-            tombstones.add(target)
-            return 204, {}, b""
-        return 405, {}, b""
-
-
-def _handler(fake: FakeFedora):
-    class Handler(BaseHTTPRequestHandler):
-        def _serve(self):
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            keep = ("Atomic-ID", "If-Match", "Link", "Content-Type", "Prefer", "Accept")
-            headers = {k: self.headers[k] for k in keep if self.headers.get(k) is not None}
-            with fake.lock:
-                status, out, payload = fake.handle(self.command, self.path, headers, body)
-            self.send_response(status)
-            for key, value in out.items():
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(payload)
-
-        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _serve
-
-        def log_message(self, *args):
-            pass
-
-    return Handler
-
-
 @pytest.fixture
-def fake_fedora() -> Iterator[tuple[FakeFedora, str]]:
-    """``(fake, base_url)`` with the REST root at ``<base>/rest``."""
-    fake = FakeFedora()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    server.daemon_threads = True
-    fake.base = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    yield fake, f"{fake.base}/rest"
-    server.shutdown()
-    server.server_close()
+def fedora(fedora_server) -> Iterator[SimpleNamespace]:
+    """The live Fedora behind the recording proxy: ``proxy`` (requests as sent, answers' status and headers),
+    ``base`` (a fresh container below the REST root, not created: objects of one test never meet another's),
+    ``root`` (the REST root's path), ``repo`` (a :class:`FedoraRepository` on ``base`` as ``fedoraAdmin``) and
+    ``direct`` (a requests session straight to Fedora: another client)."""
+    proxy = RecordingProxy(fedora_server.url)
+    root = urlsplit(fedora_server.url).path
+    base = f"{proxy.url}{root}/test-{uuid.uuid4().hex[:12]}"
+    auth = (fedora_server.facts["user"], fedora_server.facts["password"])
+    http = HttpClient(allow_private=True, retries=0)
+    http.session.auth = auth
+    direct = requests.Session()
+    direct.auth = auth
+    yield SimpleNamespace(proxy=proxy, base=base, root=root, repo=FedoraRepository(base, http), direct=direct,
+                          server=fedora_server.url.removesuffix(root))
+    proxy.close()
+    direct.close()
 
 
 THALICTRUM = {

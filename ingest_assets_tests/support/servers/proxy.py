@@ -15,7 +15,7 @@ import http.client
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -30,6 +30,7 @@ class Exchange:
     headers: dict[str, str]
     body: bytes
     status: int | None = None
+    reply: dict[str, str] = field(default_factory=dict)  # the answer's headers
 
 
 class RecordingProxy:
@@ -113,5 +114,5 @@ class RecordingProxy:
             payload = response.read()
         finally:
             conn.close()
-        exchange.status = response.status
+        exchange.status, exchange.reply = response.status, dict(response.getheaders())
         return response.status, response.getheaders(), payload
