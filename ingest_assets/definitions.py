@@ -28,7 +28,7 @@ def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
         "record_io_manager": RecordIOManager(storage=storage),
         "record_engine": RecordEngineResource.from_settings(settings),
         "search": SearchIndexResource(target=settings.search),
-        "triplestore": TripleStoreResource(location=settings.triplestore),
+        "triplestore": TripleStoreResource.from_settings(settings),
         "repository": RepositoryResource.from_settings(settings),
         "resourcesync": ResourceSyncResource.from_settings(settings, sql),
     }

@@ -33,8 +33,11 @@ GROUPS = {
     "packaging": "builds the wheel and installs it into a fresh environment",
     "live": "real servers from Maven Central (OpenSearch, Elasticsearch, Fedora, Fuseki) and the spark-avro jar",
 }
-# the fixtures that bring a live server (or a Maven Central artifact) into a test: such a test is marked ``live``
-LIVE_FIXTURES = {"opensearch_server", "elasticsearch_server", "fedora_server", "fuseki_server", "spark_avro_jar"}
+# a test is marked ``live`` when it uses one of these fixtures (a live server or a Maven Central artifact), or is
+# a parametrization naming a live server (fixtures that pick their server with request.getfixturevalue)
+LIVE_FIXTURES = {"live_servers", "opensearch_server", "elasticsearch_server", "fedora_server", "fuseki_server",
+                 "search_server", "spark_avro_jar"}
+LIVE_PARAMS = {"opensearch", "elasticsearch", "fedora", "fuseki"}
 SEARCH_SERVERS = ("opensearch", "elasticsearch")
 SPARK_AVRO = "org.apache.spark:spark-avro_2.13:4.2.0"  # 4.3.0 is not on Central; the tests prove the pair works
 
@@ -63,11 +66,16 @@ def pytest_collection_modifyitems(items) -> None:
             "postgres": "pg_url" in names,
             "property": getattr(getattr(item, "obj", None), "is_hypothesis_test", False),
             "packaging": item.path.name == "test_wheel.py",
-            "live": bool(names & LIVE_FIXTURES),
+            "live": bool(names & LIVE_FIXTURES) or bool(LIVE_PARAMS & set(_params(item))),
         }
         for name, applies in marks.items():
             if applies:
                 item.add_marker(name)
+
+
+def _params(item) -> list:
+    callspec = getattr(item, "callspec", None)
+    return [v for v in callspec.params.values() if isinstance(v, str)] if callspec else []
 
 
 @pytest.fixture(scope="session")
