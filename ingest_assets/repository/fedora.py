@@ -89,17 +89,26 @@ class FedoraRepository(Repository):
         self.http = http
         self._tx_endpoint: str | None = None
 
+    def _create_base(self) -> None:
+        try:
+            self.call("PUT", self.base_url, {"Link": BASIC_CONTAINER})
+        except Conflict:
+            pass  # created meanwhile by another process
+
     def transaction_endpoint(self) -> str:
-        """The ``fcr:tx`` endpoint the REST root advertises, looked for from ``base_url`` upwards (once)."""
+        """The ``fcr:tx`` endpoint the REST root advertises, looked for from ``base_url`` upwards (once); a base
+        container that does not exist yet is created on the way."""
         if self._tx_endpoint is None:
             parts = urlsplit(self.base_url)
             segments = parts.path.rstrip("/").split("/")
+            missing_base = False
             while True:
                 url = urlunsplit((parts.scheme, parts.netloc, "/".join(segments) or "/", "", ""))
                 try:
                     _, headers, _ = self.call("HEAD", url)
-                except ObjectNotFound:  # a base container not created yet: its parent may be the root
+                except ObjectNotFound:
                     headers = {}
+                    missing_base = missing_base or url == self.base_url
                 endpoint = _link(headers.get("Link", ""), TRANSACTION_ENDPOINT)
                 if endpoint:
                     self._tx_endpoint = endpoint.rstrip("/")
@@ -108,6 +117,8 @@ class FedoraRepository(Repository):
                     raise RepositoryError(f"no Fedora REST root at or above {self.base_url} advertises a "
                                           "transaction endpoint", file=self.base_url)
                 segments.pop()
+            if missing_base:  # made now, so that the base container lists its objects
+                self._create_base()
         return self._tx_endpoint
 
     def object_url(self, pid: str) -> str:

@@ -53,17 +53,21 @@ def test_create_exact_requests_at_a_base_below_the_root(fedora):
     opened = fedora.proxy.calls("POST")[0]
     transaction = tx_path(opened)
     assert sent(fedora) == [
-        ("HEAD", base_path), ("HEAD", fedora.root),  # looking for the root's transaction endpoint
+        ("HEAD", base_path), ("HEAD", fedora.root),  # the root advertises the transaction endpoint
+        ("PUT", base_path),  # the base container, created where it was missing
         ("POST", f"{fedora.root}/fcr:tx"), ("HEAD", path), ("PUT", path), ("PUT", transaction)]
     assert opened.status == 201 and transaction.startswith(f"{fedora.root}/fcr:tx/")
     requests = fedora.proxy.requests
-    assert all(r.headers.get(TX_HEADER) == opened.reply["Location"] for r in requests[3:5])
-    create = requests[4].headers
-    assert create["Content-Type"] == TURTLE and requests[4].status == 201
+    assert requests[2].status == 201 and TX_HEADER not in requests[2].headers
+    assert all(r.headers.get(TX_HEADER) == opened.reply["Location"] for r in requests[4:6])
+    create = requests[5].headers
+    assert create["Content-Type"] == TURTLE and requests[5].status == 201
     assert create["Link"] == '<http://www.w3.org/ns/ldp#BasicContainer>; rel="type"'
     assert create["Prefer"] == 'handling=lenient; received="minimal"'
     assert "If-Match" not in create
-    assert TX_HEADER not in requests[5].headers and requests[5].status == 204
+    assert TX_HEADER not in requests[6].headers and requests[6].status == 204
+    listing = fedora.direct.get(fedora.server + base_path, headers={"Accept": "application/n-triples"}, timeout=10)
+    assert f"<http://www.w3.org/ns/ldp#contains> <{fedora.server}{path.replace('%3A', ':')}>" in listing.text
     stored = fedora.direct.get(fedora.server + path, headers={"Accept": TURTLE}, timeout=10)
     assert stored.status_code == 200 and "Thalictrum in Mitteleuropa" in stored.text
     # the Best_Quality_URI is a triple of the object, not external content Fedora would have to fetch
