@@ -16,6 +16,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pytest
 
+from ingest_assets.records.engines.spark_avro import SPARK_AVRO_PACKAGE
 from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
 from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
@@ -39,7 +40,6 @@ LIVE_FIXTURES = {"live_servers", "opensearch_server", "elasticsearch_server", "f
                  "search_server", "spark_avro_jar"}
 LIVE_PARAMS = {"opensearch", "elasticsearch", "fedora", "fuseki"}
 SEARCH_SERVERS = ("opensearch", "elasticsearch")
-SPARK_AVRO = "org.apache.spark:spark-avro_2.13:4.2.0"  # 4.3.0 is not on Central; the tests prove the pair works
 
 
 def pytest_configure(config) -> None:
@@ -134,7 +134,7 @@ def search_server(request) -> Iterator[FakeElasticsearch]:
 def spark_avro_jar() -> Path:
     """spark-avro from Maven Central (for Spark's ``avro`` data source)."""
     try:
-        return maven(SPARK_AVRO)
+        return maven(SPARK_AVRO_PACKAGE)
     except Unavailable as err:
         require(False, f"spark-avro unavailable: {err}")
         raise
