@@ -214,6 +214,21 @@ def _opensearch_transport(server: _Server):
     return OpenSearch([server.url], **options).transport
 
 
+def _with_port(url: str) -> str:
+    """``url`` with its scheme's default port written out: the Elasticsearch client wants one (AWS endpoints and
+    servers behind a proxy are often named without). Not for opensearch-py: a port in the URL would go into the
+    ``Host`` header, and a SigV4 signature is made for the host without it."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return url  # a malformed port: the client's own error says so
+    if port is not None or not parts.hostname:
+        return url
+    netloc = f"{parts.netloc}:{443 if parts.scheme == 'https' else 80}"
+    return parts._replace(netloc=netloc).geturl()
+
+
 def aws_endpoint(url: str) -> tuple[str, str] | None:
     """``(region, service)`` of an AWS OpenSearch Service (``es``) or Serverless (``aoss``) endpoint URL."""
     found = _AWS_HOST.search(urlsplit(url).hostname or "")
@@ -241,7 +256,7 @@ def connect(url: str, **options) -> SearchClient:
     }
     server = _Server(plain, redacted(plain), known, aws, transport_options)
     try:
-        return SearchClient(plain, _server=server, **options)
+        return SearchClient(_with_port(plain), _server=server, **options)
     except ValueError as err:  # the client's message quotes the URL, credentials included
         raise ConfigError(f"invalid search server URL: {str(err).replace(plain, shown)}", file=shown) from None
 
