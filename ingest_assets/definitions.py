@@ -6,7 +6,7 @@ import warnings
 
 import dagster as dg
 
-from ingest_assets.defs import datasets, linked_data, records, repository, resourcesync
+from ingest_assets.defs import datasets, linked_data, operations, records, repository, resourcesync
 from ingest_assets.defs.records.io_managers import RecordIOManager
 from ingest_assets.defs.providers import registry_partitions_sensor
 from ingest_assets.defs.records.partitions import record_partitions
@@ -24,7 +24,7 @@ def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     return {
         "storage": storage,
         "sql": sql,
-        "registry": RegistryResource(path=str(settings.registry_path)),
+        "registry": RegistryResource.keeping_copies_in(str(settings.registry_path), storage),
         "record_io_manager": RecordIOManager(storage=storage),
         "record_engine": RecordEngineResource.from_settings(settings),
         "search": SearchIndexResource(target=settings.search),
@@ -63,6 +63,7 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
             repository.build_defs(settings),
             datasets.build_defs(settings),
             resourcesync.build_defs(partitions),
+            operations.build_defs(settings),
         )
 
 

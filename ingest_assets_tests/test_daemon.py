@@ -11,6 +11,7 @@ import sys
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
+from importlib.resources import files
 from pathlib import Path
 
 import dagster as dg
@@ -27,6 +28,7 @@ from ingest_assets.storage import LocalStorage, layout
 from ingest_assets_tests.support import stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
+WORKSPACE = str(files("ingest_assets.cli").joinpath("workspace.yaml"))  # the code location `ingest-assets ui` starts
 BIN = Path(sys.executable).parent
 YESTERDAY = datetime.now(timezone.utc).date() - timedelta(days=1)
 RECORD_ASSETS = ("original_records", "mapped_records", "enriched_records", "indexed_records", "search_index", "resourcesync_changes")
@@ -62,7 +64,7 @@ def daemon(tmp_path, pg_url):
            "INGEST_HOME": str(tmp_path / "ingest"), "INGEST_REGISTRY": str(registry),
            "INGEST_PARTITION_START": (YESTERDAY - timedelta(days=10)).isoformat(), "DAGSTER_TELEMETRY_DISABLED": "1"}
     log = open(tmp_path / "daemon.log", "wb")
-    process = subprocess.Popen([str(BIN / "dagster-daemon"), "run", "-w", "workspace.yaml"], cwd=ROOT, env=env,
+    process = subprocess.Popen([str(BIN / "dagster-daemon"), "run", "-w", WORKSPACE], cwd=ROOT, env=env,
                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     os.environ["DAGSTER_POSTGRES_URL"] = env["DAGSTER_POSTGRES_URL"]
     try:
@@ -96,7 +98,7 @@ def test_refresh_and_backfill_run_by_themselves_on_postgres(daemon):
 
     # `dagster job backfill` launches one run per day itself (no backfill policy on that path)
     submitted = subprocess.run(
-        [str(BIN / "dagster"), "job", "backfill", "-w", "workspace.yaml", "-j", "record_pipeline", "--noprompt",
+        [str(BIN / "dagster"), "job", "backfill", "-w", WORKSPACE, "-j", "record_pipeline", "--noprompt",
          "--partitions", ",".join(keys)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )

@@ -43,7 +43,7 @@ def test_everything_automatic_starts_running_and_runs_in_one_process(tmp_path):
         for name in (
             "registry_partitions_sensor", "repository_harvesting_sensor", "repository_verification_sensor",
             "dataset_requests_sensor", "linked_data_void_sensor", "default_automation_condition_sensor",
-            "record_refresh_sensor",
+            "record_refresh_sensor", "registry_health_sensor", "hub_status_sensor", "failure_sensor",
         )
     }
     assert {s.name: s.default_status for s in repository.schedule_defs} == {
@@ -71,7 +71,8 @@ def test_settings_choose_the_first_day_and_each_capability_its_providers(tmp_pat
 
 def test_quality_checks_are_partitioned_like_their_assets(tmp_path):
     defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
-    checks = {spec.name: spec for checks in defs.asset_checks for spec in checks.check_specs}
+    checks = {spec.name: spec for checks in defs.asset_checks for spec in checks.check_specs
+              if spec.asset_key != dg.AssetKey("provider_registry")}  # the registry's own check: not partitioned
     assert set(checks) == {"harvest_count_drop", "mapping_failure_rate", "harvest_reconciles", "mapping_reconciles",
                            "indexing_reconciles"}
     for spec in checks.values():
@@ -106,3 +107,13 @@ def test_a_sensor_gets_the_resourcesync_index_in_the_database_of_the_sql_resourc
     with dg.build_sensor_context(resources=shared_resources(settings)) as context:
         assert records_an_event(context).skip_message == "a.txt"
     assert (tmp_path / "ingest.sqlite3").is_file()
+
+
+def test_record_steps_retry_as_the_readme_says(tmp_path):
+    """README: retried up to 3 times, 30 s, 90 s and 210 s after each failure (no jitter). These are the delays
+    Dagster computes from the policy each record asset carries."""
+    defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
+    for asset in ("original_records", "mapped_records", "enriched_records", "indexed_records"):
+        policy = defs.resolve_assets_def(asset).node_def.retry_policy
+        assert policy.max_retries == 3 and policy.jitter is None, asset
+        assert [policy.calculate_delay(attempt) for attempt in (1, 2, 3)] == [30, 90, 210], asset

@@ -1,4 +1,4 @@
-"""dagster.yaml loads as an instance and carries the per-provider run limits the code relies on."""
+"""The shipped dagster.yaml loads as an instance and carries the per-provider run limits the code relies on."""
 
 import shutil
 from pathlib import Path
@@ -8,10 +8,11 @@ import dagster as dg
 from ingest_assets.defs.linked_data.sensors import PROVIDER_TAG
 
 ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "ingest_assets" / "cli" / "dagster.yaml"  # written into $INGEST_HOME/dagster by the commands
 
 
 def test_instance_yaml_limits_one_run_per_provider(tmp_path):
-    shutil.copy(ROOT / "dagster.yaml", tmp_path / "dagster.yaml")
+    shutil.copy(SHIPPED, tmp_path / "dagster.yaml")
     with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
         limits = {limit["key"]: limit for limit in instance.get_concurrency_config().run_queue_config.tag_concurrency_limits}
     assert limits["dagster/partition/provider"]["limit"] == 1
@@ -21,7 +22,7 @@ def test_instance_yaml_limits_one_run_per_provider(tmp_path):
 def test_production_instance_keeps_everything_in_postgres_with_the_same_limits(tmp_path, pg_url, monkeypatch):
     import yaml
 
-    development, production = (yaml.safe_load((ROOT / name).read_text()) for name in ("dagster.yaml", "deploy/postgres/dagster.yaml"))
+    development, production = (yaml.safe_load(path.read_text()) for path in (SHIPPED, ROOT / "deploy/postgres/dagster.yaml"))
     assert production["concurrency"] == development["concurrency"]
     shutil.copy(ROOT / "deploy" / "postgres" / "dagster.yaml", tmp_path / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_POSTGRES_URL", pg_url.replace("+psycopg:", "+psycopg2:"))

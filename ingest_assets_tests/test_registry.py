@@ -42,6 +42,7 @@ def test_shipped_registry_and_its_commented_examples_load():
     assert examples["maryland"].settings.harvest.sets == ["mdlc"]
     assert examples["maryland"].settings.mapping_overrides == {"dataProvider": {"value": "Maryland State Archives"}}
     assert examples["k2n"].require("repository").default_language == "de"
+    assert examples["minnesota"].settings.enrichment.skip == ["strip_ending_period"]
 
 
 @pytest.mark.parametrize(
@@ -59,14 +60,65 @@ def test_shipped_registry_and_its_commented_examples_load():
 def test_bad_entries_name_the_entry_and_file(tmp_path, text, message):
     path = tmp_path / "registry.yaml"
     path.write_text(text)
-    with pytest.raises(ConfigError) as err:
-        load_registry(path)
-    assert message in str(err.value) and str(path) in str(err.value)
+    error = problem_of(path)
+    assert message in str(error) and str(path) in str(error)
+
+
+def problem_of(path) -> ConfigError:
+    """The one problem of a registry file: raised while loading it (the file), else its one refused entry."""
+    try:
+        registry = load_registry(path)
+    except ConfigError as exc:
+        return exc
+    [problem] = registry.problems.values()
+    return problem
+
+
+def test_a_refused_entry_stops_only_itself(tmp_path):
+    path = tmp_path / "registry.yaml"
+    path.write_text(f"good: {{harvest: {OAI}}}\nbad: {{harvest: {{type: oai, endpoint: 'https://h.org/oai', metadataprefix: mods}}}}\n"
+                    "lod: {void: 'https://x.org/void.ttl'}\nBad-Name: {}\n")
+    registry = load_registry(path)
+    assert sorted(registry) == ["good", "lod"] and registry.providers_of("records") == ["good"]
+    assert sorted(registry.problems) == ["Bad-Name", "bad"] and "bad" not in registry and "good" in registry
+    with pytest.raises(ConfigError, match="registry key 'bad.harvest.metadataprefix': unknown key") as refused:
+        registry["bad"]
+    assert refused.value.provider == "bad" and refused.value.file == str(path)
+    with pytest.raises(ConfigError, match="provider 'nope' is not in the registry") as unknown:
+        registry["nope"]
+    assert unknown.value.hint == "known providers: good, lod"
+
+
+class Kept:
+    def __init__(self):
+        self.text = None
+
+    def read(self):
+        return self.text
+
+    def write(self, text):
+        self.text = text
+
+
+def test_a_file_that_stops_parsing_runs_on_its_last_good_copy(tmp_path):
+    path, kept = tmp_path / "registry.yaml", Kept()
+    path.write_text(f"good: {{harvest: {OAI}}}\n")
+    assert sorted(load_registry(path, kept)) == ["good"] and kept.text == path.read_text()
+    path.write_text("good: {harvest: [unclosed\n")
+    fallback = load_registry(path, kept)
+    assert sorted(fallback) == ["good"] and fallback.source == str(path)
+    assert "registry is not valid YAML" in str(fallback.stale) and "line 2" in str(fallback.stale)
+    path.unlink()
+    assert "registry file not found" in str(load_registry(path, kept).stale)
+    with pytest.raises(ConfigError, match="registry file not found"):
+        load_registry(path)  # no copy kept: the error itself
+    path.write_text("- not a mapping\n")
+    assert "must map provider names" in str(load_registry(path, kept).stale)
 
 
 def test_bad_block_and_unknown_provider():
     with pytest.raises(ConfigError, match="registry key 'cdl.harvest': Input should be a valid dictionary"):
-        parse_registry(yaml.safe_load("cdl: {harvest: oai}"), "r.yaml")
+        parse_registry(yaml.safe_load("cdl: {harvest: oai}"), "r.yaml")["cdl"]
     registry = parse_registry(yaml.safe_load(f"cdl: {{harvest: {OAI}}}"), "r.yaml")
     with pytest.raises(ConfigError, match="provider 'nope' is not in the registry"):
         registry["nope"]
@@ -119,10 +171,9 @@ def test_every_key_has_a_type_and_errors_name_entry_key_and_file(tmp_path, text,
     """A quoted "false" was read as true (allow_private on!), 'lots' raised a bare ValueError at first use."""
     path = tmp_path / "registry.yaml"
     path.write_text(text + "\n")
-    with pytest.raises(ConfigError) as caught:
-        load_registry(path)
-    assert message in str(caught.value) and str(path) in str(caught.value)
-    assert caught.value.provider == text.split(":")[0] and caught.value.file == str(path)
+    caught = problem_of(path)
+    assert message in str(caught) and str(path) in str(caught)
+    assert caught.provider == text.split(":")[0] and caught.file == str(path)
 
 
 def test_the_documented_keys_load_with_yaml_types():
@@ -161,3 +212,16 @@ def test_settings_defaults_and_overrides(tmp_path):
     assert s3.storage_url == "s3://bucket/hub" and s3.partition_start == date(2024, 5, 1)
     with pytest.raises(ConfigError, match="INGEST_PARTITION_START"):
         Settings.from_env({"INGEST_PARTITION_START": "May 2024"})
+
+
+def test_enrichment_block_is_typed():
+    registry = parse_registry(yaml.safe_load(
+        "mdl: {enrichment: {skip: [strip_ending_period, cleanup_ending_punctuation], dates: parse_date}}\n"
+        "cdl: {mapping: cdl}"), "r.yaml")
+    settings = registry["mdl"].settings.enrichment
+    assert settings.skip == ["strip_ending_period", "cleanup_ending_punctuation"] and settings.dates == "parse_date"
+    assert registry["cdl"].settings.enrichment.skip == [] and registry["cdl"].settings.enrichment.dates == "date_builder"
+    for bad, key in (("{skip: [strip_periods]}", "mdl.enrichment.skip"), ("{skip: dates}", "mdl.enrichment.skip"),
+                     ("{dates: edtf}", "mdl.enrichment.dates"), ("{keep: [title]}", "mdl.enrichment.keep")):
+        with pytest.raises(ConfigError, match=f"registry key '{re.escape(key)}'"):
+            parse_registry(yaml.safe_load(f"mdl: {{enrichment: {bad}}}"), "r.yaml")["mdl"]  # refused: asking raises

@@ -1,12 +1,18 @@
-"""The three ways the platform is used, in headless Chromium against ``dagster dev`` (webserver + daemon):
-materialize one partition from the UI, launch a 3-date backfill from the UI, and a provider added to the
-registry file refreshed with nobody clicking. Each final state is saved as a screenshot in the test's folder."""
+"""The README's UI steps, in headless Chromium against ``ingest-assets ui`` (``dagster dev``: webserver + daemon):
+materialize one partition from the UI, launch a 3-date backfill from the asset group, a provider added to the
+registry file refreshed with nobody clicking while a misspelt entry beside it stops only itself (its check red),
+the operator's tables (record_counts over the days with data, hub_status per provider), and the status page the
+daemon wrote after the runs, opened as people would (served by the ResourceSync server). Each final state is
+saved as a screenshot in the test's folder."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
 import subprocess
+import threading
 import sys
 import time
 from datetime import datetime, timedelta, timezone
@@ -14,14 +20,13 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-import requests
 
 from ingest_assets.demo.oai_server import serve_in_thread
 from ingest_assets.demo.samples import sample_records
+from ingest_assets.resourcesync.server import ResourceSyncApp, make_app_server
 from ingest_assets.storage import LocalStorage, layout
-from ingest_assets_tests.support import free_port, require, stop_group
+from ingest_assets_tests.support import free_port, require, stop_group, wait_for_ui
 
-ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -82,26 +87,16 @@ def hub(tmp_path_factory):
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster"), "INGEST_HOME": str(tmp_path / "ingest"),
            "INGEST_REGISTRY": str(registry), "INGEST_PARTITION_START": (YESTERDAY - timedelta(days=20)).isoformat(),
            "DAGSTER_TELEMETRY_DISABLED": "1"}
-    process = subprocess.Popen(
-        [str(Path(sys.executable).parent / "dagster"), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "dagster-dev.log", "wb"), start_new_session=True,
+    process = subprocess.Popen(  # the README's command
+        [str(Path(sys.executable).parent / "ingest-assets"), "ui", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "dagster-dev.log", "wb"), start_new_session=True,
     )
     hub.base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(f"dagster dev exited: {(tmp_path / 'dagster-dev.log').read_text()[-2000:]}")
-            try:
-                if requests.get(f"{hub.base}/server_info", timeout=2).ok:
-                    break
-            except requests.ConnectionError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("dagster dev did not start within 120 s")
+        wait_for_ui(hub.base, process, log=tmp_path / "dagster-dev.log")  # a loaded 2-core machine: up to 300 s
         yield hub
     finally:
-        stop_group(process)
+        stop_group(process, timeout=120, sig=signal.SIGINT)  # Ctrl-C, as a person stops it (ui waits for dagster dev)
         oai.shutdown()
 
 
@@ -187,26 +182,35 @@ def test_backfill_three_dates_from_the_ui(hub, page, tmp_path):
     page.screenshot(path=str(tmp_path / "backfill.png"))
 
 
-def test_a_provider_added_to_the_registry_refreshes_itself(hub, page, tmp_path):
-    hub.registry.write_text(hub.registry.read_text() + hub.provider("river", "{cron: '* * * * *'}"))
+def test_a_provider_added_to_the_registry_refreshes_itself_beside_a_misspelt_one(hub, page, tmp_path):
+    misspelt = "typo: {harvest: {type: oai, endpoint: 'https://example.org/oai', metadataprefix: mods}}\n"
+    hub.registry.write_text(hub.registry.read_text() + hub.provider("river", "{cron: '* * * * *'}") + misspelt)
     (run,) = hub.wait_runs("refresh the new provider", 1, **{"ingest/trigger": "refresh"})
     assert run.dagster_run.status == dg.DagsterRunStatus.SUCCESS
     assert run.dagster_run.tags["dagster/partition"] == f"{YESTERDAY.isoformat()}|river"
     assert layout.latest_output(hub.storage, "river", "indexing", YESTERDAY)
     _open(page, f"{hub.base}/runs", lambda p: p.get_by_text("record_pipeline"))
     page.screenshot(path=str(tmp_path / "refreshed.png"))
+    # the misspelt entry is red on the registry's check, naming entry, key and file
+    _open(page, f"{hub.base}/assets/provider_registry?view=checks", lambda p: p.get_by_text("entries_load"))
+    page.get_by_text("Failed").first.wait_for(timeout=90_000)
+    page.get_by_text("entries_load").first.click()
+    page.get_by_text(re.compile(r"registry key 'typo\.harvest\.metadataprefix': unknown key")).first.wait_for(timeout=60_000)
+    assert str(hub.registry) in page.content()
+    page.screenshot(path=str(tmp_path / "registry-check.png"), full_page=True)
 
 
-def test_the_counts_table_follows_indexing_by_itself(hub, page, tmp_path):
-    """record_counts is materialized by the automation sensor after indexing (here: after the refresh of the
-    provider added above) and shows as a table."""
-    def rows():
-        event = hub.latest_materialization("record_counts")
-        table = event.asset_materialization.metadata["counts"].records if event else []
-        return {(r.data["provider"], r.data["day"]): r.data for r in table}
+def test_the_operators_tables_follow_the_runs_by_themselves(hub, page, tmp_path):
+    """record_counts is materialized by the automation sensor after indexing, hub_status by its sensor after any
+    run: both show as tables, over the days with data and per provider."""
+    def rows(asset: str, table: str, key):
+        event = hub.latest_materialization(asset)
+        records = event.asset_materialization.metadata[table].records if event else []
+        return {key(r.data): r.data for r in records}
 
     deadline = time.monotonic() + 240
-    while ("river", YESTERDAY.isoformat()) not in (found := rows()) and time.monotonic() < deadline:
+    while ("river", YESTERDAY.isoformat()) not in (found := rows("record_counts", "counts", lambda d: (d["provider"], d["day"]))) \
+            and time.monotonic() < deadline:
         time.sleep(3)
     river = found.get(("river", YESTERDAY.isoformat()))
     assert river, f"no record_counts row for the refreshed provider within 240 s: {sorted(found)}"
@@ -216,3 +220,35 @@ def test_the_counts_table_follows_indexing_by_itself(hub, page, tmp_path):
     _open(page, f"{hub.base}/assets/record_counts", lambda p: p.get_by_text("harvest_deleted"))
     page.get_by_text("mapping_failed").first.wait_for(timeout=30_000)
     page.screenshot(path=str(tmp_path / "counts.png"), full_page=True)
+
+    deadline = time.monotonic() + 240
+    while "river" not in (status := rows("hub_status", "providers", lambda d: d["provider"])) and time.monotonic() < deadline:
+        time.sleep(3)
+    assert status.get("river", {}).get("last_good_day") == YESTERDAY.isoformat(), status
+    assert status["demo"]["days_with_data"] >= 4 and status["typo"]["last_failure"].startswith("REFUSED: ")
+    _open(page, f"{hub.base}/assets/hub_status", lambda p: p.get_by_text("last_good_day"))
+    page.get_by_text("days_with_data").first.wait_for(timeout=30_000)
+    page.screenshot(path=str(tmp_path / "hub-status.png"), full_page=True)
+
+
+def test_the_status_page_reads_in_a_browser_without_dagster(hub, page, tmp_path):
+    """The page hub_status wrote after the runs, served beside the ResourceSync documents: each provider's days
+    plotted, the misspelt entry named in red."""
+    deadline = time.monotonic() + 240
+    while not hub.storage.exists(layout.status_page_key()) and time.monotonic() < deadline:
+        time.sleep(3)
+    server = make_app_server(ResourceSyncApp(hub.storage, []), port=0, quiet=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        page.goto(f"http://127.0.0.1:{server.server_port}/status.html")
+        page.get_by_role("heading", name="Hub status").wait_for(timeout=30_000)
+        demo = page.locator('svg[data-provider="demo"]')
+        assert demo.bounding_box()["width"] > 300  # drawn, not collapsed
+        points = demo.locator('g[data-series="harvested"] circle')
+        assert points.count() >= 4 and all(points.nth(n).is_visible() for n in range(points.count()))
+        alert = page.get_by_role("alert")
+        assert "entry 'typo' refused" in alert.inner_text() and "metadataprefix" in alert.inner_text()
+        assert alert.evaluate("e => getComputedStyle(e).color") == "rgb(138, 28, 23)"  # red
+        page.screenshot(path=str(tmp_path / "status-page.png"), full_page=True)
+    finally:
+        server.shutdown()

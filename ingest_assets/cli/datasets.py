@@ -57,10 +57,11 @@ def process(requests_jsonl: str | Path, *, settings: Settings | None = None) -> 
 
 def main(argv: list[str] | None = None) -> int:
     """``ingest-assets datasets submit|process FILE.jsonl``."""
-    import argparse
     import json
 
-    parser = argparse.ArgumentParser(
+    from ingest_assets.cli.main import Parser
+
+    parser = Parser(
         prog="ingest-assets datasets", description="Queue (submit) or run now (process) a file of dataset ingest requests."
     )
     parser.add_argument("command", choices=["submit", "process"])

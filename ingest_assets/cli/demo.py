@@ -1,56 +1,58 @@
 """``ingest-assets demo`` runs all five capabilities once on embedded defaults against a local site of our own
-making; ``ingest-assets serve-demo`` serves that site's OAI-PMH endpoint for runs from the UI."""
+making, on the instance and the registry that ``ingest-assets ui --demo`` then opens; ``ingest-assets serve-demo``
+serves that site alone."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
-import os
-import sys
 from dataclasses import replace
 from datetime import date
 from importlib.resources import files
 from pathlib import Path
 
+from ingest_assets.cli.main import Parser, command_line, iso_day
+from ingest_assets.core.settings import Settings
+
 DEMO_PORT = 8765
 DEMO_DAY = date(2026, 1, 15)
 
 
+def demo_registry_path(settings: Settings) -> Path:
+    """The registry the demo writes and ``ingest-assets ui --demo`` runs on."""
+    return settings.home / "demo" / "registry.yaml"
+
+
 def _demo(args: argparse.Namespace) -> int:
-    """All five capabilities on embedded defaults against a local site of our own making (one free port)."""
-    import dagster as dg
-
+    """All five capabilities on embedded defaults against a local site of our own making."""
+    from ingest_assets.cli.instance import open_instance
     from ingest_assets.demo.samples import sample_records
-    from ingest_assets.demo.site import PortInUse, serve_site
-    from ingest_assets.core.settings import Settings
+    from ingest_assets.demo.site import serve_site
 
-    logging.getLogger("alembic").setLevel(logging.WARNING)
-    dagster_home = os.environ.setdefault("DAGSTER_HOME", str(Path.cwd()))  # the Dagster instance (`dagster dev`)
-    try:
-        server, base = serve_site(sample_records(day=args.date), port=args.port)
-    except PortInUse as exc:
-        print(f"ingest-assets demo: {exc}", file=sys.stderr)
-        return 2
     settings = Settings.current()
-    settings = replace(settings, registry_path=_demo_registry(settings.home / "demo", base))
+    server, base = serve_site(sample_records(day=args.date), port=args.port)
+    settings = replace(settings, registry_path=_demo_registry(demo_registry_path(settings), base))
     print(f"demo site: {base}  (OAI-PMH /oai, VoID /lod/void.ttl, a Dataverse-like dataset)\nregistry: {settings.registry_path}")
     try:
-        with dg.DagsterInstance.get() as instance:
+        with open_instance(settings) as instance:
             results = _demo_runs(settings, instance, args.date, base)
     finally:
         server.shutdown()
-    print(f"\nsearch it:    uv run ingest-assets search Millbrook\nstorage: {settings.storage_url}"
-          f"\nopen the UI:  DAGSTER_HOME={dagster_home} uv run dagster dev")
+    run = command_line(settings)
+    print(f"\nstorage:      {settings.storage_url}\nsearch it:    {run} search Millbrook"
+          f"\nopen the UI:  {run} ui --demo{'' if args.date == DEMO_DAY else f' --date {args.date}'}"
+          "   (the Dagster UI on this instance and registry, the demo site beside it)")
     return 0 if all(results) else 1
 
 
 DEMO_REGISTRY = """# Written by `ingest-assets demo` for its local site at {base}: one provider per capability.
+# `ingest-assets ui --demo` opens the UI on this registry and serves the site again on the same port.
 demo:
   label: Riverside Historical Society (demo)
   harvest: {{type: oai, endpoint: '{base}/oai', metadata_prefix: oai_dc, allow_private: true}}
   mapping: oai_dc
   resourcesync: {{}}
+  schedule: false   # the demo site's records are of fixed days: harvest them from the UI, no daily refresh
 riverlod:
   label: Riverside places (demo linked data)
   void: '{base}/lod/void.ttl'
@@ -61,9 +63,8 @@ riverwiki:
 """
 
 
-def _demo_registry(folder: Path, base: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "registry.yaml"
+def _demo_registry(path: Path, base: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(DEMO_REGISTRY.format(base=base, wiki=files("ingest_assets.demo") / "wiki-export.xml"))
     return path
 
@@ -77,7 +78,8 @@ def _demo_runs(settings, instance, day: date, base: str) -> list[bool]:
     from ingest_assets.defs.providers import linked_data_providers, record_providers, repository_providers
     from ingest_assets.demo.site import dataset_url
     from ingest_assets.storage import layout, open_storage
-    from ingest_assets.storage.manifest import Manifest
+    from ingest_assets.records.audit.counts import day_counts
+    from ingest_assets.storage.layout import status_page_key
 
     defs = build_definitions(settings)
     for partitions, name in ((record_providers, "demo"), (linked_data_providers, "riverlod"), (repository_providers, "riverwiki")):
@@ -104,11 +106,20 @@ def _demo_runs(settings, instance, day: date, base: str) -> list[bool]:
     records = defs.resolve_job_def("record_pipeline").execute_in_process(
         partition_key=f"{day.isoformat()}|demo", instance=instance, raise_on_error=False, run_config=quiet)
     print(f"\n1. record pipeline, demo {day}: {'success' if records.success else 'FAILED'} (run {records.run_id})")
-    for activity in layout.ACTIVITIES:
-        output = layout.latest_output(storage, "demo", activity, day)
-        if output:
-            count = Manifest.from_bytes(storage.read_bytes(output.manifest)).record_count
-            print(f"  {activity:<10} {count:>5} records  {storage.uri(output.folder)}")
+    counts = day_counts(storage, "demo", day)
+    if counts:
+        explained = {
+            "harvest": f"deleted {counts.harvest_deleted}, unreadable {counts.harvest_failed}",
+            "mapping": f"failed {counts.mapping_failed}; deleted records are not mapped",
+            "enrichment": "",
+            "indexing": f"documents {counts.indexed - counts.index_deletions} + deletions {counts.index_deletions}",
+        }
+        written = {"harvest": counts.harvested, "mapping": counts.mapped, "enrichment": counts.enriched,
+                   "indexing": counts.indexed}
+        for activity in layout.ACTIVITIES:
+            output = layout.latest_output(storage, "demo", activity, day)
+            note = f" ({explained[activity]})" if explained[activity] else ""
+            print(f"  {activity:<10} {written[activity]:>5} records{note}  {storage.uri(output.folder)}")
     outcomes.append(records.success)
 
     graph = run("2. linked data, riverlod (VoID -> named graph)", ["linked_data/provider_graph"], partition_key="riverlod")
@@ -142,15 +153,19 @@ def _demo_runs(settings, instance, day: date, base: str) -> list[bool]:
     print(f"  {documents.get('resource_sets', 0)} resource sets, {documents.get('resources', 0)} resources in "
           f"{storage.uri('_resourcesync')}")
     outcomes.append(published.success)
+
+    overview = run("6. the hub overview (record_counts, hub_status and its status page)", ["record_counts", "hub_status"])
+    print(f"  status page: {storage.uri(status_page_key())}  (served as /status.html by serve-resourcesync)")
+    outcomes.append(overview.success)
     return outcomes
 
 
 def _serve_demo(args: argparse.Namespace) -> int:
-    from ingest_assets.demo.oai_server import serve_in_thread
     from ingest_assets.demo.samples import sample_records
+    from ingest_assets.demo.site import serve_site
 
-    server, url = serve_in_thread(sample_records(day=args.date), port=args.port)
-    print(f"serving demo OAI-PMH records at {url} (Ctrl-C to stop)")
+    server, base = serve_site(sample_records(day=args.date), port=args.port)
+    print(f"serving the demo site at {base}: OAI-PMH {base}/oai, VoID {base}/lod/void.ttl (Ctrl-C to stop)", flush=True)
     try:
         server._BaseServer__is_shut_down.wait()  # noqa: SLF001 - block until interrupted
     except KeyboardInterrupt:
@@ -159,14 +174,15 @@ def _serve_demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ingest-assets demo", description=__doc__)
-    parser.add_argument("--date", type=date.fromisoformat, default=DEMO_DAY)
-    parser.add_argument("--port", type=int, default=0, help="the demo site's port (default: any free port)")
+    parser = Parser(prog="ingest-assets demo", description=__doc__)
+    parser.add_argument("--date", type=iso_day, default=DEMO_DAY, help=f"the day of the sample records (default {DEMO_DAY})")
+    parser.add_argument("--port", type=int, default=DEMO_PORT,
+                        help=f"the demo site's port (default {DEMO_PORT}; 0: any free port)")
     return _demo(parser.parse_args(argv))
 
 
 def serve(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ingest-assets serve-demo", description="Serve the demo OAI-PMH endpoint.")
-    parser.add_argument("--date", type=date.fromisoformat, default=DEMO_DAY)
+    parser = Parser(prog="ingest-assets serve-demo", description="Serve the demo site (OAI-PMH, VoID and dump, a dataset).")
+    parser.add_argument("--date", type=iso_day, default=DEMO_DAY)
     parser.add_argument("--port", type=int, default=DEMO_PORT)
     return _serve_demo(parser.parse_args(argv))

@@ -1,93 +1,175 @@
 """``ingest-assets harvest <provider> [--date D | --from D --to D]``: the record pipeline for a provider's days,
-run on the configured Dagster instance (``DAGSTER_HOME``) and recorded there like any UI run: a range runs
-as one run per 31 days, each day its own output and plan, as a UI backfill does."""
+run on the configured Dagster instance (``DAGSTER_HOME``, by default ``$INGEST_HOME/dagster``) and recorded there
+like any UI run: a range runs as one run per 31 days, each day its own output and plan, as a UI backfill does.
+
+Prints a line when each run starts and as each stage (harvest, mapping, enrichment, indexing) finishes its days,
+then one line per day with its counts, and for a failed run the step that failed and why; ``--verbose`` adds
+Dagster's event log on stderr."""
 
 from __future__ import annotations
 
-import argparse
-import sys
+import threading
 from datetime import date, datetime, timedelta, timezone
 
-from ingest_assets.core.errors import ConfigError
+from ingest_assets.cli.instance import open_instance
+from ingest_assets.cli.main import Parser, iso_day, verbose
+from ingest_assets.core.errors import UsageError
 from ingest_assets.core.registry import load_registry
 from ingest_assets.core.settings import Settings
 
 MAX_DAYS = 366  # a longer range is a backfill for the daemon (UI or `dagster job backfill`)
+POLL_SECONDS = 1.0
 
 
 def days(start: date, end: date) -> list[date]:
     if end < start:
-        raise ValueError(f"--to {end} is before --from {start}")
+        raise UsageError(f"--to {end} is before --from {start}", hint="give the first day with --from, the last with --to")
     count = (end - start).days + 1
     if count > MAX_DAYS:
-        raise ValueError(f"{count} days is more than {MAX_DAYS}: launch a backfill from the UI instead")
+        raise UsageError(f"{count} days is more than {MAX_DAYS}", hint="launch a backfill from the UI instead")
     return [start + timedelta(days=n) for n in range(count)]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ingest-assets harvest", description=__doc__)
+    parser = Parser(prog="ingest-assets harvest", description=__doc__)
     parser.add_argument("provider")
     when = parser.add_mutually_exclusive_group()
-    when.add_argument("--date", type=date.fromisoformat, help="one day (default: yesterday, UTC)")
-    when.add_argument("--from", dest="start", type=date.fromisoformat, help="first day of a range (with --to)")
-    parser.add_argument("--to", dest="end", type=date.fromisoformat, help="last day of the range (default: --from)")
+    when.add_argument("--date", type=iso_day, help="one day (default: yesterday, UTC)")
+    when.add_argument("--from", dest="start", type=iso_day, help="first day of a range (with --to)")
+    parser.add_argument("--to", dest="end", type=iso_day, help="last day of the range (default: --from)")
     args = parser.parse_args(argv)
     if args.end and not args.start:
         parser.error("--to needs --from")
     yesterday = datetime.now(timezone.utc).date() - timedelta(days=1)
-    try:
-        wanted = days(args.start, args.end or args.start) if args.start else [args.date or yesterday]
-    except ValueError as exc:
-        parser.error(str(exc))
+    wanted = days(args.start, args.end or args.start) if args.start else [args.date or yesterday]
 
     settings = Settings.current()
-    try:
-        registry = load_registry(settings.registry_path)
-        registry[args.provider]
-    except ConfigError as exc:
-        print(f"ingest-assets harvest: {exc}", file=sys.stderr)
-        return 2
-    if args.provider not in registry.providers_of("records"):
-        print(f"ingest-assets harvest: provider {args.provider!r} has no 'harvest:' block in {registry.source}",
-              file=sys.stderr)
-        return 2
-    early = [d for d in wanted if d < settings.partition_start]
-    if early:
-        print(f"ingest-assets harvest: {early[0]} is before the first partition {settings.partition_start} "
-              "(INGEST_PARTITION_START)", file=sys.stderr)
-        return 2
-    import dagster as dg  # only once there is something to run (it takes seconds to import)
+    registry = load_registry(settings.registry_path)
+    providers = registry.providers_of("records")
+    if args.provider not in registry and args.provider not in registry.problems:
+        raise UsageError(f"provider {args.provider!r} is not in the registry {registry.source}",
+                         hint=f"record providers: {', '.join(providers) or 'none'}")
+    entry = registry[args.provider]  # an entry the registry refused raises its own error here
+    if args.provider not in providers:
+        raise UsageError(f"provider {args.provider!r} has no 'harvest:' block in {registry.source}",
+                         hint=f"record providers: {', '.join(providers) or 'none'}")
+    if wanted[0] < settings.partition_start:
+        raise UsageError(f"{wanted[0]} is before the first partition {settings.partition_start}",
+                         hint="INGEST_PARTITION_START sets the first day")
+    if wanted[-1] > yesterday:
+        raise UsageError(f"{wanted[-1]} has not ended yet (UTC): the newest day partition is {yesterday}",
+                         hint="a day can be harvested once it is over")
+    return _run(settings, entry.name, wanted)
 
+
+def _run(settings: Settings, provider: str, wanted: list[date]) -> int:
     from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+    from dagster._core.utils import make_new_run_id
 
     from ingest_assets.definitions import build_definitions
-    from ingest_assets.defs.records.io_managers import BACKFILL
     from ingest_assets.defs.providers import record_providers
+    from ingest_assets.defs.records.io_managers import BACKFILL
     from ingest_assets.defs.records.partitions import partition_key
 
     job = build_definitions(settings).resolve_job_def("record_pipeline")
-    with dg.DagsterInstance.get() as instance:
-        if args.provider not in instance.get_dynamic_partitions(record_providers.name):
-            instance.add_dynamic_partitions(record_providers.name, [args.provider])
+    quiet = {} if verbose() else {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+    with open_instance(settings) as instance:
+        if provider not in instance.get_dynamic_partitions(record_providers.name):
+            instance.add_dynamic_partitions(record_providers.name, [provider])
         failed = 0
         for chunk in chunks(wanted, BACKFILL.max_partitions_per_run):
             # one run per chunk, as the backfill daemon launches a range under the assets' BACKFILL policy
-            first, last = (str(partition_key(args.provider, d)) for d in (chunk[0], chunk[-1]))
+            first, last = (str(partition_key(provider, d)) for d in (chunk[0], chunk[-1]))
             span = {"partition_key": first} if first == last else {"tags": {
                 ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}}
-            result = job.execute_in_process(instance=instance, raise_on_error=False, **span)
+            run_id = make_new_run_id()
+            days_text = str(chunk[0]) if len(chunk) == 1 else f"{chunk[0]}..{chunk[-1]}"
+            print(f"{provider} {days_text}: running (run {run_id})", flush=True)
+            with StageProgress(instance, run_id, f"{provider} {days_text}") as progress:
+                result = job.execute_in_process(instance=instance, raise_on_error=False, run_id=run_id, run_config=quiet,
+                                                **span)
             instance.add_run_tags(result.run_id, {"ingest/trigger": "cli"})
-            counts: dict[str, list[str]] = {}
-            for event in result.get_asset_materialization_events():
-                m = event.materialization
-                if "dagster/row_count" in m.metadata:
-                    counts.setdefault(str(m.partition), []).append(
-                        f"{m.asset_key.to_user_string()} {m.metadata['dagster/row_count'].value}")
+            for line in progress.day_lines(provider):
+                print(line, flush=True)
             failed += not result.success
-            for day in chunk:
-                summary = ", ".join(counts.get(str(partition_key(args.provider, day)), []))
-                print(f"{args.provider} {day}: {'success' if result.success else 'FAILED'} (run {result.run_id}) {summary}")
+            if not result.success:
+                for stage, message in failure_causes(result):
+                    print(f"{provider} {days_text}: FAILED at {stage}: {message} (run {run_id})", flush=True)
     return 1 if failed else 0
+
+
+STAGES = (("original_records", "harvested"), ("mapped_records", "mapped"), ("enriched_records", "enriched"),
+          ("indexed_records", "indexed"))
+
+
+class StageProgress:
+    """While a run executes, print a line as each record stage finishes its days (polling the instance for the
+    run's materializations of that stage's asset); afterwards, :meth:`day_lines` gives one line per day."""
+
+    def __init__(self, instance, run_id: str, label: str):
+        self.instance, self.run_id, self.label = instance, run_id, label
+        self.found: dict[str, dict[str, dict]] = {}  # asset -> partition -> metadata
+        self._cursors: dict[str, str | None] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> StageProgress:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._poll()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(POLL_SECONDS):
+            self._poll()
+
+    def _poll(self) -> None:
+        import dagster as dg
+
+        for asset, verb in STAGES:
+            found = self.instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset)), limit=1000,
+                                                         cursor=self._cursors.get(asset), ascending=True)
+            self._cursors[asset] = found.cursor
+            mine = [r.event_log_entry.asset_materialization for r in found.records if r.event_log_entry.run_id == self.run_id]
+            if not mine:
+                continue
+            days = self.found.setdefault(asset, {})
+            days.update({m.partition: {k: v.value for k, v in m.metadata.items()} for m in mine})
+            records = sum(int(meta.get("dagster/row_count", 0)) for meta in days.values())
+            print(f"{self.label}: {verb} {records} records over {len(days)} day(s)", flush=True)
+
+    def day_lines(self, provider: str) -> list[str]:
+        """``<provider> <day>: harvested h, mapped m (f failed), indexed i (d documents + x deletions)`` per day."""
+        from ingest_assets.defs.records.partitions import partition_parts
+
+        lines = []
+        for partition in sorted(self.found.get("original_records", {}), key=lambda k: partition_parts(k)[1]):
+            _, day = partition_parts(partition)
+            meta = {asset: self.found.get(asset, {}).get(partition, {}) for asset, _ in STAGES}
+            parts = [f"harvested {meta['original_records'].get('dagster/row_count', 0)}"]
+            if meta["mapped_records"]:
+                parts.append(f"mapped {meta['mapped_records'].get('dagster/row_count', 0)} "
+                             f"({meta['mapped_records'].get('failed', 0)} failed)")
+            if meta["indexed_records"]:
+                index = meta["indexed_records"]
+                parts.append(f"indexed {index.get('dagster/row_count', 0)} ({index.get('documents', 0)} documents + "
+                             f"{index.get('deletions', 0)} deletions)")
+            lines.append(f"{provider} {day}: {', '.join(parts)}")
+        return lines
+
+
+def failure_causes(result) -> list[tuple[str, str]]:
+    """``(step, first line of the error)`` of each failed step of an in-process run (the run's own message if none)."""
+    causes = []
+    for event in result.get_step_failure_events():
+        error = event.step_failure_data.error
+        user = event.step_failure_data.user_failure_data
+        text = (user.description if user and user.description else None) or (error.message if error else event.message)
+        causes.append((event.step_key, " ".join((text or "").strip().split("\n")[0].split())))
+    return causes or [("run", "the run failed before any step (see the run in the UI)")]
 
 
 def chunks(items: list, size: int) -> list[list]:

@@ -11,21 +11,19 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from datetime import date
 
-from ingest_assets.core.errors import ConfigError, IngestError
+from ingest_assets.cli.main import Parser, iso_day
+from ingest_assets.core.errors import ConfigError
 from ingest_assets.lineage import Lineage
 from ingest_assets.core.registry import NAME_RE
 from ingest_assets.core.settings import Settings
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ingest-assets lineage", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="ingest-assets lineage", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("provider", nargs="?", help="the record's provider")
     parser.add_argument("id", nargs="?", help="a record's local id or DPLA id")
-    parser.add_argument("--date", type=date.fromisoformat, help="a record: only the outputs of this partition day")
+    parser.add_argument("--date", type=iso_day, help="a record: only the outputs of this partition day")
     other = parser.add_mutually_exclusive_group()
     other.add_argument("--graph", metavar="PROVIDER", help="a linked-data provider's graph")
     other.add_argument("--object", metavar="PID", help="a repository object")
@@ -35,11 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     subjects = [args.graph, args.object, args.dataset]
     if any(subjects) == bool(args.provider) or (args.provider and not args.id):
         parser.error("give a provider and a record id, or one of --graph, --object, --dataset")
-    try:
-        lineage = _lineage(args, Settings.current())
-    except IngestError as exc:
-        print(f"ingest-assets lineage: {exc}", file=sys.stderr)
-        return 1
+    lineage = _lineage(args, Settings.current())
     print(lineage.to_json() if args.json else lineage.to_text())
     return 0
 
@@ -49,7 +43,7 @@ def _lineage(args: argparse.Namespace, settings: Settings) -> Lineage:
 
     provider = args.graph or args.provider
     if provider and not NAME_RE.fullmatch(provider):
-        raise ConfigError("not a provider name ([a-z0-9]+)", provider=provider)
+        raise ConfigError("not a provider name ([a-z0-9]+)", provider=provider, hint="give a registry entry's name")
     storage = open_storage(settings.storage_url)
     if args.graph:
         from ingest_assets.lineage.graphs import graph_lineage

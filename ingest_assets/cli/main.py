@@ -1,36 +1,165 @@
-"""``ingest-assets``: the one entry point. Each command group is a module of this package with its own parser,
-imported only when its command runs (so ``ingest-assets --help`` and every command start fast)."""
+"""``ingest-assets``: the one entry point. Each command group is a module of this package with its own parser
+(:class:`Parser`), imported only when its command runs (so ``ingest-assets --help`` and every command start fast).
+
+A command reports a problem by raising; :func:`main` turns every error into one line on stderr,
+``ingest-assets <command>: <problem>; hint: <what to do>``, and an exit status (:func:`exit_status`).
+``--verbose`` anywhere on the line adds the traceback and the libraries' logs (for ``harvest``, Dagster's event log).
+"""
 
 from __future__ import annotations
 
 import argparse
+import errno
+import logging
+import shutil
 import sys
+import traceback
+from datetime import date
 from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ingest_assets.core.errors import (
+    ConfigError,
+    FetchError,
+    IngestError,
+    NotFoundError,
+    ParseError,
+    UsageError,
+    ValidationError,
+)
+
+if TYPE_CHECKING:
+    from ingest_assets.core.settings import Settings
 
 # command -> (module, function, help)
 COMMANDS = {
     "demo": ("demo", "main", "all five capabilities once, on embedded defaults, against a local demo site"),
-    "serve-demo": ("demo", "serve", "serve the demo OAI-PMH endpoint (for runs from the UI)"),
+    "serve-demo": ("demo", "serve", "serve the demo site (OAI-PMH, VoID, a dataset) for runs from the UI"),
+    "ui": ("ui", "main", "the Dagster UI and daemon on the configured instance (--demo: on the demo's registry)"),
     "harvest": ("harvest", "main", "run the record pipeline for a provider's day(s) on the instance"),
     "map": ("mapping", "main", "preview a mapping profile on files or a provider's newest harvest (writes nothing)"),
     "snapshot": ("snapshot", "main", "rebuild a provider's records as of a date (newest versions, deletions applied)"),
     "search": ("search", "main", "query the search index"),
-    "serve-resourcesync": ("resourcesync", "main", "serve the ResourceSync documents over HTTP"),
+    "serve-resourcesync": ("resourcesync", "main", "serve the ResourceSync documents and the hub status page over HTTP"),
     "repository": ("repository", "main", "repository ingest commands"),
     "datasets": ("datasets", "main", "submit or process dataset ingest requests"),
     "lineage": ("lineage", "main", "where a record, graph, object or dataset came from"),
 }
+VERBOSE = "--verbose"
+_verbose = False
+DESCRIPTION = ("The ingest-assets commands. A mistake is one line on stderr with a hint; --verbose anywhere on the line "
+               "adds the traceback (and, for harvest, Dagster's event log).")
+
+
+class Parser(argparse.ArgumentParser):
+    """The argument parser of every command: a mistake raises :class:`UsageError` (one line, see :func:`main`)
+    instead of printing argparse's usage and exiting."""
+
+    def error(self, message: str):
+        raise UsageError(message, hint=f"see {self.prog} --help")
+
+
+def iso_day(text: str) -> date:
+    """An argument type: a day as ``YYYY-MM-DD``."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a day (YYYY-MM-DD)") from None
+
+
+def command_line(settings: Settings) -> str:
+    """How the reader of a printed command runs ``ingest-assets`` here: ``uv run ingest-assets`` under ``uv run``,
+    ``ingest-assets`` when that is the one on PATH, else the full path of the script that runs now."""
+    if settings.uv_run:
+        return "uv run ingest-assets"
+    script = Path(sys.argv[0]).resolve()
+    if script.name != "ingest-assets":
+        return f"{sys.executable} -m ingest_assets.cli"
+    on_path = shutil.which("ingest-assets")
+    return "ingest-assets" if on_path and Path(on_path).resolve() == script else str(script)
+
+
+def verbose() -> bool:
+    """Whether this invocation asked for ``--verbose`` (tracebacks, libraries' logs, Dagster's event log)."""
+    return _verbose
+
+
+def exit_status(error: BaseException) -> int:
+    """2: nothing ran because something given is wrong (argument, setting, registry, input file, port);
+    1: it ran and failed (a fetch, a bound, an unexpected error); 130: interrupted."""
+    if isinstance(error, KeyboardInterrupt):
+        return 130
+    if isinstance(error, (ConfigError, ValidationError, ParseError)):
+        return 2
+    if isinstance(error, OSError) and (error.filename is not None or error.errno == errno.EADDRINUSE):
+        return 2
+    return 1
+
+
+def describe(error: BaseException) -> tuple[str, str]:
+    """The problem and the hint printed for ``error``."""
+    if isinstance(error, IngestError):
+        return str(error), error.hint or _default_hint(error)
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted", "run it again; outputs appear whole or not at all"
+    if isinstance(error, OSError) and error.filename is not None:
+        return f"{error.filename}: {error.strerror or error}", "check the path and its permissions"
+    if isinstance(error, OSError) and error.errno == errno.EADDRINUSE:
+        return f"address in use: {error.strerror or error}", "stop what listens there or choose another --port"
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"unexpected {type(error).__name__}{': ' + first if first else ''}", f"run again with {VERBOSE} for the traceback"
+
+
+def _default_hint(error: IngestError) -> str:
+    if isinstance(error, FetchError):
+        return "the source did not answer as expected; a later run retries" if error.retryable else "check the URL"
+    if isinstance(error, NotFoundError):
+        return "check the name or id"
+    if isinstance(error, ParseError):
+        return "the input is not in the expected format"
+    if isinstance(error, ConfigError):
+        return "fix the setting or registry entry it names"
+    return f"run again with {VERBOSE} for the traceback"
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in COMMANDS:
-        module, function, _ = COMMANDS[argv[0]]
-        return getattr(import_module(f"ingest_assets.cli.{module}"), function)(argv[1:]) or 0
-    parser = argparse.ArgumentParser(prog="ingest-assets", description=__doc__)
+    global _verbose
+    argv = list(sys.argv[1:] if argv is None else argv)
+    options = argv[:argv.index("--")] if "--" in argv else argv
+    _verbose = VERBOSE in options
+    if _verbose:
+        argv.remove(VERBOSE)
+    _configure_logging()
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    prog = f"ingest-assets {command}" if command else "ingest-assets"
+    try:
+        if command:
+            module, function, _ = COMMANDS[command]
+            return getattr(import_module(f"ingest_assets.cli.{module}"), function)(argv[1:]) or 0
+        return _top_level(argv)
+    except SystemExit as exc:  # --help, or a parser that is not a Parser
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every error is one line (the point of main)
+        if _verbose:
+            traceback.print_exc()
+        problem, hint = describe(exc)
+        print(f"{prog}: {' '.join(problem.split())}; hint: {' '.join(hint.split())}", file=sys.stderr)
+        return exit_status(exc)
+
+
+def _top_level(argv: list[str]) -> int:
+    parser = Parser(prog="ingest-assets", description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (_, _, help_text) in COMMANDS.items():  # listed in --help; a known command is handed on above
+    for name, (_, _, help_text) in COMMANDS.items():  # listed in --help; a known command is handed on in main
         commands.add_parser(name, help=f"{help_text} (see: ingest-assets {name} --help)")
+    if argv and not argv[0].startswith("-"):
+        raise UsageError(f"unknown command {argv[0]!r}", hint=f"commands: {', '.join(COMMANDS)}")
     parser.parse_args(argv)
     return 2
 
+
+def _configure_logging() -> None:
+    """Warnings and errors of the libraries on stderr (everything with ``--verbose``); no INFO chatter."""
+    logging.basicConfig(level=logging.DEBUG if _verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")

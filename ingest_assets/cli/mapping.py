@@ -1,6 +1,8 @@
 """``ingest-assets map --profile NAME|FILE INPUT...``: map XML, JSON, JSON lines or OAI-PMH files, or
 harvest:<provider> (its newest harvest output), and print per record the MAP JSON-LD and the mapping messages,
-then the field coverage. Writes nothing."""
+then the field coverage. ``--enrich`` also enriches each record (ingestion3's chain, less ``--skip`` steps) and
+shows the enriched document beside the mapped one, which steps changed which field, and the enrichment report.
+Writes nothing."""
 
 from __future__ import annotations
 
@@ -8,12 +10,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from ingest_assets.cli.main import Parser
+from ingest_assets.core.errors import UsageError
+from ingest_assets.core.registry import ENRICHMENT_STEPS
+
 
 def _map(args: argparse.Namespace) -> int:
     """Map files or a provider's newest harvest with a profile, writing nothing (``records/mapping/preview.py``)."""
     import yaml
 
-    from ingest_assets.core.errors import ConfigError, IngestError
+    from ingest_assets.core.errors import ConfigError
+    from ingest_assets.records.enrichment import Chain
     from ingest_assets.records.mapping.mapper import build_mapper
     from ingest_assets.records.mapping.preview import HARVEST, preview, read_inputs
     from ingest_assets.records.mapping.profiles import PROFILES, load_profile
@@ -22,26 +29,29 @@ def _map(args: argparse.Namespace) -> int:
 
     harvests = [given[len(HARVEST):] for given in args.inputs if given.startswith(HARVEST)]
     provider = args.provider or (harvests[0] if harvests else "preview")
-    try:
-        profile = PROFILES[args.profile] if args.profile in PROFILES else load_profile(args.profile)
-        overrides = {}
-        if args.override:
-            try:
-                overrides = yaml.safe_load(args.override.read_text(encoding="utf-8")) or {}
-            except (OSError, yaml.YAMLError) as exc:
-                raise ConfigError(f"cannot read the overrides: {exc}", file=str(args.override)) from None
-        mapper = build_mapper(provider, args.label or provider, profile, overrides)
-        storage = open_storage(Settings.current().storage_url) if harvests else None
-        report = preview(mapper, read_inputs(args.inputs, profile, provider, storage), sys.stdout,
-                         output=args.format, limit=args.limit)
-    except IngestError as exc:
-        print(f"ingest-assets map: {exc}", file=sys.stderr)
-        return 2
+    if args.profile in PROFILES:
+        profile = PROFILES[args.profile]
+    elif Path(args.profile).exists() or args.profile.endswith((".yaml", ".yml")) or "/" in args.profile:
+        profile = load_profile(args.profile)
+    else:
+        raise UsageError(f"unknown profile {args.profile!r}",
+                         hint=f"shipped profiles: {', '.join(sorted(PROFILES))}; or give a profile file")
+    overrides = {}
+    if args.override:
+        try:
+            overrides = yaml.safe_load(args.override.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read the overrides: {exc}", file=str(args.override)) from None
+    mapper = build_mapper(provider, args.label or provider, profile, overrides)
+    storage = open_storage(Settings.current().storage_url) if harvests else None
+    chain = Chain(skip=frozenset(args.skip), dates=args.dates) if args.enrich else None
+    report = preview(mapper, read_inputs(args.inputs, profile, provider, storage), sys.stdout,
+                     output=args.format, limit=args.limit, enrich=chain)
     return 1 if report.failed else 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ingest-assets map", description=__doc__)
+    parser = Parser(prog="ingest-assets map", description=__doc__)
     parser.add_argument("inputs", nargs="+", metavar="INPUT")
     parser.add_argument("--profile", required=True, help="a shipped profile (oai_dc, qdc, mods, nara, mdl, cdl...) "
                                                           "or a profile file of one's own")
@@ -51,4 +61,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", help="provider label (default: the provider name)")
     parser.add_argument("--limit", type=int, help="print only the first N records (all are counted)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
-    return _map(parser.parse_args(argv))
+    parser.add_argument("--enrich", action="store_true",
+                        help="also enrich: the enriched document beside the mapped one, and the enrichment report")
+    parser.add_argument("--skip", action="append", default=[], choices=ENRICHMENT_STEPS, metavar="STEP",
+                        help="with --enrich: leave out an enrichment step, as a registry entry's enrichment.skip "
+                             f"does (repeatable; one of {', '.join(ENRICHMENT_STEPS)})")
+    parser.add_argument("--dates", choices=("date_builder", "parse_date"), default="date_builder",
+                        help="with --enrich: the date reader, as a registry entry's enrichment.dates")
+    args = parser.parse_args(argv)
+    if (args.skip or args.dates != "date_builder") and not args.enrich:
+        parser.error("--skip and --dates need --enrich")
+    return _map(args)

@@ -7,10 +7,13 @@ Prints a JSON summary; exit status 0 = done, 3 = refused (another ingest is runn
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from datetime import datetime, timedelta
+from pathlib import Path
+
+from ingest_assets.cli.main import Parser
+from ingest_assets.core.errors import UsageError
 
 from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.backend import open_repository
@@ -27,7 +30,7 @@ from ingest_assets.storage import open_storage
 
 def main(argv: list[str] | None = None) -> int:
     settings = Settings.current()
-    parser = argparse.ArgumentParser(prog="ingest-assets repository", description=__doc__)
+    parser = Parser(prog="ingest-assets repository", description=__doc__)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--template-index", help="TemplateParameterIndex URL")
     source.add_argument("--wiki-api", help="MediaWiki api.php URL (read the wiki directly)")
@@ -45,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.template_index and not args.base_url:
         parser.error("--base-url is needed with --wiki-api / --export")
+    if args.export and not Path(args.export).is_file():
+        raise UsageError(f"{args.export}: no such file", hint="--export takes a MediaWiki Special:Export XML file")
     http = HttpClient(allow_private=args.allow_private)
     if args.template_index:
         records = TemplateIndexClient(args.template_index, http, provider=args.provider)

@@ -1,30 +1,40 @@
 """``ingest-assets serve-resourcesync [--host 127.0.0.1] [--port 8080] [--publish]``: serve the published
-ResourceSync documents and the resources of each set with the platform's settings and registry."""
+ResourceSync documents and the resources of each set with the platform's settings and registry, and the hub
+status page (``/status.html``)."""
 
 from __future__ import annotations
 
-import argparse
+import errno
 from functools import partial
 
+from ingest_assets.cli.main import Parser
+from ingest_assets.core.errors import ConfigError
 from ingest_assets.resourcesync.server import RegistrySets, ResourceSyncApp, make_app_server
 from ingest_assets.storage.backends import open_storage
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     """Serve (after publishing once with ``--publish``) with the platform's settings and registry."""
     from ingest_assets.resourcesync.config import open_resource_index
     from ingest_assets.resourcesync.publish import Publisher
+    from ingest_assets.core.registry import load_registry
     from ingest_assets.core.settings import Settings
     from ingest_assets.core.sql import make_engine
 
-    parser = argparse.ArgumentParser(prog="ingest-assets serve-resourcesync", description=__doc__)
+    parser = Parser(prog="ingest-assets serve-resourcesync", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--publish", action="store_true", help="regenerate the documents from the index first")
     args = parser.parse_args(argv)
     settings = Settings.current()
+    load_registry(settings.registry_path)  # a registry that cannot load is one line now, not an error per request
     storage = open_storage(settings.storage_url)
-    server = make_app_server(None, args.host, args.port)
+    try:
+        server = make_app_server(None, args.host, args.port)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise ConfigError(f"port {args.port} on {args.host} is in use", hint="choose another --port (0: any free port)") from None
     base = settings.resourcesync_url or f"http://{args.host}:{server.server_port}"
     sets = RegistrySets(settings.registry_path, base, settings.resourcesync_capabilities)
     if args.publish:
@@ -35,5 +45,12 @@ def main(argv: list[str] | None = None) -> None:
             index.close()
     server.set_app(ResourceSyncApp(storage, sets))
     print(f"serving ResourceSync on {base}/.well-known/resourcesync", flush=True)
-    server.serve_forever()
+    print(f"hub status page: {base}/status.html", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
-from ingest_assets.core.errors import IngestError
+from ingest_assets.cli.main import Parser
 from ingest_assets.records.indexing import DEFAULT_ALIAS, open_search_index
 from ingest_assets.core.settings import Settings
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ingest-assets search", description=__doc__)
+    parser = Parser(prog="ingest-assets search", description=__doc__)
     parser.add_argument("query", help="words that must all match; \"a phrase\", prefix*; '*' lists documents")
     parser.add_argument("--index", help="index directory or Elasticsearch URL (default: INGEST_SEARCH setting)")
     parser.add_argument("--alias", default=DEFAULT_ALIAS, help=f"alias to query (default {DEFAULT_ALIAS})")
@@ -23,9 +22,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         hits = index.search(args.alias, args.query, size=args.size)
         total = index.count(args.alias)
-    except IngestError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
     finally:
         index.close()
     for doc in hits:

@@ -11,7 +11,8 @@ from typing import Self
 
 
 class IngestError(Exception):
-    """Base error. ``str(err)`` names the provider, file and record it concerns."""
+    """Base error. ``str(err)`` names the provider, file and record it concerns; ``hint`` (optional, not part of
+    ``str``) says what the person who reads it can do about it (the command line prints it)."""
 
     retryable_default = False
 
@@ -23,9 +24,11 @@ class IngestError(Exception):
         file: str | None = None,
         record: str | None = None,
         retryable: bool | None = None,
+        hint: str | None = None,
     ):
         super().__init__(message)
         self.message = message
+        self.hint = hint
         self.provider = provider
         self.file = file
         self.record = record
@@ -56,6 +59,10 @@ class IngestError(Exception):
 
 class ConfigError(IngestError):
     """A setting or registry entry is missing or invalid."""
+
+
+class UsageError(ConfigError):
+    """A command-line argument is missing, malformed or names something that does not exist."""
 
 
 class FetchError(IngestError):

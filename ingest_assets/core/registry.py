@@ -5,7 +5,8 @@ What keys an entry can have is :class:`EntrySettings`: the record pipeline's (:c
 (:class:`RepositoryBlock`) and ``resourcesync:`` (:class:`ResourceSyncBlock`). Every model is a
 :class:`Block`: strict types (a quoted ``"false"`` is not a boolean, ``lots`` is not a number) and unknown
 keys refused. An entry is checked whole when it is made (:class:`ProviderEntry`); the first problem is a
-ConfigError naming entry, key (``maryland.harvest.metadata_prefix``) and file. Capabilities read
+ConfigError naming entry, key (``maryland.harvest.metadata_prefix``) and file. A refused entry stops only itself
+(:attr:`Registry.problems`); a file that does not parse can fall back to its last good copy (:func:`load_registry`). Capabilities read
 ``entry.settings`` (typed) and ``entry.require(key)`` for a key they cannot do without.
 """
 
@@ -15,7 +16,7 @@ import re
 from collections.abc import Iterator, Mapping
 from datetime import date, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 import yaml
@@ -317,14 +318,34 @@ class ScheduleBlock(Block):
     timezone: str = "UTC"
 
 
+# The steps of the enrichment chain (``records/enrichment/data/chain.yaml``), in chain order: the names a
+# provider's ``enrichment.skip`` may hold.
+EnrichmentStep = Literal[
+    "deduplicate", "strip_html", "reduce_whitespace", "cleanup_leading_punctuation", "cleanup_ending_punctuation",
+    "strip_ending_period", "capitalize_first_char", "strip_dbl_quotes", "cleanup_geocoordinates", "format_blocklist",
+    "rights_uri", "wikidata", "data_provider_uri", "dates", "language", "type",
+]
+ENRICHMENT_STEPS: tuple[str, ...] = EnrichmentStep.__args__
+
+
+class EnrichmentBlock(Block):
+    """How a provider's records are enriched (``enrichment:``): ingestion3's chain less the ``skip``ped steps
+    (``skip: [strip_ending_period]`` keeps final periods on names and subjects); dates read by ingestion3's
+    ``date_builder`` (years and year ranges) or its ``parse_date`` (EDTF and calendar dates, intervals)."""
+
+    skip: list[EnrichmentStep] = Field(default_factory=list)
+    dates: Literal["date_builder", "parse_date"] = "date_builder"
+
+
 class RecordSettings(Block):
-    """The record pipeline's keys (harvest, mapping, quality checks, refresh schedule, engine)."""
+    """The record pipeline's keys (harvest, mapping, quality checks, refresh schedule, engine, enrichment)."""
 
     harvest: HarvestBlock | None = None
     mapping: str | None = None
     # field -> rule, or a list of rules, or null (off); the rules are checked when the mapper is built
     mapping_overrides: dict[str, dict[str, Any] | list[dict[str, Any]] | None] = Field(default_factory=dict)
     quality: QualityBlock = Field(default_factory=QualityBlock)
+    enrichment: EnrichmentBlock = Field(default_factory=EnrichmentBlock)
     schedule: ScheduleBlock | Literal[False] = Field(default_factory=ScheduleBlock)  # false: no automatic refresh
     engine: Literal["in-process", "spark", "auto"] | None = None
     engine_threshold: Positive | None = None
@@ -439,15 +460,29 @@ class ProviderEntry:
 
 
 class Registry(Mapping[str, ProviderEntry]):
-    def __init__(self, entries: Mapping[str, ProviderEntry], source: str = "<memory>"):
+    """The entries that loaded, by name. An entry the file holds but that was refused is not among them: it is in
+    :attr:`problems` (name -> its ConfigError), and asking for it raises that error, so one bad entry stops only
+    itself. :attr:`stale` is set when the file itself could not be read and this is the last good copy of it."""
+
+    def __init__(self, entries: Mapping[str, ProviderEntry], source: str = "<memory>",
+                 problems: Mapping[str, ConfigError] | None = None, stale: ConfigError | None = None):
         self._entries = dict(entries)
         self.source = source
+        self.problems: dict[str, ConfigError] = dict(problems or {})
+        self.stale = stale
 
     def __getitem__(self, name: str) -> ProviderEntry:
-        try:
+        if name in self._entries:
             return self._entries[name]
-        except KeyError:
-            raise ConfigError(f"provider {name!r} is not in the registry", provider=name, file=self.source) from None
+        if name in self.problems:
+            refused = self.problems[name]
+            raise ConfigError(refused.message, provider=refused.provider, file=refused.file,
+                              hint="fix this entry; the other entries are not affected")
+        raise ConfigError(f"provider {name!r} is not in the registry", provider=name, file=self.source,
+                          hint=f"known providers: {', '.join(sorted(self._entries)) or 'none'}")
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
@@ -464,36 +499,79 @@ class Registry(Mapping[str, ProviderEntry]):
 
 
 def parse_registry(data: Any, source: str = "<memory>") -> Registry:
-    """Validate parsed YAML: a mapping of ``[a-z0-9]+`` names to mappings of settings."""
+    """Validate parsed YAML: a mapping of ``[a-z0-9]+`` names to mappings of settings. A file that is not such a
+    mapping is a ConfigError; an entry that breaks a rule is refused into :attr:`Registry.problems`."""
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
         raise ConfigError("the registry must map provider names to settings", file=source)
     entries: dict[str, ProviderEntry] = {}
+    problems: dict[str, ConfigError] = {}
     for name, settings in data.items():
-        if not isinstance(name, str) or not NAME_RE.fullmatch(name) or len(name) > MAX_NAME_LENGTH:
-            raise ConfigError(
-                f"registry entry {name!r}: provider names must match [a-z0-9]+, at most {MAX_NAME_LENGTH} "
-                "characters (they become folder and graph names)",
-                provider=str(name),
-                file=source,
-            )
-        if settings is None:
-            settings = {}
-        if not isinstance(settings, Mapping):
-            raise ConfigError(f"registry entry {name!r} must be a mapping of settings", provider=name, file=source)
-        entries[name] = ProviderEntry(name, settings, source)
-    return Registry(entries, source)
+        try:
+            entries[name] = _entry(name, settings, source)
+        except ConfigError as exc:
+            problems[str(name)] = exc
+    return Registry(entries, source, problems)
 
 
-def load_registry(path: str | Path) -> Registry:
+def _entry(name: Any, settings: Any, source: str) -> ProviderEntry:
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or len(name) > MAX_NAME_LENGTH:
+        raise ConfigError(
+            f"registry entry {name!r}: provider names must match [a-z0-9]+, at most {MAX_NAME_LENGTH} "
+            "characters (they become folder and graph names)",
+            provider=str(name),
+            file=source,
+        )
+    if settings is None:
+        settings = {}
+    if not isinstance(settings, Mapping):
+        raise ConfigError(f"registry entry {name!r} must be a mapping of settings", provider=name, file=source)
+    return ProviderEntry(name, settings, source)
+
+
+class LastGood(Protocol):
+    """Where the text of the last registry file that loaded is kept (:func:`load_registry`)."""
+
+    def read(self) -> str | None: ...
+
+    def write(self, text: str) -> None: ...
+
+
+def load_registry(path: str | Path, last_good: LastGood | None = None) -> Registry:
+    """The registry file at ``path``. With ``last_good``: each file that loads is kept there, and a file that can
+    no longer be read or parsed yields the kept copy with :attr:`Registry.stale` saying why (the hub keeps
+    running on it); without a kept copy the error is raised."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("registry file not found (set INGEST_REGISTRY)", file=str(path)) from None
+        text = _read(path)
+        registry = parse_registry(_yaml(text, path), str(path))
+    except ConfigError as exc:
+        kept = last_good.read() if last_good else None
+        if kept is None:
+            raise
+        registry = parse_registry(yaml.safe_load(kept), str(path))
+        registry.stale = exc
+        return registry
+    if last_good and last_good.read() != text:
+        last_good.write(text)
+    return registry
+
+
+def _read(path: Path) -> str:
     try:
-        data = yaml.safe_load(text)
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("registry file not found", file=str(path), hint="set INGEST_REGISTRY to the registry file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"registry file cannot be read: {exc}", file=str(path)) from None
+
+
+def _yaml(text: str, path: Path) -> Any:
+    try:
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"registry is not valid YAML: {exc}", file=str(path)) from exc
-    return parse_registry(data, str(path))
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"registry is not valid YAML: {getattr(exc, 'problem', None) or exc}{where}", file=str(path),
+                          hint="fix the YAML there") from None

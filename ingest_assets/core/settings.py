@@ -7,11 +7,13 @@ Nothing else in the package reads ``os.environ``: code that is handed no setting
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ingest_assets.core.errors import ConfigError
 
@@ -20,6 +22,7 @@ ENGINES = ("in-process", "spark", "auto")
 CHANGE_FEED_CAPABILITIES = ("repository", "datasets", "linked_data")  # publish their changes as resource sets
 SPARQL_MAX_REQUEST_BYTES = 32 * 1024 * 1024  # a bulk load's largest request to a SPARQL server
 SEARCH_PRODUCTS = {"elasticsearch": "Elasticsearch", "opensearch": "OpenSearch"}  # INGEST_SEARCH scheme prefixes
+SMTP_SCHEMES = {"smtp": 25, "smtp+starttls": 587, "smtps": 465}  # plain, STARTTLS, TLS -> default port
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,15 @@ class Settings:
     sparql_urls: tuple[str, str, str] | None = None  # (query, update, Graph Store) of a server named by its URLs
     sparql_max_request_bytes: int = SPARQL_MAX_REQUEST_BYTES
     resourcesync_capabilities: tuple[str, ...] = CHANGE_FEED_CAPABILITIES
+    # the Dagster instance folder: DAGSTER_HOME, else $INGEST_HOME/dagster (the commands write its dagster.yaml)
+    dagster_home: Path | None = None
+    uv_run: bool = False  # started by `uv run` (the commands print follow-up commands the same way)
+    # failure notices (operations/notify.py): e-mail on when recipients are given, the webhook when its URL is
+    notify_email: tuple[str, ...] = ()
+    smtp_url: str = "smtp://localhost"
+    notify_from: str = "ingest-assets@localhost"
+    notify_webhook: str | None = None
+    ui_url: str = "http://127.0.0.1:3000"  # the Dagster UI, for links to runs in notices and on the status page
     # secrets (FEDORA_PASSWORD, IA_*, the wiki credentials a registry entry names) are looked up, never shown
     _environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -82,6 +94,13 @@ class Settings:
                 "INGEST_SPARQL_MAX_REQUEST_BYTES", env.get("INGEST_SPARQL_MAX_REQUEST_BYTES") or str(SPARQL_MAX_REQUEST_BYTES), int
             )),
             resourcesync_capabilities=_capabilities(env.get("INGEST_RESOURCESYNC_CAPABILITIES")),
+            dagster_home=Path(env.get("DAGSTER_HOME") or home / "dagster").resolve(),
+            uv_run="UV_RUN_RECURSION_DEPTH" in env,
+            notify_email=tuple(a.strip() for a in (env.get("INGEST_NOTIFY_EMAIL") or "").split(",") if a.strip()),
+            smtp_url=_smtp_url(env.get("INGEST_SMTP_URL") or "smtp://localhost"),
+            notify_from=env.get("INGEST_NOTIFY_FROM") or f"ingest-assets@{socket.gethostname()}",
+            notify_webhook=_http_url("INGEST_NOTIFY_WEBHOOK", env.get("INGEST_NOTIFY_WEBHOOK")),
+            ui_url=(_http_url("INGEST_UI_URL", env.get("INGEST_UI_URL")) or "http://127.0.0.1:3000").rstrip("/"),
             _environ=env,
         )
 
@@ -144,6 +163,19 @@ def _engine(value: str) -> str:
     if value not in ENGINES:
         raise ConfigError(f"INGEST_ENGINE must be one of {', '.join(ENGINES)}, got {value!r}")
     return value
+
+
+def _smtp_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in SMTP_SCHEMES or not parts.hostname:
+        raise ConfigError(f"INGEST_SMTP_URL must be {', '.join(s + '://host[:port]' for s in SMTP_SCHEMES)}, got {value!r}")
+    return value
+
+
+def _http_url(name: str, value: str | None) -> str | None:
+    if value and (urlsplit(value).scheme not in ("http", "https") or not urlsplit(value).hostname):
+        raise ConfigError(f"{name} must be an http(s) URL, got {value!r}")
+    return value or None
 
 
 def _capabilities(value: str | None) -> tuple[str, ...]:

@@ -13,16 +13,13 @@ from collections.abc import Sequence
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from ingest_assets.core.errors import ConfigError
 from ingest_assets.demo.oai_server import make_app
 from ingest_assets.demo.samples import PLACES, SUBJECTS, SampleRecord
 
 LOD_MODIFIED = "2026-01-10"
 DATASET_PID = "doi:10.5072/FK2/DEMO01"
 VOCAB = "http://riverside.demo.example/vocab#"
-
-
-class PortInUse(Exception):
-    """The demo's port is taken (one line for the user, not a traceback)."""
 
 
 def lod_dump(base: str) -> bytes:
@@ -126,13 +123,14 @@ class _Quiet(WSGIRequestHandler):
 
 
 def serve_site(records: Sequence[SampleRecord], port: int = 0, host: str = "127.0.0.1") -> tuple[WSGIServer, str]:
-    """Serve the demo site in a daemon thread (``port`` 0: a free one); :class:`PortInUse` if taken."""
+    """Serve the demo site in a daemon thread (``port`` 0: a free one); a ConfigError if the port is taken."""
     app = None
     try:
         server = make_server(host, port, lambda e, s: app(e, s), handler_class=_Quiet)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise PortInUse(f"port {port} on {host} is in use: pass --port 0 (any free port) or another port") from exc
+            raise ConfigError(f"port {port} on {host} is in use",
+                              hint="pass --port 0 (any free port) or another port") from None
         raise
     base = f"http://{host}:{server.server_address[1]}"
     app = make_site(records, base)

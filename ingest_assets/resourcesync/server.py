@@ -2,7 +2,8 @@
 serve-resourcesync``): serves ``/<path>`` from the storage key ``_resourcesync/<path>`` (see :mod:`.publish`) and
 ``/<set>/resources/<relative path>`` from the set's files (its root, or its storage area: :mod:`.files`),
 and, for a set publishing its provider's outputs, ``/<set>/resources/outputs/<path>`` from the storage key
-``<set>/<path>`` of a complete output or its prov file (:mod:`.outputs`).
+``<set>/<path>`` of a complete output or its prov file (:mod:`.outputs`); ``/status.html`` is the hub status
+page (``layout.status_page_key()``, written after runs by the ``hub_status`` asset).
 Nothing is listed and nothing outside the published tree or a set's files can be reached (keys are
 validated; symlinks do not leave a local root).
 """
@@ -20,11 +21,13 @@ from ingest_assets.resourcesync.files import ResourceFiles
 from ingest_assets.resourcesync.model import ResourceSet
 from ingest_assets.resourcesync.outputs import OUTPUTS, output_key, output_mime
 from ingest_assets.storage.backends import Storage
-from ingest_assets.storage.layout import resourcesync_key
+from ingest_assets.storage.layout import resourcesync_key, status_page_key
 
 CHUNK = 64 * 1024
 IDLE_SECONDS = 30
 XML = "application/xml; charset=utf-8"
+HTML = "text/html; charset=utf-8"
+STATUS_PAGE = "status.html"
 
 
 class ResourceSyncApp:
@@ -68,6 +71,8 @@ class ResourceSyncApp:
         return _chunks(handle)
 
     def _open(self, parts: list[str]):
+        if parts == [STATUS_PAGE]:  # the hub status page (ingest_assets.operations.page), beside the documents
+            return self.storage.open_read(status_page_key()), HTML
         files, outputs = self._sets()
         if parts[0] not in files and parts != [".well-known", "resourcesync"]:
             raise LookupError(f"no resource set {parts[0]!r}")

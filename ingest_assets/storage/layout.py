@@ -141,6 +141,17 @@ def complete_outputs(storage: Storage, provider: str, activity: str, day: date |
     return sorted(found, key=lambda o: (o.day, o.started))
 
 
+def output_days(storage: Storage, provider: str, activity: str) -> list[date]:
+    """The days that have an output folder of ``activity`` (complete or not), oldest first."""
+    days = []
+    for stamp in storage.list_children(f"{_provider(provider)}/{activity}"):
+        try:
+            days.append(datetime.strptime(stamp, "%Y%m%d").date())
+        except ValueError:
+            continue
+    return sorted(days)
+
+
 def latest_output(storage: Storage, provider: str, activity: str, day: date) -> ActivityOutput | None:
     outputs = complete_outputs(storage, provider, activity, day)
     return max(outputs, key=lambda o: o.started) if outputs else None
@@ -178,6 +189,16 @@ def hub_key(area: str, *parts: str) -> str:
 
 def hub_dated_key(area: str, started: datetime, name: str) -> str:
     return hub_key(area, datestamp(started), f"{timestamp(started)}-{name}")
+
+
+def status_page_key() -> str:
+    """The hub status page (``_status/index.html``), rewritten after runs; served as ``/status.html``."""
+    return hub_key("status", "index.html")
+
+
+def registry_copy_key() -> str:
+    """The last registry file that loaded (``_registry/last-good.yaml``): a file that stops parsing runs on it."""
+    return hub_key("registry", "last-good.yaml")
 
 
 def provider_state_key(provider: str, *names: str) -> str:

@@ -37,9 +37,9 @@ def require(condition: bool, reason: str) -> None:
         pytest.skip(reason)
 
 
-def stop_group(process: subprocess.Popen, timeout: float = 30) -> None:
-    """Stop a server started with ``start_new_session=True``: SIGTERM to its process group, SIGKILL if it lingers."""
-    os.killpg(process.pid, signal.SIGTERM)
+def stop_group(process: subprocess.Popen, timeout: float = 30, sig: int = signal.SIGTERM) -> None:
+    """Stop a server started with ``start_new_session=True``: ``sig`` to its process group, SIGKILL if it lingers."""
+    os.killpg(process.pid, sig)
     try:
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -71,6 +71,23 @@ class Worker:
             self.kill()
             raise
         return self.process.returncode, out, err
+
+
+def wait_for_ui(base: str, process: subprocess.Popen, timeout: float = 300, log: Path | None = None) -> None:
+    """Wait until the Dagster webserver at ``base`` answers (``ingest-assets ui`` started as ``process``); fail
+    with the end of ``log`` if the process exits first."""
+    import requests
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the UI exited with status {process.returncode}: {log.read_text()[-2000:] if log else ''}")
+        try:
+            if requests.get(f"{base}/server_info", timeout=2).ok:
+                return
+        except requests.ConnectionError:
+            time.sleep(0.5)
+    pytest.fail(f"the UI at {base} did not answer within {timeout:.0f} s")
 
 
 def next_second(after: datetime) -> str:

@@ -19,9 +19,11 @@ from ingest_assets.storage.activities import RecordSource, RecordStream, source_
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, ORIGINAL_RECORD
 
 RECORDS = "records"
-# a failure whose error says a retry can help (IngestError.retryable: timeouts, 5xx) is retried with backoff;
-# final errors raise dg.Failure through the step and are not retried
-RETRY = dg.RetryPolicy(max_retries=3, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+# a failure whose error says a retry can help (IngestError.retryable: timeouts, 5xx) is retried 30, 90 and 210 s
+# after each failure (Dagster's exponential backoff: (2^n - 1) x 30 s); final errors raise dg.Failure through the
+# step and are not retried. No jitter: Dagster's adds +/- the whole base delay (a first retry after 1 s), and one
+# run per provider at a time (dagster.yaml) leaves no herd of retries against one source to spread out.
+RETRY = dg.RetryPolicy(max_retries=3, delay=30, backoff=dg.Backoff.EXPONENTIAL)
 
 
 class SourceConfig(dg.Config):

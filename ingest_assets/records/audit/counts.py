@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
-from datetime import date, timedelta
+from datetime import date
 
 from ingest_assets.storage import layout
 from ingest_assets.storage.backends import Storage
@@ -25,7 +25,8 @@ class DayCounts:
     mapped: int
     mapping_failed: int
     enriched: int
-    indexed: int  # IndexRecords written, index deletions included
+    indexed: int  # IndexRecords written: documents + index deletions
+    index_deletions: int  # of those, deletions passed on from the harvest (indexed - index_deletions = documents)
 
     def as_table_row(self) -> dict[str, str | int]:
         """Field -> value, the day as ISO text (a table cell)."""
@@ -57,15 +58,18 @@ def day_counts(storage: Storage, provider: str, day: date) -> DayCounts | None:
         mapping_failed=_summary(mapping, "failed"),
         enriched=enrichment.record_count if enrichment else 0,
         indexed=indexing.record_count if indexing else 0,
+        index_deletions=_summary(indexing, "deletions"),
     )
 
 
-def recent_counts(storage: Storage, providers: Iterable[str], until: date, days: int) -> Iterator[DayCounts]:
-    """Counts of every provider for the ``days`` days up to ``until``, newest day first; days never harvested
-    are left out."""
-    for n in range(days):
-        day = until - timedelta(days=n)
-        for provider in sorted(providers):
-            counts = day_counts(storage, provider, day)
-            if counts:
-                yield counts
+def days_with_data(storage: Storage, provider: str, limit: int) -> list[date]:
+    """The newest ``limit`` days ``provider`` has a harvest output for, newest first."""
+    return sorted(layout.output_days(storage, provider, "harvest"), reverse=True)[:limit]
+
+
+def counts_with_data(storage: Storage, providers: Iterable[str], days: int) -> Iterator[DayCounts]:
+    """Counts of each provider's newest ``days`` days that have data (whenever they were: a backfill of last
+    year shows), newest day first, then by provider; a day with an incomplete harvest only is left out."""
+    found = [counts for provider in providers for day in days_with_data(storage, provider, days)
+             if (counts := day_counts(storage, provider, day))]
+    yield from sorted(found, key=lambda c: (-c.day.toordinal(), c.provider))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ingest_assets.records.enrichment import EnrichmentReport, enrich
+from ingest_assets.records.enrichment import EnrichmentReport, chain_for
 from ingest_assets.records.indexing import deletion_record, index_record
 from ingest_assets.records.mapping import MappingReport, mapper_for, mint_id
 from ingest_assets.core.registry import ProviderEntry
@@ -67,9 +67,10 @@ class RecordActivity:
 
             return [map_one]
         if self.activity == "enrichment":
+            chain = chain_for(self.entry)
 
             def enrich_one(record: dict) -> dict:
-                result, changes = enrich(record)
+                result, changes = chain.enrich(record)
                 report.add(record["id"], changes, samples=(record, result))
                 return result
 

@@ -1,21 +1,12 @@
-"""Enrichment: per-record normalization of MAP4_x MAPRecord dicts (no I/O, no Dagster).
+"""Enrichment: ingestion3's chain on MAP4_x MAPRecord dicts (no I/O, no Dagster), its lists and tables as data
+files (``data/``, see ``data/SOURCES.md``).
 
-    enriched, changes = enrich(record)       # changes: names of the fields that changed
-    report.add(record["id"], changes, (record, enriched))   # EnrichmentReport
+    chain = Chain(skip=frozenset(entry.settings.enrichment.skip))   # once per provider
+    enriched, changes = chain.enrich(record)     # changes: {(step, field), ...}
+    report.add(record["id"], changes, (record, enriched))            # EnrichmentReport
 """
 
-from ingest_assets.records.enrichment.dates import parse_date
-from ingest_assets.records.enrichment.dcmitype import normalize_type
-from ingest_assets.records.enrichment.enrich import enrich
-from ingest_assets.records.enrichment.language import normalize_language
+from ingest_assets.records.enrichment.enrich import Chain, chain_for, enrich
 from ingest_assets.records.enrichment.report import EnrichmentReport
-from ingest_assets.records.enrichment.rights import normalize_rights
 
-__all__ = [
-    "EnrichmentReport",
-    "enrich",
-    "normalize_language",
-    "normalize_rights",
-    "normalize_type",
-    "parse_date",
-]
+__all__ = ["Chain", "EnrichmentReport", "chain_for", "enrich"]

@@ -1,4 +1,5 @@
-"""The enrichment report of one run: per field, records improved vs unchanged, plus sample changes."""
+"""The enrichment report of one run, as ingestion3's enrichment summary: records attempted and improved, and
+how many records each step changed in each field, with sample changes per field."""
 
 from __future__ import annotations
 
@@ -9,28 +10,34 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-CSV_COLUMNS = ("field", "improved", "unchanged", "sample_record", "before", "after")
+from ingest_assets.core.registry import ENRICHMENT_STEPS
+
+CSV_COLUMNS = ("step", "field", "changed", "unchanged", "sample_record", "before", "after")
+ANY = "(any)"
 
 
 class EnrichmentReport:
-    """``add(record_id, changes, samples)`` per record; ``samples`` is the ``(before, after)`` record
-    pair, only read while a changed field still needs examples (at most ``samples_per_field``)."""
+    """``add(record_id, changes, samples)`` per record; ``changes`` are ``(step, field)`` pairs and ``samples``
+    the ``(before, after)`` record pair, read only while a changed field still needs examples."""
 
     def __init__(self, samples_per_field: int = 5) -> None:
         self.samples_per_field = samples_per_field
         self.records = 0
-        self._improved: Counter[str] = Counter()
+        self.improved = 0
+        self._fields: Counter[str] = Counter()
+        self._steps: Counter[tuple[str, str]] = Counter()
         self._samples: dict[str, list[tuple[str, str, str]]] = {}
 
-    def add(
-        self,
-        record_id: str,
-        changes: Iterable[str],
-        samples: tuple[dict[str, Any], dict[str, Any]] | None = None,
-    ) -> None:
+    def add(self, record_id: str, changes: Iterable[tuple[str, str]],
+            samples: tuple[dict[str, Any], dict[str, Any]] | None = None) -> None:
         self.records += 1
-        for name in changes:
-            self._improved[name] += 1
+        changes = set(changes)
+        if not changes:
+            return
+        self.improved += 1
+        self._steps.update(changes)
+        for name in {name for _, name in changes}:
+            self._fields[name] += 1
             taken = self._samples.setdefault(name, [])
             if samples is not None and len(taken) < self.samples_per_field:
                 before, after = samples
@@ -39,37 +46,59 @@ class EnrichmentReport:
     def merge(self, other: "EnrichmentReport") -> None:
         """Add another run's report (of later records: samples fill up in record order)."""
         self.records += other.records
-        self._improved.update(other._improved)
+        self.improved += other.improved
+        self._fields.update(other._fields)
+        self._steps.update(other._steps)
         for name, samples in other._samples.items():
             taken = self._samples.setdefault(name, [])
             taken.extend(samples[: self.samples_per_field - len(taken)])
 
+    def _step_rows(self) -> list[tuple[str, str, int]]:
+        order = {step: n for n, step in enumerate(ENRICHMENT_STEPS)}
+        return sorted(((step, name, n) for (step, name), n in self._steps.items()),
+                      key=lambda row: (row[1], order[row[0]]))
+
     def summary(self) -> dict[str, Any]:
         return {
             "records": self.records,
-            "fields": {
-                name: {"improved": n, "unchanged": self.records - n} for name, n in sorted(self._improved.items())
-            },
+            "improved": self.improved,
+            "fields": {name: {"changed": n, "unchanged": self.records - n} for name, n in sorted(self._fields.items())},
+            "steps": {f"{step} {name}": n for step, name, n in self._step_rows()},
         }
 
     def csv(self) -> bytes:
-        """One row per field (counts), then one row per sample with its before/after JSON."""
+        """The records row, per field its row (step ``(any)``) then one per step that changed it, then samples."""
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)
-        writer.writerow(("(records)", "", self.records, "", "", ""))
-        for name, improved in sorted(self._improved.items()):
-            writer.writerow((name, improved, self.records - improved, "", "", ""))
-            for record_id, before, after in self._samples.get(name, ()):
-                writer.writerow((name, "", "", record_id, before, after))
+        writer.writerow((ANY, "(records)", self.improved, self.records - self.improved, "", "", ""))
+        steps: dict[str, list[tuple[str, int]]] = {}
+        for step, name, n in self._step_rows():
+            steps.setdefault(name, []).append((step, n))
+        for name, changed in sorted(self._fields.items()):
+            writer.writerow((ANY, name, changed, self.records - changed, "", "", ""))
+            for step, n in steps.get(name, ()):
+                writer.writerow((step, name, n, self.records - n, "", "", ""))
+        for name in sorted(self._samples):
+            for record_id, before, after in self._samples[name]:
+                writer.writerow(("(sample)", name, "", "", record_id, before, after))
         return out.getvalue().encode("utf-8")
 
     def metadata(self) -> dict[str, Any]:
-        """Plain values for Dagster metadata: total and improved count per field."""
-        return {"records": self.records, "improved": dict(sorted(self._improved.items()))}
+        """Plain values for Dagster metadata and the _MANIFEST: records, improved, and changes per field."""
+        return {"records": self.records, "improved": self.improved, "fields": dict(sorted(self._fields.items()))}
+
+
+_EXTENSIONS = {"provider": "providerExactMatch", "dataProvider": ("dataProviderUri", "dataProviderExactMatch")}
 
 
 def _value(record: dict[str, Any], name: str) -> str:
     source = record.get("sourceResource") or {}
-    value = source[name] if name in source else record.get(name)
+    if name in source:
+        value: Any = source[name]
+    elif name in _EXTENSIONS:  # the name and what enrichment adds to it
+        keys = _EXTENSIONS[name] if isinstance(_EXTENSIONS[name], tuple) else (_EXTENSIONS[name],)
+        value = {name: record.get(name), **{key: record.get(key) for key in keys}}
+    else:
+        value = record.get(name)
     return json.dumps(value, ensure_ascii=False, sort_keys=True)[:1000]

@@ -16,7 +16,7 @@ from typing import Any
 
 
 from ingest_assets.core.errors import ValidationError
-from ingest_assets.records.enrichment.language import normalize_language
+from ingest_assets.records.enrichment.vocabularies import iso639_3, language_name
 
 ITEM_URI = "http://dp.la/api/items/"
 CONTEXT_URI = "http://dp.la/api/items/context"
@@ -64,12 +64,13 @@ def index_record(map_record: dict) -> dict:
         "aggregatedCHO": "#sourceResource",
         "id": record_id,
         "ingestDate": _iso_utc(map_record.get("ingestDate"), where),
-        "sourceResource": _source_resource(source, item_uri + "#sourceResource"),
+        "sourceResource": _source_resource(source, item_uri + "#SourceResource"),  # as DPLA writes it
     }
     _put(document, "ingestType", map_record.get("ingestType") or "item")
-    _put(document, "dataProvider", _named(map_record["dataProvider"]))
-    provider_uri = map_record.get("providerUri")  # DPLA's documents name the provider and give its URI
-    _put(document, "provider", {"@id": provider_uri, **_named(provider)} if provider_uri else _named(provider))
+    # DPLA's documents name the provider and the data provider and give their URI and Wikidata entity
+    _put(document, "dataProvider", _agent(map_record["dataProvider"], map_record.get("dataProviderUri"),
+                                          map_record.get("dataProviderExactMatch")))
+    _put(document, "provider", _agent(provider, map_record.get("providerUri"), map_record.get("providerExactMatch")))
     _put(document, "isShownAt", map_record["isShownAt"])
     _put(document, "object", map_record.get("object"))
     _put(document, "rights", map_record.get("rightsStatement"))
@@ -170,6 +171,15 @@ def _named(value: Any) -> dict:
     return {"name": value}
 
 
+def _agent(value: Any, uri: str | None, exact_match: list[str] | None) -> dict:
+    named = _named(value)
+    if uri:
+        named["@id"] = uri
+    if exact_match:
+        named["exactMatch"] = exact_match
+    return named
+
+
 def _concept(value: Any) -> dict:
     if isinstance(value, dict):
         return {"name": _label(value), "scheme": value.get("inScheme")}
@@ -202,9 +212,11 @@ def _language(value: Any) -> dict:
 
 
 def _known_language(value: str) -> dict:
-    """Through enrichment's ISO 639 lookup, so indexing and enrichment agree on every code and name."""
-    found = normalize_language(value)
-    return {"name": found[1], "iso639_3": found[0]} if found else {"name": value}
+    """Through enrichment's language table, so indexing and enrichment agree on every code and name: the name
+    (enrichment gives names; a code not enriched is looked up), and the ISO 639-3 code of that name."""
+    name = language_name(value) or value
+    code = iso639_3(name)
+    return {"name": name, "iso639_3": code} if code else {"name": name}
 
 
 # sourceResource fields whose values are converted one by one (dicts or labels), with their converter.

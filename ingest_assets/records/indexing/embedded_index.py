@@ -17,8 +17,8 @@ from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 
-from ingest_assets.core.errors import IngestError
-from ingest_assets.records.indexing.naming import build_name, check_alias
+from ingest_assets.core.errors import NotFoundError
+from ingest_assets.records.indexing.naming import NO_INDEX_HINT, build_name, check_alias
 from ingest_assets.records.indexing.results import (
     DEFAULT_MAX_FAILURE_RATE,
     IndexBuildRefused,
@@ -188,7 +188,7 @@ class EmbeddedSearchIndex(SearchIndex):
         name = self._target(check_alias(alias))
         path = self._file(name) if name else None
         if path is None or not path.exists():
-            raise IngestError(f"no search index behind alias {alias!r}", file=str(self.directory))
+            raise NotFoundError(f"no search index behind alias {alias!r}", file=str(self.directory), hint=NO_INDEX_HINT)
         return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
 
 

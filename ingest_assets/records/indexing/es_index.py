@@ -13,7 +13,9 @@ from elasticsearch.helpers import streaming_bulk
 
 from ingest_assets import schemas
 from ingest_assets.core.search_clients import connect, error_type, reason, redacted, translated
+from ingest_assets.core import errors
 from ingest_assets.core.errors import FetchError, IngestError
+from ingest_assets.records.indexing.naming import NO_INDEX_HINT
 from ingest_assets.records.indexing.naming import build_name, check_alias
 from ingest_assets.records.indexing.results import (
     DEFAULT_MAX_FAILURE_RATE,
@@ -170,8 +172,8 @@ class ElasticsearchIndex(SearchIndex):
                 yield
         except FetchError as err:
             if reading and isinstance(err.__cause__, NotFoundError):
-                raise IngestError(
-                    f"no search index behind alias {alias!r} ({reason(err.__cause__)})", file=self.url
+                raise errors.NotFoundError(
+                    f"no search index behind alias {alias!r} ({reason(err.__cause__)})", file=self.url, hint=NO_INDEX_HINT
                 ) from err.__cause__
             raise
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from ingest_assets.core.errors import ConfigError
 
 ALIAS_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,200}")
+NO_INDEX_HINT = "index records first (`ingest-assets demo`, or `ingest-assets harvest <provider>`), or check INGEST_SEARCH"
 
 
 def check_alias(alias: str) -> str:

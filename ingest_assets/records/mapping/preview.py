@@ -1,6 +1,7 @@
 """Preview a profile before publishing (``ingest-assets map``): map files or a provider's newest harvest output,
 write nothing, and show per record the MAP JSON-LD and the mapping messages, then how many records filled
-each MAP field.
+each MAP field. With an enrichment chain (``--enrich``), each record's enriched index document is shown beside
+the mapped one with the steps that changed each field, and the enrichment report follows the coverage.
 
 Inputs: an XML file (an OAI-PMH page, or a document holding the profile's root elements), a JSON file (one
 record, a list, or a page whose records the profile's ``records`` path finds), a JSON lines file, or
@@ -9,6 +10,7 @@ record, a list, or a page whose records the profile's ``records`` path finds), a
 
 from __future__ import annotations
 
+import difflib
 import json
 import time
 from collections import Counter
@@ -22,6 +24,8 @@ from lxml import etree
 
 from ingest_assets.core import json_input
 from ingest_assets.core.errors import ConfigError, IngestError, ParseError
+from ingest_assets.core.registry import ENRICHMENT_STEPS
+from ingest_assets.records.enrichment import Chain, EnrichmentReport
 from ingest_assets.records.indexing import index_record
 from ingest_assets.records.mapping.fields import FIELDS
 from ingest_assets.records.mapping.mapper import UNPARSEABLE, Mapper, MappingResult, Message
@@ -33,6 +37,7 @@ from ingest_assets.storage.backends import Storage
 from ingest_assets.core.xml_input import UnsafeXML, parse_xml, standalone
 
 HARVEST = "harvest:"
+_STEP_ORDER = {step: n for n, step in enumerate(ENRICHMENT_STEPS)}
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 
 
@@ -48,7 +53,8 @@ def read_inputs(inputs: Iterable[str], profile: Profile, provider: str,
         try:
             content = path.read_bytes()
         except OSError as exc:
-            raise ParseError(f"cannot read the input: {exc.strerror}", provider=provider, file=given) from None
+            raise ParseError(f"cannot read the input: {exc.strerror}", provider=provider, file=given,
+                             hint="check the path") from None
         kind = "xml" if content.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<" else "json"
         ids = local_id if kind == profile.source else _no_id  # the mapper reports the mismatch per record
         if kind == "xml":
@@ -167,52 +173,113 @@ class Coverage:
 
 
 def preview(mapper: Mapper, items: Iterable[dict | Message], out: TextIO, *, output: str = "table",
-            limit: int | None = None) -> MappingReport:
-    """Map every item, print the first ``limit`` records (all without a limit) then the coverage; returns the report."""
+            limit: int | None = None, enrich: Chain | None = None) -> MappingReport:
+    """Map (and with ``enrich``, enrich) every item, print the first ``limit`` records (all without a limit) then
+    the coverage and the enrichment report; returns the mapping report."""
     report, coverage, shown, count = MappingReport(), Coverage(), [], 0
+    enrichment = EnrichmentReport() if enrich is not None else None
     for item in items:
         result = MappingResult(None, [item]) if isinstance(item, Message) else mapper.map(item)
         report.add(result)
+        enriched, changes = None, set()
         if result.record is not None:
             coverage.add(result.record)
+            if enrich is not None:
+                enriched, changes = enrich.enrich(result.record)
+                enrichment.add(result.record["id"], changes)
         if limit is None or count < limit:
             count += 1
-            entry = _entry(item, result)
+            entry = _entry(item, result, enriched, changes if enrich is not None else None)
             if output == "json":
                 shown.append(entry)
             else:
                 _print_entry(entry, out)
     summary = {**report.summary(), "coverage": coverage.as_dict()}
+    if enrichment is not None:
+        summary["enrichment"] = enrichment.summary()
     if output == "json":
         json.dump({"records": shown, "summary": summary}, out, ensure_ascii=False, indent=2)
         out.write("\n")
     else:
         _print_coverage(summary, out)
+        if enrichment is not None:
+            _print_enrichment(summary["enrichment"], out)
     return report
 
 
-def _entry(item: dict | Message, result: MappingResult) -> dict:
-    jsonld = None
+def _document(record: dict, messages: list[dict]) -> dict | None:
+    try:
+        return json.loads(index_record(record)["document"])
+    except IngestError as exc:
+        messages.append({"kind": "invalid_value", "field": "", "value": "", "reason": exc.message})
+        return None
+
+
+def _entry(item: dict | Message, result: MappingResult, enriched: dict | None = None,
+           changes: set[tuple[str, str]] | None = None) -> dict:
     messages = [{"kind": m.kind, "field": m.field, "value": m.value[:200], "reason": m.reason} for m in result.messages]
-    if result.record is not None:
-        try:
-            jsonld = json.loads(index_record(result.record)["document"])
-        except IngestError as exc:
-            messages.append({"kind": "invalid_value", "field": "", "value": "", "reason": exc.message})
+    jsonld = _document(result.record, messages) if result.record is not None else None
     local_id = item.record if isinstance(item, Message) else item.get("id")
-    return {"local_id": local_id, "id": result.record["id"] if result.record else None, "jsonld": jsonld,
-            "messages": messages}
+    entry = {"local_id": local_id, "id": result.record["id"] if result.record else None, "jsonld": jsonld,
+             "messages": messages}
+    if changes is not None:
+        entry["enriched"] = _document(enriched, messages) if enriched is not None else None
+        steps: dict[str, list[str]] = {}
+        for step, name in sorted(changes, key=lambda change: (change[1], _STEP_ORDER[change[0]])):
+            steps.setdefault(name, []).append(step)
+        entry["enrichment"] = steps
+    return entry
 
 
 def _print_entry(entry: dict, out: TextIO) -> None:
     status = "mapped" if entry["jsonld"] is not None else "NOT MAPPED"
     out.write(f"== {entry['local_id']} ({status}{', ' + entry['id'] if entry['id'] else ''})\n")
-    if entry["jsonld"] is not None:
+    if entry.get("enriched") is not None:
+        _print_beside(entry["jsonld"], entry["enriched"], out)
+        for name, steps in entry["enrichment"].items():
+            out.write(f"   ~ {name}: {', '.join(steps)}\n")
+    elif entry["jsonld"] is not None:
         for line in json.dumps(entry["jsonld"], ensure_ascii=False, indent=2).splitlines():
             out.write(f"   {line}\n")
     for m in entry["messages"]:
         value = f" {m['value']!r}" if m["value"] else ""
         out.write(f"   ! {m['kind']} {m['field'] or '-'}{value}: {m['reason']}\n")
+
+
+COLUMN = 64  # characters of each side of the mapped | enriched view
+
+
+def _print_beside(mapped: dict, enriched: dict, out: TextIO) -> None:
+    """The mapped and the enriched index document side by side, aligned line by line; ``|`` marks a changed
+    line, ``<`` one only the mapped document has, ``>`` one only the enriched has (long lines are cut)."""
+    left = json.dumps(mapped, ensure_ascii=False, indent=2).splitlines()
+    right = json.dumps(enriched, ensure_ascii=False, indent=2).splitlines()
+    out.write(f"   {'mapped':<{COLUMN}}   enriched\n")
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, left, right, autojunk=False).get_opcodes():
+        pairs = zip(left[i1:i2], right[j1:j2]) if tag in ("equal", "replace") else ()
+        for a, b in pairs:
+            out.write(f"   {_cut(a):<{COLUMN}} {'|' if tag == 'replace' else ' '} {_cut(b)}\n")
+        if tag == "replace" or tag == "delete":
+            for a in left[i1 + (j2 - j1 if tag == "replace" else 0):i2]:
+                out.write(f"   {_cut(a):<{COLUMN}} <\n")
+        if tag == "replace" or tag == "insert":
+            for b in right[j1 + (i2 - i1 if tag == "replace" else 0):j2]:
+                out.write(f"   {'':<{COLUMN}} > {_cut(b)}\n")
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= COLUMN else line[: COLUMN - 1] + "…"
+
+
+def _print_enrichment(summary: dict, out: TextIO) -> None:
+    out.write(f"\nenrichment: {summary['improved']} of {summary['records']} records changed\n"
+              f"\n{'field':<21} {'changed':>7}  steps\n")
+    steps: dict[str, list[str]] = {}
+    for key, n in summary["steps"].items():
+        step, name = key.split(" ", 1)
+        steps.setdefault(name, []).append(f"{step} {n}")
+    for name, counts in summary["fields"].items():
+        out.write(f"{name:<21} {counts['changed']:>7}  {', '.join(steps.get(name, ()))}\n")
 
 
 def _print_coverage(summary: dict, out: TextIO) -> None:

@@ -1,105 +1,93 @@
-"""Language (ISO 639-3 via iso639-lang), DCMI type and rights URI normalization."""
+"""The chain's data: ingestion3's lists and tables as shipped, and the lookups over them."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from iso639 import Lang
 
-from ingest_assets.records.enrichment import normalize_language, normalize_rights, normalize_type
-from ingest_assets.records.enrichment.dcmitype import TERMS, dpla_label
+from ingest_assets.core.registry import ENRICHMENT_STEPS
+from ingest_assets.records.enrichment.data import lines, rows
+from ingest_assets.records.enrichment.enrich import STRING_STEPS, VOCABULARY_STEPS, chain_data, data_provider_uri, rights_uri
+from ingest_assets.records.enrichment.filters import (
+    block_formats, digital_surrogate_block_list, extract_extents, format_type_values_block_list, type_allow_list,
+)
+from ingest_assets.records.enrichment.vocabularies import dcmi_type, iso639_3, language_name, wikidata_uri
+
+
+def test_the_chain_names_only_known_steps_and_every_step_is_used():
+    data = chain_data()
+    used = {step for steps in data["normalizations"].values() for step in steps}
+    used |= {step for steps in data["vocabularies"].values() for step in steps}
+    assert used | {"deduplicate"} == set(ENRICHMENT_STEPS) == set(STRING_STEPS) | VOCABULARY_STEPS | {"deduplicate"}
+
+
+def test_the_lists_are_ingestion3s():
+    surrogates = digital_surrogate_block_list()
+    assert len(surrogates) == 209 and r"(?i)^\s*image\/tiff\s*$" in surrogates
+    assert all(re.compile(pattern) for pattern in surrogates)
+    assert len(format_type_values_block_list()) == 13 and len(type_allow_list()) == 74
+    assert len(rows("languages/deduped-iso639x.csv", 2)) == 7911  # the BOM-prefixed header is a comment here
+    assert len(lines("wiki/institutions.tsv")) == 2743
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        ("en", ("eng", "English")),  # ISO 639-1
-        ("eng", ("eng", "English")),  # ISO 639-2/3
-        ("fre", ("fra", "French")),  # ISO 639-2/B -> 639-3
-        ("ger", ("deu", "German")),
-        ("EN-us", ("eng", "English")),  # BCP 47 tag
-        ("English", ("eng", "English")),
-        ("english;", ("eng", "English")),  # any case, CONTENTdm delimiter
-        ("French (France)", ("fra", "French")),
-        ("Russian", ("rus", "Russian")),
-        ("und", ("und", "Undetermined")),  # Harvard LibraryCloud's coded value
-        ("Undefined", None),
-        ("Elvish", None),
-        ("", None),
-        ("x", None),
-    ],
+    ("value", "blocked"),
+    [("image/tiff", True), (" JPEG 2000 ", True), ("Image", True), ("physical object", True), ("Photographs", False),
+     ("Lithograph", False), ("Image/tiff : text/Color: 24 bits; 800 ppi, Microtek ScanMaker 9800XL.", True),
+     ("tiff images", False)],
 )
-def test_language(value, expected):
-    assert normalize_language(value) == expected
+def test_format_block_lists(value, blocked):
+    assert block_formats(value) == ("" if blocked else value)
 
 
-def test_language_names_come_from_the_iso639_package():
-    for code in ("nld", "ukr", "haw", "chr"):
-        assert normalize_language(code) == (code, Lang(code).name)
-        assert normalize_language(Lang(code).name.upper()) == (code, Lang(code).name)
-    assert normalize_language("spa") == ("spa", "Spanish")
-    assert normalize_language("qqq") is None
-
-
-def test_dcmi_terms_are_the_vocabulary():
-    assert TERMS == {
-        "Collection", "Dataset", "Event", "Image", "InteractiveResource", "MovingImage", "PhysicalObject",
-        "Service", "Software", "Sound", "StillImage", "Text",
-    }
+def test_extents_from_format():
+    assert extract_extents("8 x 10 in.") == "8 x 10 in."
+    assert extract_extents("16mm film") == "16 film"  # ingestion3's exception list removes the term, not the value
+    assert extract_extents("Lithograph") == ""
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        ("Image", "Image"),
-        ("text", "Text"),  # MODS typeOfResource
-        ("still image", "StillImage"),
-        ("sound recording-musical", "Sound"),
-        ("three dimensional object", "PhysicalObject"),
-        ("Photographs", "StillImage"),
-        ("Video", "MovingImage"),
-        ("info:eu-repo/semantics/article", "Text"),  # Zenodo
-        ("http://purl.org/dc/dcmitype/StillImage", "StillImage"),
-        ("Dataset", "Dataset"),
-        ("mixed material", None),
-        ("jpeg", None),
-    ],
+    ("value", "label"),
+    [("Photographs", "image"), (" STILL IMAGE ", "image"), ("sound recording", "sound"), ("Film", "moving image"),
+     ("statue", "physical object"), ("online exhibit", "interactive resource"), ("dataset", "dataset"),
+     ("photo, print, drawing", "image"), ("Mixed material", "image"), ("info:eu-repo/semantics/article", None),
+     ("StillImage", "image"), ("bucket", None)],
 )
-def test_type(value, expected):
-    assert normalize_type(value) == expected
+def test_types(value, label):
+    assert dcmi_type(value) == label
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        ("https://rightsstatements.org/page/InC/1.0/?language=en", "http://rightsstatements.org/vocab/InC/1.0/"),
-        ("http://rightsstatements.org/vocab/NoC-OKLR/1.0", "http://rightsstatements.org/vocab/NoC-OKLR/1.0/"),
-        (" http://rightsstatements.org/vocab/NoC-OKLR/1.0/ ", "http://rightsstatements.org/vocab/NoC-OKLR/1.0/"),
-        ("https://creativecommons.org/licenses/by-nc/4.0/legalcode", "http://creativecommons.org/licenses/by-nc/4.0/"),
-        ("http://www.creativecommons.org/licenses/BY/3.0/deed.de", "http://creativecommons.org/licenses/by/3.0/"),
-        ("https://creativecommons.org/publicdomain/zero/1.0#x", "http://creativecommons.org/publicdomain/zero/1.0/"),
-        ("https://rightsstatements.org", None),
-        ("http://example.org/rights/", None),
-        ("info:eu-repo/semantics/openAccess", None),
-        ("Copyright held by the library", None),
-    ],
+    ("value", "name", "code"),
+    [("eng", "English", "eng"), ("en-US", "English", "eng"), ("fre", "French", "fra"), ("FR", "French", "fra"),
+     ("zxx", "No linguistic content", "zxx"), ("Hawaiian", "Hawaiian", "haw"), ("gre", "Greek, Modern (1453-)", None),
+     ("Elvish", None, None), ("", None, None)],
 )
-def test_rights(value, expected):
-    assert normalize_rights(value) == expected
+def test_languages(value, name, code):
+    assert language_name(value) == name
+    assert (iso639_3(name) if name else None) == code
+
+
+def test_wikidata():
+    assert wikidata_uri("Digital Commonwealth") == "http://www.wikidata.org/entity/Q72380652"
+    assert wikidata_uri("boston public library", "Digital Commonwealth") == "http://www.wikidata.org/entity/Q894583"
+    assert wikidata_uri(" Boston Public Library", "Digital Commonwealth") is None  # keyed as concatenated
+    assert wikidata_uri("Boston Public Library") is None  # institutions are keyed under their hub
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"),
-    [  # ingestion3's TypeEnrichmentTest: Image -> image, book -> text, Bucket -> none
-        ("Image", "image"),
-        ("book", "text"),
-        ("Bucket", None),
-        ("Photographs", "image"),
-        ("Video", "moving image"),
-        ("three dimensional object", "physical object"),
-        ("website", "interactive resource"),
-        ("http://purl.org/dc/dcmitype/Dataset", "dataset"),
-    ],
+    ("value", "uri"),
+    [("https://rightsstatements.org/page/InC/1.0/?language=en", "http://rightsstatements.org/vocab/InC/1.0/"),
+     ("http://creativecommons.org/licenses/by/4.0", "http://creativecommons.org/licenses/by/4.0"),
+     ("https://creativecommons.org:443/publicdomain/zero/1.0/#x", "http://creativecommons.org/publicdomain/zero/1.0/"),
+     ("not a uri", "not a uri")],
 )
-def test_dpla_type_labels(value, expected):
-    term = normalize_type(value)
-    assert (dpla_label(term) if term else None) == expected
+def test_rights_uri(value, uri):
+    assert rights_uri(value) == uri
+
+
+def test_data_provider_uri():
+    assert data_provider_uri("Pepperdine University, Special Collections and University Archives") == (
+        "http://dp.la/api/contributor/pepperdine-university-special-collections-and-university-archives")
+    assert data_provider_uri(" Minneapolis  Institute of Art ") == "http://dp.la/api/contributor/minneapolis-institute-of-art"

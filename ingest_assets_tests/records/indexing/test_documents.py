@@ -22,7 +22,7 @@ def test_document_matches_dpla_api_item(map_records, dpla_sources):
     assert doc["provider"] == {"name": "California Digital Library"}
     assert doc["dataProvider"] == {"name": "University of Southern California Digital Library"}
     sr, expected = doc["sourceResource"], source["sourceResource"]
-    assert sr["@id"] == "http://dp.la/api/items/4d85a6bd965dde8352c8235c43fe1c44#sourceResource"
+    assert sr["@id"] == expected["@id"] == "http://dp.la/api/items/4d85a6bd965dde8352c8235c43fe1c44#SourceResource"
     for key in ("title", "creator", "description", "extent", "format", "identifier", "publisher", "relation",
                 "rights", "spatial", "subject", "type", "collection", "date", "temporal"):
         assert sr[key] == expected[key], key
@@ -108,12 +108,13 @@ def test_deletion_record():
 
 
 def test_index_languages_agree_with_enrichment():
-    """Indexing had its own ISO 639 lookup: 'English (United States)' or 'en-US' were known to enrichment and
-    unknown to the index document (no iso639_3)."""
-    from ingest_assets.records.enrichment import normalize_language
+    """The index reads languages through enrichment's table (ingestion3's): enriched names and the codes a record
+    that was not enriched may still hold give the same name, with the ISO 639-3 code of that name."""
+    from ingest_assets.records.enrichment.vocabularies import language_name
     from ingest_assets.records.indexing.documents import _language
 
-    for value in ("en-US", "English (United States)", "fre", "Hawaiian", "eng"):
-        code, name = normalize_language(value)
-        assert _language(value) == {"name": name, "iso639_3": code}
+    for value in ("en-US", "English", "fre", "Hawaiian", "eng"):
+        name = language_name(value)
+        assert _language(value) == _language(name) == {"name": name, "iso639_3": _language(name)["iso639_3"]}
+    assert _language("eng")["iso639_3"] == "eng" and _language("fre")["iso639_3"] == "fra"
     assert _language("Klingon-ish") == {"name": "Klingon-ish"}

@@ -142,7 +142,8 @@ class _Sink:
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
-    (["--profile", "marc", "x.xml"], "cannot read the profile"),
+    (["--profile", "marc", "x.xml"], "unknown profile 'marc'; hint: shipped profiles: cdl, mdl, mods, nara, oai_dc, qdc"),
+    (["--profile", "my-museum.yaml", "x.xml"], "cannot read the profile"),
     (["--profile", "oai_dc", "missing.xml"], "cannot read the input"),
     (["--profile", "oai_dc", "harvest:nobody"], "no complete harvest output"),
 ])

@@ -1,0 +1,58 @@
+"""``failure_sensor``: each failed run (from the UI, the daemon or ``ingest-assets harvest``) is recorded as its
+provider's last failure and announced on the configured channels (e-mail, webhook)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+
+import dagster as dg
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+
+from ingest_assets.defs.resources import StorageResource
+from ingest_assets.operations.failures import Failure, record_failure
+from ingest_assets.operations.notify import Notifier, notify
+
+CHECK_FAILED = "DagsterAssetCheckFailedError"  # the error of a step whose blocking check failed
+
+
+def partition_scope(tags: dict[str, str]) -> tuple[str | None, tuple[date, ...]]:
+    """``(provider, days)`` of a run from its partition tags: ``2026-01-15|demo`` (a record day), a range of those,
+    or a provider partition (``riverlod``); ``(None, ())`` for a run without partition."""
+    start = tags.get(ASSET_PARTITION_RANGE_START_TAG) or tags.get("dagster/partition")
+    end = tags.get(ASSET_PARTITION_RANGE_END_TAG) or start
+    if not start:
+        return None, ()
+    if "|" not in start:
+        return start, ()
+    (first, provider), (last, _) = start.split("|", 1), end.split("|", 1)
+    first_day, last_day = date.fromisoformat(first), date.fromisoformat(last)
+    return provider, tuple(first_day + timedelta(days=n) for n in range((last_day - first_day).days + 1))
+
+
+def failure_of(context: dg.RunFailureSensorContext, ui_url: str) -> Failure:
+    run = context.dagster_run
+    provider, days = partition_scope(dict(run.tags))
+    steps = context.get_step_failure_events()
+    if steps:
+        data = steps[0].step_failure_data
+        error, user = data.error, data.user_failure_data
+        kind = "check" if error and error.cls_name == CHECK_FAILED else "run"
+        message = (user.description if user and user.description else None) or (error.message if error else steps[0].message)
+        stage = steps[0].step_key or "run"
+    else:
+        kind, message, stage = "run", context.failure_event.message or "the run failed", "run"
+    return Failure(kind, run.job_name, provider, days, stage, " ".join((message or "").split()), run.run_id,
+                   f"{ui_url}/runs/{run.run_id}", datetime.now(timezone.utc))
+
+
+def failure_sensor(channels: list[Notifier], ui_url: str) -> dg.SensorDefinition:
+    @dg.run_failure_sensor(name="failure_sensor", monitor_all_code_locations=True, minimum_interval_seconds=30,
+                           default_status=dg.DefaultSensorStatus.RUNNING,
+                           description="Records each failed run as its provider's last failure; notifies the configured channels")
+    def record_and_notify(context: dg.RunFailureSensorContext, storage: StorageResource):
+        failure = failure_of(context, ui_url)
+        record_failure(storage.get_client(), failure)
+        for problem in notify(failure, channels):
+            context.log.warning(f"notice not sent: {problem}")
+
+    return record_and_notify

@@ -1,0 +1,74 @@
+"""ingestion3's vocabulary enrichments, from the data files: TypeEnrichment (DCMI type labels),
+LanguageEnrichment (ISO 639 code or name -> language name) and WikiEntityEnrichment (Wikidata ids of
+providers and their institutions). Lookups ignore case and surrounding whitespace, as ingestion3's do."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from ingest_assets.records.enrichment.data import lines, rows
+from ingest_assets.records.enrichment.normalize import JAVA_TRIM
+
+WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
+# TypeEnrichment's web labels of DCMI types (the others are the local name in lower case)
+_TYPE_LABELS = {"InteractiveResource": "interactive resource", "MovingImage": "moving image",
+                "PhysicalObject": "physical object", "StillImage": "still image"}
+
+
+def _key(value: str) -> str:
+    return value.lower().strip(JAVA_TRIM)
+
+
+@cache
+def _types() -> dict[str, str]:
+    return {_key(term): _TYPE_LABELS.get(dcmi, dcmi.lower()) for term, dcmi in rows("types/type-enrichment.csv", 2)}
+
+
+def dcmi_type(value: str) -> str | None:
+    """The DPLA label of the DCMI type for a provider type value (``Photographs`` -> ``image``), else ``None``."""
+    return _types().get(_key(value))
+
+
+@cache
+def _languages() -> dict[str, str]:
+    """Code and name -> name; ``dpla-lang.csv`` is read last, so it overrides (its stated purpose)."""
+    table: dict[str, str] = {}
+    for name in ("languages/deduped-iso639x.csv", "languages/dpla-lang.csv"):
+        for code, term in rows(name, 2):
+            table[_key(code)] = term
+            table[_key(term)] = term
+    return table
+
+
+def language_name(value: str) -> str | None:
+    """The language name for an ISO 639 code or name (``eng``, ``en``, ``en-us``, ``English``), else ``None``."""
+    return _languages().get(_key(value))
+
+
+@cache
+def _iso639_3() -> dict[str, str]:
+    """Language name (as the lookup gives it) -> ISO 639-3 code, for the names the 639-3 codes have."""
+    codes = {row[0] for row in rows("languages/iso639-3.csv", 2)}
+    out: dict[str, str] = {}
+    for code, term in rows("languages/deduped-iso639x.csv", 2):
+        if code in codes:
+            out.setdefault(_key(term), code)
+    return out
+
+
+def iso639_3(name: str) -> str | None:
+    """The ISO 639-3 code of a language name from :func:`language_name` (``English`` -> ``eng``), else ``None``."""
+    return _iso639_3().get(_key(name))
+
+
+@cache
+def _wikidata() -> dict[str, str]:
+    """``provider`` and ``provider + institution`` (concatenated, as ingestion3 keys them) -> Wikidata id."""
+    return {_key(provider + institution): wikidata
+            for provider, institution, wikidata in (line.split("\t") for line in lines("wiki/institutions.tsv"))}
+
+
+def wikidata_uri(name: str, provider: str = "") -> str | None:
+    """The Wikidata entity URI of a provider (``name`` alone) or of one of its institutions, else ``None``."""
+    found = _wikidata().get(_key(provider + name))
+    return WIKIDATA_ENTITY + found if found else None

@@ -1,0 +1,108 @@
+"""The hub overview and its status page, on real record pipeline outputs: counts over the days that have data
+(not a window ending yesterday), last good day, the recorded last failure, a refused registry entry; the
+``hub_status`` asset writes the page and the UI's table; ``serve-resourcesync``'s app serves it."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timezone
+from wsgiref.util import setup_testing_defaults
+
+import dagster as dg
+import pytest
+
+from ingest_assets.core.registry import load_registry
+from ingest_assets.core.settings import Settings
+from ingest_assets.definitions import build_definitions
+from ingest_assets.demo.oai_server import serve_in_thread
+from ingest_assets.demo.samples import sample_records
+from ingest_assets.operations.failures import Failure, record_failure
+from ingest_assets.operations.overview import build_overview
+from ingest_assets.operations.page import render_page
+from ingest_assets.records.audit.counts import day_counts
+from ingest_assets.resourcesync.server import ResourceSyncApp
+from ingest_assets.storage import LocalStorage
+from ingest_assets.storage.layout import status_page_key
+
+DAYS = (date(2026, 1, 14), date(2026, 1, 15))
+NOW = datetime(2026, 11, 24, 9, 30, tzinfo=timezone.utc)  # months after the data: a window ending today would miss it
+FAILURE = Failure("run", "record_pipeline", "demo", (date(2026, 1, 16),), "original_records", "HTTP 503", "abcdef123456",
+                  "http://ui/runs/abcdef123456", NOW)
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    """Two demo days through the pipeline (one range run); a linked-data entry; an entry with a misspelt key."""
+    tmp_path = tmp_path_factory.mktemp("overview")
+    server, url = serve_in_thread(sample_records(day=DAYS[1]))
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(
+        f"demo: {{label: Riverside, harvest: {{type: oai, endpoint: '{url}', allow_private: true}}, mapping: oai_dc}}\n"
+        "lod: {void: 'https://example.org/void.ttl'}\n"
+        f"typo: {{harvest: {{type: oai, endpoint: '{url}', metadataprefix: mods}}}}\n"
+    )
+    settings = Settings.from_env({"INGEST_HOME": str(tmp_path / "home"), "INGEST_REGISTRY": str(registry)})
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("record_providers", ["demo"])
+        result = build_definitions(settings).resolve_job_def("record_pipeline").execute_in_process(
+            instance=instance, tags={"dagster/asset_partition_range_start": f"{DAYS[0]}|demo",
+                                     "dagster/asset_partition_range_end": f"{DAYS[1]}|demo"})
+        assert result.success
+        record_failure(LocalStorage(settings.storage_url), FAILURE)  # as failure_sensor records a failed run
+        yield settings, instance
+    server.shutdown()
+
+
+def test_the_overview_covers_the_days_with_data_and_each_entry(hub):
+    settings, _ = hub
+    storage = LocalStorage(settings.storage_url)
+    registry = load_registry(settings.registry_path)
+    overview = build_overview(storage, registry, NOW)
+    assert overview.window == (date(2025, 10, 18), DAYS[1])  # 90 days ending with the newest day harvested
+    demo, lod, typo = overview.providers
+    assert [d.day for d in demo.days] == list(DAYS) and demo.last_good_day == DAYS[1]
+    assert demo.days[-1] == day_counts(storage, "demo", DAYS[1]) and demo.days[-1].harvested > 0
+    assert demo.last_failure == FAILURE and demo.capabilities == ("records",)
+    assert lod.capabilities == ("linked_data",) and not lod.days and lod.last_failure is None
+    assert "registry key 'typo.harvest.metadataprefix': unknown key" in typo.problem
+    assert overview.registry_notes == (f"entry 'typo' refused (the others run): {registry.problems['typo']}",)
+
+
+def test_the_page_plots_each_series_over_the_window_and_says_what_failed(hub):
+    settings, _ = hub
+    storage = LocalStorage(settings.storage_url)
+    overview = build_overview(storage, load_registry(settings.registry_path), NOW)
+    html = render_page(overview)
+    assert not re.search(r"<script|<link|<img|src=|url\(", html)  # self-contained: nothing runs, nothing is fetched
+    chart = re.search(r'<svg[^>]*data-provider="demo".*?</svg>', html, re.S).group(0)
+    for series in ("harvested", "mapped", "failed", "indexed"):
+        group = re.search(rf'<g data-series="{series}".*?</g>', chart, re.S).group(0)
+        assert re.findall(r'data-day="([-\d]+)"', group) == [d.isoformat() for d in DAYS]
+        assert "<polyline" in group  # the two days are consecutive: joined by a line
+    counts = day_counts(storage, "demo", DAYS[1])
+    assert f'data-day="{DAYS[1]}" data-value="{counts.harvested}"' in chart
+    assert 'class="alert" role="alert">entry &#x27;typo&#x27; refused' in html
+    assert "run failed</span> 2026-01-16 at <code>original_records</code>" in html and 'href="http://ui/runs/abcdef123456"' in html
+    assert "No record harvest (linked_data)" in html
+
+
+def test_hub_status_writes_the_page_and_the_ui_table_and_the_server_serves_it(hub):
+    settings, instance = hub
+    defs = build_definitions(settings)
+    result = defs.resolve_job_def("hub_status_job").execute_in_process(instance=instance)
+    [materialization] = result.asset_materializations_for_node("hub_status")
+    rows = {r.data["provider"]: r.data for r in materialization.metadata["providers"].records}
+    assert set(rows) == {"demo", "lod", "typo"}
+    assert rows["demo"]["last_good_day"] == DAYS[1].isoformat() and rows["demo"]["days_with_data"] == 2
+    assert rows["typo"]["last_failure"].startswith("REFUSED: registry key 'typo.harvest.metadataprefix'")
+    storage = LocalStorage(settings.storage_url)
+    page = storage.read_bytes(status_page_key()).decode()
+    assert 'data-provider="demo"' in page
+
+    app = ResourceSyncApp(storage, [])
+    environ = {"PATH_INFO": "/status.html", "REQUEST_METHOD": "GET"}
+    setup_testing_defaults(environ)
+    answer = {}
+    body = b"".join(app(environ, lambda status, headers: answer.update(status=status, headers=dict(headers))))
+    assert answer["status"] == "200 OK" and answer["headers"]["Content-Type"] == "text/html; charset=utf-8"
+    assert body.decode() == page

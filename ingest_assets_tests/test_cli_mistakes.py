@@ -1,0 +1,144 @@
+"""Every command fails in one line: each command of ``ingest-assets`` (the COMMANDS table, so a new command is
+covered) driven with the mistakes people make, asserting the exit status, a single stderr line that names the
+problem and gives a hint, and no traceback. ``MISTAKES`` must list each command's own ordinary mistakes."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from ingest_assets.cli.main import COMMANDS, main
+from ingest_assets.core.settings import Settings
+
+TODAY = datetime.now(timezone.utc).date().isoformat()
+REGISTRY = """\
+demo: {harvest: {type: oai, endpoint: 'http://127.0.0.1:9/oai', allow_private: true}, mapping: oai_dc}
+lod: {void: 'https://example.org/void.ttl'}
+broken: {harvest: {type: oai, endpoint: 'https://example.org/oai', metadataprefix: mods}}
+"""
+BUSY = "{busy}"  # replaced by a port something listens on
+UNPARSEABLE = {"INGEST_REGISTRY": "{unparseable}"}
+
+# command -> [(arguments, environment, exit status, what the line must say)]
+MISTAKES = {
+    "demo": [
+        (["--port", BUSY], {}, 2, "is in use; hint: pass --port 0"),
+        (["--date", "15.01.2026"], {}, 2, "'15.01.2026' is not a day (YYYY-MM-DD)"),
+    ],
+    "serve-demo": [(["--port", BUSY], {}, 2, "is in use; hint: pass --port 0")],
+    "ui": [
+        (["--demo"], {}, 2, "no demo registry at"),
+        (["--port", BUSY], {}, 2, "is in use"),
+        ([], UNPARSEABLE, 2, "registry is not valid YAML"),
+    ],
+    "harvest": [
+        (["nobody", "--date", "2026-01-15"], {}, 2, "provider 'nobody' is not in the registry"),
+        (["demo", "--date", "2026-13-01"], {}, 2, "'2026-13-01' is not a day"),
+        (["demo", "--date", "2025-06-01"], {}, 2, "before the first partition 2026-01-01; hint: INGEST_PARTITION_START"),
+        (["demo", "--date", TODAY], {}, 2, "has not ended yet"),
+        (["demo", "--from", "2026-02-10", "--to", "2026-02-01"], {}, 2, "is before --from"),
+        (["lod", "--date", "2026-01-15"], {}, 2, "provider 'lod' has no 'harvest:' block"),
+        (["broken", "--date", "2026-01-15"], {}, 2, "registry key 'broken.harvest.metadataprefix': unknown key"),
+        (["demo", "--date", "2026-01-15"], UNPARSEABLE, 2, "registry is not valid YAML"),
+        (["demo"], {"INGEST_PARTITION_START": "January"}, 2, "INGEST_PARTITION_START must be YYYY-MM-DD"),
+    ],
+    "map": [
+        (["--profile", "oai_dcc", "page.xml"], {}, 2, "unknown profile 'oai_dcc'; hint: shipped profiles: cdl, mdl, mods"),
+        (["--profile", "oai_dc", "missing.xml"], {}, 2, "cannot read the input: No such file"),
+    ],
+    "snapshot": [
+        (["demo", "--as-of", "yesterday"], {}, 2, "'yesterday' is not a day"),
+        (["demo", "--as-of", "2026-01-15"], {}, 1, "no harvest of demo at or before 2026-01-15"),
+    ],
+    "search": [
+        (["millbrook"], {}, 1, "no search index behind alias 'dpla-map4'"),
+        (["millbrook", "--size", "ten"], {}, 2, "invalid int value: 'ten'"),
+    ],
+    "serve-resourcesync": [
+        (["--port", BUSY], {}, 2, "is in use"),
+        ([], UNPARSEABLE, 2, "registry is not valid YAML"),
+        ([], {"INGEST_REGISTRY": "{missing}"}, 2, "registry file not found"),
+    ],
+    "repository": [
+        (["--export", "missing.xml", "--base-url", "http://wiki.example.org/wiki/"], {}, 2, "missing.xml: no such file"),
+        (["--export", "page.xml"], {}, 2, "--base-url is needed"),
+    ],
+    "datasets": [
+        (["process", "missing.jsonl"], {}, 2, "missing.jsonl: No such file or directory; hint: check the path"),
+        (["enqueue", "requests.jsonl"], {}, 2, "invalid choice: 'enqueue'"),
+    ],
+    "lineage": [
+        (["demo", "oai:demo.example.org:00001"], {}, 1, "no output holds this record"),
+        (["Demo", "x"], {}, 2, "not a provider name"),
+    ],
+}
+CASES = [(command, *mistake) for command, mistakes in MISTAKES.items() for mistake in mistakes]
+GENERIC = [(command, ["--no-such-option"], {}, 2, "") for command in COMMANDS]  # every command, new ones too
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch, capfd):
+    """Run ``ingest-assets ARGS`` in this process (the real entry point, fast) in a fresh folder with the registry
+    above; returns ``(exit status, stderr lines)``."""
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(REGISTRY)
+    (tmp_path / "unparseable.yaml").write_text("demo: {harvest: [unclosed\n")
+    (tmp_path / "page.xml").write_text("<records/>")
+    monkeypatch.chdir(tmp_path)
+    for name in ("DAGSTER_HOME", "INGEST_STORAGE", "INGEST_SEARCH", "INGEST_PARTITION_START"):
+        monkeypatch.delenv(name, raising=False)
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    values = {"busy": str(busy.getsockname()[1]), "unparseable": str(tmp_path / "unparseable.yaml"),
+              "missing": str(tmp_path / "absent.yaml")}
+
+    def run(command: str, args: list[str], env: dict[str, str]) -> tuple[int, list[str]]:
+        monkeypatch.setenv("INGEST_HOME", str(tmp_path / "home"))
+        monkeypatch.setenv("INGEST_REGISTRY", str(registry))
+        for name, value in env.items():
+            monkeypatch.setenv(name, value.format(**values))
+        Settings.current.cache_clear()
+        capfd.readouterr()
+        status = main([command, *(a.format(**values) for a in args)])
+        return status, capfd.readouterr().err.splitlines()
+
+    yield run
+    busy.close()
+    Settings.current.cache_clear()
+
+
+def test_every_command_lists_its_ordinary_mistakes():
+    missing = sorted(set(COMMANDS) - set(MISTAKES))
+    assert not missing, f"add the ordinary mistakes of {missing} to MISTAKES (one line each, a hint, no traceback)"
+
+
+@pytest.mark.parametrize("command, args, env, status, says", CASES + GENERIC,
+                         ids=[f"{c[0]} {' '.join(c[1])}{' ' + ','.join(c[2]) if c[2] else ''}" for c in CASES + GENERIC])
+def test_a_mistake_is_one_line_with_a_hint(cli, command, args, env, status, says):
+    code, lines = cli(command, args, env)
+    assert len(lines) == 1, lines
+    [line] = lines
+    assert code == status, line
+    assert line.startswith(f"ingest-assets {command}: ") and "; hint: " in line and says in line, line
+    assert "Traceback" not in line
+
+
+def test_the_installed_script_prints_the_same_line(tmp_path):
+    """The console script itself (not only ``main``): one line, the status, no traceback, also with --verbose's
+    traceback withheld unless asked."""
+    script = str(Path(sys.executable).parent / "ingest-assets")
+    env = {"PATH": "/usr/bin:/bin", "INGEST_HOME": str(tmp_path), "INGEST_REGISTRY": str(tmp_path / "absent.yaml")}
+    refused = subprocess.run([script, "harvest", "demo", "--date", "2026-01-15"], env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "registry file not found" in refused.stderr and "hint: set INGEST_REGISTRY" in refused.stderr
+    verbose = subprocess.run([script, "harvest", "demo", "--date", "2026-01-15", "--verbose"], env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert verbose.returncode == 2 and "Traceback" in verbose.stderr
+    assert verbose.stderr.rstrip().splitlines()[-1] == refused.stderr.rstrip()
