@@ -19,7 +19,7 @@ import pytest
 from ingest_assets.records.engines.spark_avro import SPARK_AVRO_PACKAGE
 from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
-from ingest_assets_tests.support.elasticsearch import FakeElasticsearch
+from ingest_assets_tests.support.elasticsearch import SearchProxy
 from ingest_assets_tests.support.servers import LiveServers, Server, Unavailable, maven
 from ingest_assets_tests.support.servers.fedora import start_fedora
 from ingest_assets_tests.support.servers.fuseki import start_fuseki
@@ -119,13 +119,13 @@ def fuseki_server(live_servers) -> Server:
 
 
 @pytest.fixture(params=SEARCH_SERVERS)
-def search_server(request) -> Iterator[FakeElasticsearch]:
+def search_server(request) -> Iterator[SearchProxy]:
     """Each live search server behind the recording proxy (``.url`` to connect to; ``.calls``, ``.fail_next``,
     ``.fail_items``, ``.before_next`` and ``.raw`` to assert and inject); indices the test created are deleted
     after it. On Elasticsearch the proxy takes ``asciifolding`` out of created indices' analyzers: its test
     distribution lacks the module that provides it (the one difference from what the project sends)."""
     server = request.getfixturevalue(f"{request.param}_server")
-    proxy = FakeElasticsearch(server.url, index_body=without_asciifolding if request.param == "elasticsearch" else None)
+    proxy = SearchProxy(server.url, index_body=without_asciifolding if request.param == "elasticsearch" else None)
     yield proxy
     proxy.close()
 

@@ -12,12 +12,13 @@ landing at that moment, sent to the server directly).
 from __future__ import annotations
 
 import http.client
+import json
 import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "te", "upgrade"}
 
@@ -31,6 +32,18 @@ class Exchange:
     body: bytes
     status: int | None = None
     reply: dict[str, str] = field(default_factory=dict)  # the answer's headers
+
+    @property
+    def params(self) -> dict[str, str]:
+        return {k: v[-1] for k, v in parse_qs(self.query).items()}
+
+    def json(self):
+        """The body parsed: a list of lines for NDJSON (``_bulk``), else one value; None when empty."""
+        if not self.body:
+            return None
+        if self.path.endswith("/_bulk"):
+            return [json.loads(line) for line in self.body.splitlines() if line.strip()]
+        return json.loads(self.body)
 
 
 class RecordingProxy:
@@ -106,13 +119,17 @@ class RecordingProxy:
             return injected[2], list(injected[4].items()), injected[3]
         for _, _, action in hooks:
             action()
+        status, reply, payload = self.forward(method, target, headers, body)
+        exchange.status, exchange.reply = status, dict(reply)
+        return status, reply, payload
+
+    def forward(self, method: str, target: str, headers: dict[str, str], body: bytes):
+        """Send one request upstream: ``(status, headers, body)`` of the answer."""
         conn = http.client.HTTPConnection(self.upstream_host, self.upstream_port, timeout=120)
         try:
             sent = {k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP}
             conn.request(method, target, body=body or None, headers=sent)
             response = conn.getresponse()
-            payload = response.read()
+            return response.status, response.getheaders(), response.read()
         finally:
             conn.close()
-        exchange.status, exchange.reply = response.status, dict(response.getheaders())
-        return response.status, response.getheaders(), payload
