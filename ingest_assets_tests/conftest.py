@@ -68,9 +68,20 @@ def pytest_collection_modifyitems(items) -> None:
             "packaging": item.path.name == "test_wheel.py",
             "live": bool(names & LIVE_FIXTURES) or bool(LIVE_PARAMS & set(_params(item))),
         }
+        SERVERS_NEEDED.update(_servers_of(item, names))
         for name, applies in marks.items():
             if applies:
                 item.add_marker(name)
+
+
+SERVERS_NEEDED: set[str] = set()  # the live servers the collected tests use: started together, in the background
+
+
+def _servers_of(item, names: set[str]) -> set[str]:
+    needed = {n.removesuffix("_server") for n in names if n.endswith("_server") and n != "search_server"}
+    if "search_server" in names:
+        needed.update(p for p in _params(item) if p in SEARCH_SERVERS)
+    return (needed | (LIVE_PARAMS & set(_params(item)))) & {"opensearch", "elasticsearch", "fedora", "fuseki"}
 
 
 def _params(item) -> list:
@@ -83,6 +94,7 @@ def live_servers() -> Iterator[LiveServers]:
     """Every live server of the session, started when a test first needs it, stopped at the end."""
     servers = LiveServers({"opensearch": start_opensearch, "elasticsearch": start_elasticsearch,
                            "fedora": start_fedora, "fuseki": start_fuseki})
+    servers.start(*sorted(SERVERS_NEEDED))  # every server the selected tests need, at once
     yield servers
     servers.stop_all()
 

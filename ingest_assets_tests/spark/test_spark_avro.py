@@ -7,6 +7,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import fastavro
+import pytest
 
 from ingest_assets.records.engines.spark_avro import read_output, write_output
 from ingest_assets.records.engines.steps import RecordActivity, in_process
@@ -20,6 +21,7 @@ def canonical(records) -> list[str]:
     return sorted(json.dumps(r, sort_keys=True, default=str) for r in records)
 
 
+@pytest.mark.parametrize("spark", ["local[2]"], indirect=True)  # the data source is the point, not the cluster
 def test_spark_avro_and_fastavro_read_and_write_the_same_records(spark, spark_avro_jar, tmp_path, shared_fixtures):
     storage = LocalStorage(tmp_path / "storage")
     harvest = write_harvest(storage, shared_fixtures)

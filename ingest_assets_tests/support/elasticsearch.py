@@ -41,13 +41,13 @@ class SearchProxy(RecordingProxy):
         super().__init__(upstream)
         self.index_body = index_body
         self.created: set[str] = set()  # indices created through this proxy (deleted upstream on close)
-        self.content_type = "application/json"  # of the server's answers, for the ones made here
+        self.answer_headers = {"Content-Type": "application/json"}  # the server's own (content type, product)
         self._item_failures: dict[str, list] = {}  # _id -> [status, error, times left]
         self._items_lock = threading.Lock()
 
     def fail_next(self, method: str, path: str, status: int, body: dict, times: int = 1) -> None:
         """Answer the next ``times`` requests whose method and path fully match with ``status`` and ``body``."""
-        self.inject(method, path, status, json.dumps(body).encode(), {"Content-Type": self.content_type}, times)
+        self.inject(method, path, status, json.dumps(body).encode(), times=times)
 
     def before_next(self, method: str, path: str, action: Callable[[], object]) -> None:
         """Run ``action`` (it may send its own requests) when the next matching request arrives."""
@@ -86,10 +86,15 @@ class SearchProxy(RecordingProxy):
         if self.index_body and method == "PUT" and body and INDEX_PATH.fullmatch(target.partition("?")[0]):
             body = json.dumps(self.index_body(json.loads(body))).encode()
         status, reply, payload = super().forward(method, target, headers, body)
-        kind = next((v for k, v in reply if k.lower() == "content-type"), None)
-        if status == 200 and kind:
-            self.content_type = kind
+        kept = {k: v for k, v in reply if k.lower() in ("content-type", "x-elastic-product")}
+        if status == 200 and kept:
+            self.answer_headers = kept
         return status, reply, payload
+
+    def injected_headers(self, given: dict[str, str]) -> list[tuple[str, str]]:
+        """As the server answers: its content type and, from Elasticsearch, ``X-Elastic-Product`` (its client
+        refuses an answer without it)."""
+        return list({**self.answer_headers, **given}.items())
 
     def _bulk_with_failures(self, method: str, target: str, headers: dict[str, str], body: bytes):
         """Answer the failing items here, send the others to the server and merge the item results in order."""
@@ -117,4 +122,4 @@ class SearchProxy(RecordingProxy):
             else:
                 items.append(next(answered))
         payload = json.dumps({"errors": True, "took": 2, "items": items}).encode()
-        return 200, [("Content-Type", self.content_type)], payload
+        return 200, self.injected_headers({}), payload

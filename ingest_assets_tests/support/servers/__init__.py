@@ -187,28 +187,42 @@ def ports(count: int) -> list[int]:
 
 
 class LiveServers:
-    """The session's live servers by name, each started on first request and kept until :meth:`stop_all`; a
+    """The session's live servers by name, each started once and kept until :meth:`stop_all`. :meth:`start` begins
+    starting servers in background threads (downloads and JVM start-ups overlap); :meth:`get` waits for one. A
     server that could not start is not tried again (its :class:`Unavailable` is raised to every later caller)."""
 
     def __init__(self, starters: dict[str, Callable[[], Server]]):
         self._starters = starters
         self._servers: dict[str, Server] = {}
         self._failures: dict[str, Unavailable] = {}
+        self._threads: dict[str, threading.Thread] = {}
         self._lock = threading.Lock()
 
-    def get(self, name: str) -> Server:
+    def _run(self, name: str) -> None:
+        try:
+            self._servers[name] = self._starters[name]()
+        except Unavailable as err:
+            self._failures[name] = err
+        except Exception as err:  # noqa: BLE001 - reported to the test that needs the server
+            self._failures[name] = Unavailable(f"{name} failed to start: {err!r}")
+
+    def start(self, *names: str) -> None:
         with self._lock:
-            if name in self._failures:
-                raise self._failures[name]
-            if name not in self._servers:
-                try:
-                    self._servers[name] = self._starters[name]()
-                except Unavailable as err:
-                    self._failures[name] = err
-                    raise
+            for name in names:
+                if name not in self._threads:
+                    self._threads[name] = threading.Thread(target=self._run, args=(name,), daemon=True)
+                    self._threads[name].start()
+
+    def get(self, name: str) -> Server:
+        self.start(name)
+        self._threads[name].join()
+        if name in self._failures:
+            raise self._failures[name]
         return self._servers[name]
 
     def stop_all(self) -> None:
+        for thread in self._threads.values():
+            thread.join()
         for server in self._servers.values():
             server.stop()
         self._servers.clear()

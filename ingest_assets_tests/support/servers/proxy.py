@@ -94,6 +94,10 @@ class RecordingProxy:
         with self._lock:
             self._hooks.append((method, path, action))
 
+    def injected_headers(self, given: dict[str, str]) -> list[tuple[str, str]]:
+        """The headers of an injected answer."""
+        return list(given.items())
+
     def calls(self, method: str = ".*", path: str = ".*") -> list[Exchange]:
         return [r for r in self.requests if re.fullmatch(method, r.method) and re.fullmatch(path, r.path)]
 
@@ -116,7 +120,7 @@ class RecordingProxy:
                     self._injected.remove(injected)
         if injected:
             exchange.status = injected[2]
-            return injected[2], list(injected[4].items()), injected[3]
+            return injected[2], self.injected_headers(injected[4]), injected[3]
         for _, _, action in hooks:
             action()
         status, reply, payload = self.forward(method, target, headers, body)
