@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from urllib.parse import parse_qs
-from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from lxml import etree
 
 from ingest_assets.core.http import HttpClient
+from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.repository.bookkeeping import Bookkeeping
 from ingest_assets.repository.index import ObjectIndex
 from ingest_assets.repository.ingest import IngestSettings, RepositoryIngest
@@ -52,13 +51,8 @@ def main(n: int) -> None:
         start_response("200 OK", [("Content-Type", "application/xml")])
         return [body]
 
-    class Quiet(WSGIRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = make_server("127.0.0.1", 0, app, handler_class=Quiet)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/TemplateParameterIndex"
+    server = WsgiServer().start(app)
+    url = f"{server.url}/TemplateParameterIndex"
     with tempfile.TemporaryDirectory() as tmp:
         engine = make_engine(f"sqlite:///{Path(tmp) / 'ingest.sqlite3'}")
         repository = OcflRepository(Path(tmp) / "ocfl")

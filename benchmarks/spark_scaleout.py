@@ -114,10 +114,13 @@ def run_engine(root: str, engine: str, master: str | None) -> dict:
     else:
         from pyspark.sql import SparkSession
 
+        from ingest_assets.records.engines.choice import use_python
+
         t0 = time.perf_counter()
         spark = (SparkSession.builder.master(master).appName("spark-scaleout").config("spark.pyspark.python", sys.executable)
                  .config("spark.ui.showConsoleProgress", "false").config("spark.driver.host", "127.0.0.1")
                  .config("spark.driver.bindAddress", "127.0.0.1").config("spark.executor.memory", "1g").getOrCreate())
+        use_python(spark)
         spark.range(0, 2, 1, 2).count()  # executors up
         figures["start_s"] = time.perf_counter() - t0
         stream = lambda activity, inputs: spark_stream(spark, storage, activity, inputs)  # noqa: E731

@@ -1,5 +1,5 @@
 """Shared fixtures: real servers on 127.0.0.1 (moto S3, PostgreSQL, HTTP; OpenSearch, Elasticsearch, Fedora and
-Fuseki from Maven Central, once per session) and the shared fixtures folder."""
+Fuseki from Maven Central, once per test run) and the shared fixtures folder."""
 
 from __future__ import annotations
 
@@ -7,23 +7,22 @@ import os
 import shutil
 import subprocess
 import tempfile
-import threading
 from collections.abc import Callable, Iterator
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pytest
 
+from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.records.engines.spark_avro import SPARK_AVRO_PACKAGE
 from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
 from ingest_assets_tests.support.elasticsearch import SearchProxy
-from ingest_assets_tests.support.servers import LiveServers, Server, Unavailable, maven
+from ingest_assets_tests.support.servers import Server, Unavailable, maven
 from ingest_assets_tests.support.servers.fedora import start_fedora
 from ingest_assets_tests.support.servers.fuseki import start_fuseki
 from ingest_assets_tests.support.servers.search import start_elasticsearch, start_opensearch, without_asciifolding
+from ingest_assets_tests.support.servers.session import LiveServers, close_run, open_run, recorded, run_folder
+from ingest_assets_tests.support.static import static_files
 
 # slow or server-heavy groups a developer can deselect: pytest -m "not browser and not spark"
 GROUPS = {
@@ -32,19 +31,44 @@ GROUPS = {
     "postgres": "a private PostgreSQL server",
     "property": "Hypothesis property tests",
     "packaging": "builds the wheel and installs it into a fresh environment",
+    "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
+    "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
     "live": "real servers from Maven Central (OpenSearch, Elasticsearch, Fedora, Fuseki) and the spark-avro jar",
 }
-# a test is marked ``live`` when it uses one of these fixtures (a live server or a Maven Central artifact), or is
-# a parametrization naming a live server (fixtures that pick their server with request.getfixturevalue)
-LIVE_FIXTURES = {"live_servers", "opensearch_server", "elasticsearch_server", "fedora_server", "fuseki_server",
-                 "search_server", "spark_avro_jar"}
-LIVE_PARAMS = {"opensearch", "elasticsearch", "fedora", "fuseki"}
+# the live servers by name, and the two search servers the ``es`` fixture runs each test on
+STARTERS = {"opensearch": start_opensearch, "elasticsearch": start_elasticsearch, "fedora": start_fedora,
+            "fuseki": start_fuseki}
 SEARCH_SERVERS = ("opensearch", "elasticsearch")
+# a test is ``live`` when it uses a live server's fixture or a Maven Central artifact, or is a parametrization
+# naming a live server (``search_backend``, or fixtures that pick their server with request.getfixturevalue)
+LIVE_FIXTURES = {"live_servers", "es", "spark_avro_jar", *(f"{name}_server" for name in STARTERS)}
+LIVE_RUN = pytest.StashKey[Path]()  # the run's live-server folder, in the process that owns the run
 
 
 def pytest_configure(config) -> None:
     for name, what in GROUPS.items():
         config.addinivalue_line("markers", f"{name}: {what}")
+    if not hasattr(config, "workerinput"):  # the process that owns the run (not an xdist worker)
+        config.stash[LIVE_RUN] = open_run()
+
+
+def pytest_unconfigure(config) -> None:
+    if LIVE_RUN in config.stash:
+        close_run(config.stash[LIVE_RUN])
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    """How long each live server took to be ready (download included when it was not cached)."""
+    if LIVE_RUN not in config.stash:
+        return
+    for name, record in recorded(config.stash[LIVE_RUN]).items():
+        if "pid" in record:
+            facts = record["facts"]
+            terminalreporter.write_line(f"live {name} {facts.get('version', '')}: ready in {facts.get('seconds')} s "
+                                        f"({facts.get('cpu_seconds')} CPU-s) at {record['url']}")
+        else:
+            terminalreporter.write_line(f"live {name}: unavailable: {record['error'].splitlines()[0]}")
+
 
 
 @pytest.hookimpl(wrapper=True)
@@ -66,90 +90,28 @@ def pytest_collection_modifyitems(items) -> None:
             "postgres": "pg_url" in names,
             "property": getattr(getattr(item, "obj", None), "is_hypothesis_test", False),
             "packaging": item.path.name == "test_wheel.py",
-            "live": bool(names & LIVE_FIXTURES) or bool(LIVE_PARAMS & set(_params(item))),
+            "hostile": "hostile" in item.path.parts,
+            "dg": item.path.name == "test_dg.py",
+            "live": bool(names & LIVE_FIXTURES or _servers_of(item)),
         }
-        SERVERS_NEEDED.update(_servers_of(item, names))
         for name, applies in marks.items():
             if applies:
                 item.add_marker(name)
 
 
-SERVERS_NEEDED: set[str] = set()  # the live servers the collected tests use: started together, in the background
+def pytest_collection_finish(session) -> None:
+    """The live servers the selected tests need (after ``-m``/``-k``), to start together with the first of them."""
+    SERVERS_NEEDED.update(name for item in session.items for name in _servers_of(item))
 
 
-def _servers_of(item, names: set[str]) -> set[str]:
-    needed = {n.removesuffix("_server") for n in names if n.endswith("_server") and n != "search_server"}
-    if "search_server" in names:
-        needed.update(p for p in _params(item) if p in SEARCH_SERVERS)
-    return (needed | (LIVE_PARAMS & set(_params(item)))) & {"opensearch", "elasticsearch", "fedora", "fuseki"}
+SERVERS_NEEDED: set[str] = set()
 
 
-def _params(item) -> list:
+def _servers_of(item) -> set[str]:
+    names = {n.removesuffix("_server") for n in item.fixturenames if n.endswith("_server")}
     callspec = getattr(item, "callspec", None)
-    return [v for v in callspec.params.values() if isinstance(v, str)] if callspec else []
-
-
-@pytest.fixture(scope="session")
-def live_servers() -> Iterator[LiveServers]:
-    """Every live server of the session, started when a test first needs it, stopped at the end."""
-    servers = LiveServers({"opensearch": start_opensearch, "elasticsearch": start_elasticsearch,
-                           "fedora": start_fedora, "fuseki": start_fuseki})
-    servers.start(*sorted(SERVERS_NEEDED))  # every server the selected tests need, at once
-    yield servers
-    servers.stop_all()
-
-
-def _live(servers: LiveServers, name: str) -> Server:
-    """The running server, or a skip (a failure in CI) saying why it could not be fetched or started."""
-    try:
-        return servers.get(name)
-    except Unavailable as err:
-        require(False, f"live {name} server unavailable: {err}")
-        raise
-
-
-@pytest.fixture(scope="session")
-def opensearch_server(live_servers) -> Server:
-    return _live(live_servers, "opensearch")
-
-
-@pytest.fixture(scope="session")
-def elasticsearch_server(live_servers) -> Server:
-    return _live(live_servers, "elasticsearch")
-
-
-@pytest.fixture(scope="session")
-def fedora_server(live_servers) -> Server:
-    """Fedora 6.1: ``url`` is the REST root; ``facts["user"]``/``facts["password"]`` a ``fedoraAdmin``."""
-    return _live(live_servers, "fedora")
-
-
-@pytest.fixture(scope="session")
-def fuseki_server(live_servers) -> Server:
-    """Fuseki 5.6: ``url`` is the TDB2 dataset ``/ds`` (query, update, Graph Store at ``/ds/data``)."""
-    return _live(live_servers, "fuseki")
-
-
-@pytest.fixture(params=SEARCH_SERVERS)
-def search_server(request) -> Iterator[SearchProxy]:
-    """Each live search server behind the recording proxy (``.url`` to connect to; ``.calls``, ``.fail_next``,
-    ``.fail_items``, ``.before_next`` and ``.raw`` to assert and inject); indices the test created are deleted
-    after it. On Elasticsearch the proxy takes ``asciifolding`` out of created indices' analyzers: its test
-    distribution lacks the module that provides it (the one difference from what the project sends)."""
-    server = request.getfixturevalue(f"{request.param}_server")
-    proxy = SearchProxy(server.url, index_body=without_asciifolding if request.param == "elasticsearch" else None)
-    yield proxy
-    proxy.close()
-
-
-@pytest.fixture(scope="session")
-def spark_avro_jar() -> Path:
-    """spark-avro from Maven Central (for Spark's ``avro`` data source)."""
-    try:
-        return maven(SPARK_AVRO_PACKAGE)
-    except Unavailable as err:
-        require(False, f"spark-avro unavailable: {err}")
-        raise
+    params = {v for v in callspec.params.values() if isinstance(v, str)} if callspec else set()
+    return (names | params) & set(STARTERS)
 
 
 @pytest.fixture(scope="session")
@@ -228,27 +190,80 @@ def pg_url() -> Iterator[str]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-class _QuietWSGIHandler(WSGIRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
+@pytest.fixture(scope="session")
+def live_servers() -> LiveServers:
+    """The run's live servers (shared by the xdist workers), started when a test first needs one: then every
+    server the selected tests need starts at once. The run's owner stops them (``pytest_unconfigure``)."""
+    servers = LiveServers(run_folder(), STARTERS)
+    servers.start(*sorted(SERVERS_NEEDED))
+    return servers
 
 
-class _QuietFileHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
+def _live(servers: LiveServers, name: str) -> Server:
+    """The running server, or a skip (a failure in CI) saying why it could not be fetched or started."""
+    try:
+        return servers.get(name)
+    except Unavailable as err:
+        require(False, f"live {name} server unavailable: {err}")
+        raise
 
 
-class _ThreadingWSGIServer(WSGIServer):
-    daemon_threads = True
+@pytest.fixture(scope="session")
+def opensearch_server(live_servers) -> Server:
+    """OpenSearch 2.19 (``url``: its HTTP root; with ``analysis-common``)."""
+    return _live(live_servers, "opensearch")
 
-    def process_request(self, request, client_address):
-        threading.Thread(target=self._handle, args=(request, client_address), daemon=True).start()
 
-    def _handle(self, request, client_address):
-        try:
-            self.finish_request(request, client_address)
-        finally:
-            self.shutdown_request(request)
+@pytest.fixture(scope="session")
+def elasticsearch_server(live_servers) -> Server:
+    """Elasticsearch 8.19 (``url``: its HTTP root; security off; no ``analysis-common``)."""
+    return _live(live_servers, "elasticsearch")
+
+
+@pytest.fixture(scope="session")
+def fedora_server(live_servers) -> Server:
+    """Fedora 6.1: ``url`` is the REST root; ``facts["user"]``/``facts["password"]`` a ``fedoraAdmin``."""
+    return _live(live_servers, "fedora")
+
+
+@pytest.fixture(scope="session")
+def fuseki_server(live_servers) -> Server:
+    """Fuseki 5.6: ``url`` is the TDB2 dataset ``/ds`` (query, update, Graph Store at ``/ds/data``)."""
+    return _live(live_servers, "fuseki")
+
+
+@pytest.fixture(params=SEARCH_SERVERS)
+def search_backend(request) -> str:
+    """Which search server a test runs on: each of :data:`SEARCH_SERVERS`. A conftest may override it with more
+    params (e.g. ``"embedded"`` for tests on both backends: ``es`` then skips), a test may pick one with
+    ``@pytest.mark.parametrize("search_backend", ["opensearch"])``."""
+    return request.param
+
+
+@pytest.fixture
+def es(request, search_backend) -> Iterator[SearchProxy]:
+    """The one search endpoint of the tests: the live ``search_backend`` behind the recording proxy (``.url`` to
+    connect to; ``.requests`` and ``.calls`` to assert; ``.fail_next``, ``.fail_items`` and ``.before_next`` to
+    inject what a server cannot produce on cue; ``.raw`` to ask the server directly). The indices the test
+    created are deleted after it. On Elasticsearch the proxy takes ``asciifolding`` out of created indices'
+    analyzers: its test distribution lacks the module that provides it (the one difference from what the project
+    sends)."""
+    if search_backend not in SEARCH_SERVERS:
+        pytest.skip(f"no search server in front of the {search_backend} backend")
+    server = request.getfixturevalue(f"{search_backend}_server")
+    proxy = SearchProxy(server.url, index_body=without_asciifolding if search_backend == "elasticsearch" else None)
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture(scope="session")
+def spark_avro_jar() -> Path:
+    """spark-avro from Maven Central (for Spark's ``avro`` data source)."""
+    try:
+        return maven(SPARK_AVRO_PACKAGE)
+    except Unavailable as err:
+        require(False, f"spark-avro unavailable: {err}")
+        raise
 
 
 @pytest.fixture
@@ -259,15 +274,10 @@ def http_server() -> Iterator[Callable[..., str]]:
     def start(*, directory: str | Path | None = None, app=None) -> str:
         if (directory is None) == (app is None):
             raise ValueError("give exactly one of directory or app")
-        if app is not None:
-            server = make_server("127.0.0.1", 0, app, server_class=_ThreadingWSGIServer, handler_class=_QuietWSGIHandler)
-        else:
-            server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietFileHandler, directory=str(directory)))
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        server = WsgiServer().start(app if app is not None else static_files(directory))
         servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}"
+        return server.url
 
     yield start
     for server in servers:
         server.shutdown()
-        server.server_close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import stat
@@ -9,7 +10,7 @@ import tarfile
 
 import pytest
 
-from ingest_assets.core.archives import Limits, members, scan
+from ingest_assets.core.archives import Limits, members, open_decompressed, scan
 from ingest_assets.core.errors import ArchiveError, ParseError
 from ingest_assets_tests.support import tar_bytes, zip_bytes
 
@@ -144,8 +145,8 @@ def test_tar_members_are_streamed_in_order(tmp_path, mode):
     big_member = next(iterator)
     assert len(big_member.stream.read(1000)) == 1000
     next(iterator)
-    with pytest.raises(tarfile.StreamError, match="seeking backwards is not allowed"):
-        big_member.stream.read()
+    with pytest.raises(ArchiveError, match=r"unreadable member: seeking backwards is not allowed .*!data/big.bin"):
+        big_member.stream.read()  # tar's StreamError, translated naming the member
 
 
 def test_not_an_archive_and_a_corrupt_one(tmp_path):
@@ -163,3 +164,31 @@ def test_duplicate_names_are_refused(tmp_path):
     path = tar_file(tmp_path, [("a.xml", tarfile.REGTYPE, GOOD), ("./a.xml", tarfile.REGTYPE, b"other")])
     good, bad = report(path)
     assert good == [("a.xml", GOOD)] and bad == [("dump!a.xml", "duplicate entry 'a.xml'")]
+
+
+def test_a_member_corrupt_inside_is_an_archive_error_naming_it(tmp_path):
+    data = os.urandom(64 * 1024)
+    path = zip_file(tmp_path, [("records/a.xml", data, REG)])
+    raw = bytearray(path.read_bytes())
+    at = raw.index(data[:32])  # random bytes deflate to stored blocks: flip a byte of the content, the CRC no longer matches
+    raw[at + 100] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ArchiveError, match="unreadable member: Bad CRC-32") as raised:
+        for member in members(path, Limits(), label="dump.zip", provider="prov"):
+            member.stream.read()
+    assert (raised.value.provider, raised.value.file) == ("prov", "dump.zip!records/a.xml")
+
+
+def test_gzip_is_sniffed_by_its_magic_and_a_truncated_stream_is_an_archive_error(tmp_path):
+    plain, packed = tmp_path / "plain.nt", tmp_path / "packed.nt"  # no .gz in either name
+    plain.write_bytes(GOOD)
+    packed.write_bytes(gzip.compress(GOOD * 1000))
+    with open_decompressed(plain) as (stream, compressed):
+        assert (stream.read(), compressed) == (GOOD, False)
+    with open_decompressed(packed) as (stream, compressed):
+        assert (stream.read(), compressed) == (GOOD * 1000, True)
+    packed.write_bytes(packed.read_bytes()[:-20])
+    with open_decompressed(packed, label="https://p.example/dump", provider="prov") as (stream, _):
+        with pytest.raises(ArchiveError, match="corrupt gzip stream") as raised:
+            stream.read()
+    assert raised.value.file == "https://p.example/dump"

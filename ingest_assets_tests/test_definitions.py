@@ -7,7 +7,8 @@ from datetime import datetime, timezone
 import dagster as dg
 from sqlalchemy import text
 
-from ingest_assets.definitions import build_definitions, shared_resources
+from ingest_assets.definitions import build_definitions
+from ingest_assets.defs.resources import shared_resources
 from ingest_assets.defs.resources import SqlResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.resourcesync.events import record_event
@@ -87,10 +88,27 @@ def test_search_index_names_its_backend(tmp_path):
     assert served.resolve_assets_def("search_index").specs_by_key[dg.AssetKey("search_index")].kinds == {"elasticsearch"}
 
 
-def test_loading_the_code_location_opens_no_backend_library():
-    code = "import sys, ingest_assets.definitions; print(*[m for m in ('sqlalchemy', 'elasticsearch', 'boto3') if m in sys.modules])"
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert loaded == []
+LOAD = """
+import subprocess, sys
+started = []
+popen = subprocess.Popen.__init__
+def spy(self, args, *rest, **options):
+    started.append(args if isinstance(args, str) else " ".join(map(str, args)))
+    popen(self, args, *rest, **options)
+subprocess.Popen.__init__ = spy
+import ingest_assets.definitions
+imported = [m for m in ("sqlalchemy", "elasticsearch", "boto3", "pyoxigraph") if m in sys.modules]
+ingest_assets.definitions.defs()  # what dagster dev, dg and the daemon do when they load the code location
+loaded = [m for m in ("sqlalchemy", "elasticsearch", "boto3", "pyoxigraph") if m in sys.modules]
+print(imported, loaded, [p for p in started if "git" in p])
+"""
+
+
+def test_loading_the_code_location_opens_no_backend_library_and_runs_no_git():
+    """Importing the definitions builds nothing; loading them opens no backend library, not pyoxigraph either (the
+    linked-data domain loads with its first run), and asks git nothing (the version is worked out on first use)."""
+    out = subprocess.run([sys.executable, "-c", LOAD], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] [] []"
 
 
 def test_a_sensor_gets_the_resourcesync_index_in_the_database_of_the_sql_resource(tmp_path):
@@ -104,7 +122,9 @@ def test_a_sensor_gets_the_resourcesync_index_in_the_database_of_the_sql_resourc
         with sql.get_client().connect() as connection:
             return dg.SkipReason(str(connection.execute(text("SELECT loc_value FROM rs_change")).scalar_one()))
 
-    with dg.build_sensor_context(resources=shared_resources(settings)) as context:
+    resources = build_definitions(settings).resources  # as the code location binds them
+    assert resources["resourcesync"].sql is resources["sql"] is shared_resources(settings)["sql"]  # one sql resource
+    with dg.build_sensor_context(resources=resources) as context:
         assert records_an_event(context).skip_message == "a.txt"
     assert (tmp_path / "ingest.sqlite3").is_file()
 

@@ -23,7 +23,8 @@ def _indices(url: str) -> set[str]:
 
 
 @pytest.mark.timeout(900)  # three servers to start, then the whole demo
-def test_the_demo_fills_opensearch_fedora_and_fuseki(tmp_path, opensearch_server, fedora_server, fuseki_server):
+def test_the_demo_fills_opensearch_fedora_and_fuseki(tmp_path, opensearch_server, fedora_server, fuseki_server,
+                                                     live_servers):
     search, fuseki = opensearch_server.url, fuseki_server.url
     repository = f"{fedora_server.url}/demo-{uuid.uuid4().hex[:8]}"  # a container below the REST root
     nowhere = f"http://127.0.0.1:{free_port()}"  # no network beyond this machine: any other host fails
@@ -32,6 +33,11 @@ def test_the_demo_fills_opensearch_fedora_and_fuseki(tmp_path, opensearch_server
                INGEST_REPOSITORY=repository, FEDORA_USER=fedora_server.facts["user"],
                FEDORA_PASSWORD=fedora_server.facts["password"], INGEST_TRIPLESTORE=f"fuseki+{fuseki}",
                HTTP_PROXY=nowhere, HTTPS_PROXY=nowhere, NO_PROXY="127.0.0.1,localhost")
+    with live_servers.exclusive("opensearch-resourcesync"):  # the demo's ResourceSync indices have fixed names
+        _run_demo(env, tmp_path, search, fedora_server, fuseki, repository)
+
+
+def _run_demo(env, tmp_path, search, fedora_server, fuseki, repository) -> None:
     before = _indices(search)
     try:
         done = subprocess.run([COMMAND, "demo"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)

@@ -12,7 +12,6 @@ import re
 import shutil
 import signal
 import subprocess
-import threading
 import sys
 import time
 from datetime import datetime, timedelta, timezone
@@ -23,7 +22,8 @@ import pytest
 
 from ingest_assets.demo.oai_server import serve_in_thread
 from ingest_assets.demo.samples import sample_records
-from ingest_assets.resourcesync.server import ResourceSyncApp, make_app_server
+from ingest_assets.core.wsgi import WsgiServer
+from ingest_assets.resourcesync.server import ResourceSyncApp
 from ingest_assets.storage import LocalStorage, layout
 from ingest_assets_tests.support import free_port, require, stop_group, wait_for_ui
 
@@ -237,10 +237,9 @@ def test_the_status_page_reads_in_a_browser_without_dagster(hub, page, tmp_path)
     deadline = time.monotonic() + 240
     while not hub.storage.exists(layout.status_page_key()) and time.monotonic() < deadline:
         time.sleep(3)
-    server = make_app_server(ResourceSyncApp(hub.storage, []), port=0, quiet=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = WsgiServer().start(ResourceSyncApp(hub.storage, []))
     try:
-        page.goto(f"http://127.0.0.1:{server.server_port}/status.html")
+        page.goto(f"{server.url}/status.html")
         page.get_by_role("heading", name="Hub status").wait_for(timeout=30_000)
         demo = page.locator('svg[data-provider="demo"]')
         assert demo.bounding_box()["width"] > 300  # drawn, not collapsed

@@ -1,6 +1,6 @@
-"""The built wheel works outside the checkout: schemas, demo data and instance settings ship as package data,
-the demo runs all five capabilities end to end on an instance under INGEST_HOME, and the next steps it prints
-work there as printed."""
+"""The built wheel works outside the checkout: the specification's Avro schemas (the top-level ``schemas/``
+folder), demo data and instance settings ship as package data, the demo runs all five capabilities end to end on
+an instance under INGEST_HOME, and the next steps it prints work there as printed."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,11 @@ def test_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path):
     run = lambda *args, **kw: subprocess.run(args, check=True, capture_output=True, text=True, **kw)  # noqa: E731
     run(uv, "build", "--out-dir", str(tmp_path / "dist"), cwd=PROJECT)  # the wheel is built from the sdist
     [wheel] = (tmp_path / "dist").glob("ingest_assets-*.whl")
+    with zipfile.ZipFile(wheel) as archive:  # the four Avro schemas of the top-level schemas/ folder, as they are
+        shipped = {Path(name).name: archive.read(name) for name in archive.namelist() if name.endswith(".avsc")}
+    assert shipped == {path.name: path.read_bytes() for path in (PROJECT / "schemas").glob("*.avsc")}
+    assert sorted(shipped) == [f"dpla.avro.v1.{name}.avsc" for name in
+                               ("MAP3_1.IndexRecord", "MAP4_0.IndexRecord", "MAP4_x.MAPRecord", "OriginalRecord")]
     pins = tmp_path / "requirements.txt"  # the lock's versions, so the install comes from the warm cache
     run(uv, "export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes", "-o", str(pins), cwd=PROJECT)
     venv = tmp_path / "venv"

@@ -161,15 +161,14 @@ def _demo_runs(settings, instance, day: date, base: str) -> list[bool]:
 
 
 def _serve_demo(args: argparse.Namespace) -> int:
+    from ingest_assets.core.wsgi import WsgiServer
     from ingest_assets.demo.samples import sample_records
-    from ingest_assets.demo.site import serve_site
+    from ingest_assets.demo.site import make_site
 
-    server, base = serve_site(sample_records(day=args.date), port=args.port)
+    server = WsgiServer(port=args.port)
+    base = server.url
     print(f"serving the demo site at {base}: OAI-PMH {base}/oai, VoID {base}/lod/void.ttl (Ctrl-C to stop)", flush=True)
-    try:
-        server._BaseServer__is_shut_down.wait()  # noqa: SLF001 - block until interrupted
-    except KeyboardInterrupt:
-        server.shutdown()
+    server.run(make_site(sample_records(day=args.date), base))  # until SIGTERM or Ctrl-C
     return 0
 
 

@@ -9,6 +9,7 @@ Dagster's event log on stderr."""
 from __future__ import annotations
 
 import threading
+import uuid
 from datetime import date, datetime, timedelta, timezone
 
 from ingest_assets.cli.instance import open_instance
@@ -63,13 +64,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(settings: Settings, provider: str, wanted: list[date]) -> int:
-    from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
-    from dagster._core.utils import make_new_run_id
 
     from ingest_assets.definitions import build_definitions
     from ingest_assets.defs.providers import record_providers
     from ingest_assets.defs.records.io_managers import BACKFILL
-    from ingest_assets.defs.records.partitions import partition_key
+    from ingest_assets.defs.records.partitions import RANGE_END_TAG, RANGE_START_TAG, partition_key
 
     job = build_definitions(settings).resolve_job_def("record_pipeline")
     quiet = {} if verbose() else {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -80,12 +79,11 @@ def _run(settings: Settings, provider: str, wanted: list[date]) -> int:
         for chunk in chunks(wanted, BACKFILL.max_partitions_per_run):
             # one run per chunk, as the backfill daemon launches a range under the assets' BACKFILL policy
             first, last = (str(partition_key(provider, d)) for d in (chunk[0], chunk[-1]))
-            span = {"partition_key": first} if first == last else {"tags": {
-                ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}}
-            run_id = make_new_run_id()
+            span = {"partition_key": first} if first == last else {"tags": {RANGE_START_TAG: first, RANGE_END_TAG: last}}
+            run_id = str(uuid.uuid4())  # as Dagster makes run ids (make_new_run_id is not public)
             days_text = str(chunk[0]) if len(chunk) == 1 else f"{chunk[0]}..{chunk[-1]}"
             print(f"{provider} {days_text}: running (run {run_id})", flush=True)
-            with StageProgress(instance, run_id, f"{provider} {days_text}") as progress:
+            with StageProgress(instance, run_id, f"{provider} {days_text}", len(chunk)) as progress:
                 result = job.execute_in_process(instance=instance, raise_on_error=False, run_id=run_id, run_config=quiet,
                                                 **span)
             instance.add_run_tags(result.run_id, {"ingest/trigger": "cli"})
@@ -103,12 +101,14 @@ STAGES = (("original_records", "harvested"), ("mapped_records", "mapped"), ("enr
 
 
 class StageProgress:
-    """While a run executes, print a line as each record stage finishes its days (polling the instance for the
-    run's materializations of that stage's asset); afterwards, :meth:`day_lines` gives one line per day."""
+    """While a run executes, print one line as each record stage finishes all its days (polling the instance for the
+    run's materializations of that stage's asset; a stage that stopped short gets its line when the run ends);
+    afterwards, :meth:`day_lines` gives one line per day."""
 
-    def __init__(self, instance, run_id: str, label: str):
-        self.instance, self.run_id, self.label = instance, run_id, label
+    def __init__(self, instance, run_id: str, label: str, days: int):
+        self.instance, self.run_id, self.label, self.days = instance, run_id, label, days
         self.found: dict[str, dict[str, dict]] = {}  # asset -> partition -> metadata
+        self._printed: set[str] = set()
         self._cursors: dict[str, str | None] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
@@ -120,13 +120,13 @@ class StageProgress:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
-        self._poll()
+        self._poll(final=True)
 
     def _watch(self) -> None:
         while not self._stop.wait(POLL_SECONDS):
             self._poll()
 
-    def _poll(self) -> None:
+    def _poll(self, final: bool = False) -> None:
         import dagster as dg
 
         for asset, verb in STAGES:
@@ -134,10 +134,11 @@ class StageProgress:
                                                          cursor=self._cursors.get(asset), ascending=True)
             self._cursors[asset] = found.cursor
             mine = [r.event_log_entry.asset_materialization for r in found.records if r.event_log_entry.run_id == self.run_id]
-            if not mine:
-                continue
             days = self.found.setdefault(asset, {})
             days.update({m.partition: {k: v.value for k, v in m.metadata.items()} for m in mine})
+            if asset in self._printed or not days or (len(days) < self.days and not final):
+                continue
+            self._printed.add(asset)
             records = sum(int(meta.get("dagster/row_count", 0)) for meta in days.values())
             print(f"{self.label}: {verb} {records} records over {len(days)} day(s)", flush=True)
 

@@ -4,12 +4,11 @@ status page (``/status.html``)."""
 
 from __future__ import annotations
 
-import errno
 from functools import partial
 
 from ingest_assets.cli.main import Parser
-from ingest_assets.core.errors import ConfigError
-from ingest_assets.resourcesync.server import RegistrySets, ResourceSyncApp, make_app_server
+from ingest_assets.core.wsgi import WsgiServer
+from ingest_assets.resourcesync.server import RegistrySets, ResourceSyncApp
 from ingest_assets.storage.backends import open_storage
 
 
@@ -29,13 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.current()
     load_registry(settings.registry_path)  # a registry that cannot load is one line now, not an error per request
     storage = open_storage(settings.storage_url)
-    try:
-        server = make_app_server(None, args.host, args.port)
-    except OSError as exc:
-        if exc.errno != errno.EADDRINUSE:
-            raise
-        raise ConfigError(f"port {args.port} on {args.host} is in use", hint="choose another --port (0: any free port)") from None
-    base = settings.resourcesync_url or f"http://{args.host}:{server.server_port}"
+    server = WsgiServer(args.host, args.port, quiet=False)
+    base = settings.resourcesync_url or server.url
     sets = RegistrySets(settings.registry_path, base, settings.resourcesync_capabilities)
     if args.publish:
         index = open_resource_index(settings.search, partial(make_engine, settings.database_url))
@@ -43,14 +37,8 @@ def main(argv: list[str] | None = None) -> int:
             Publisher(index, storage, base).publish(sets())
         finally:
             index.close()
-    server.set_app(ResourceSyncApp(storage, sets))
     print(f"serving ResourceSync on {base}/.well-known/resourcesync", flush=True)
     print(f"hub status page: {base}/status.html", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    server.run(ResourceSyncApp(storage, sets))  # until SIGTERM or Ctrl-C
     return 0
 

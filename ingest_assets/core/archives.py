@@ -11,17 +11,24 @@ encrypted zip entries, duplicate names, members over ``max_member_bytes``, and z
 compression ratio passes ``max_ratio``. The whole archive is refused (raised whatever the policy) when it is
 neither a zip nor a tar, is corrupt, has more than ``max_members`` members or ``max_total_bytes`` uncompressed,
 or (tar, one compressed stream) expands past ``max_ratio`` times its size. A member's stream reads at most
-its declared size and is readable until the iteration moves on; nested archives are not opened.
+its declared size and is readable until the iteration moves on; nested archives are not opened. A member
+whose bytes turn out corrupt while they are read raises an :class:`ArchiveError` naming ``<label>!<member>``.
+
+:func:`open_decompressed` is the one gzip sniffing: a file is gunzipped when it starts with the gzip magic,
+whatever its name says, and a corrupt gzip stream reads as an :class:`ArchiveError` too.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import posixpath
 import stat
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -30,6 +37,9 @@ from ingest_assets.core.errors import ArchiveError
 
 RATIO_CHECK_FROM = 1024 * 1024  # smaller members may compress as well as they like
 MAX_LINK_BYTES = 4096
+GZIP_MAGIC = b"\x1f\x8b"
+# what reading a corrupt member or compressed stream raises (CRC, truncation, bad blocks, unsupported methods)
+READ_ERRORS = (zipfile.BadZipFile, tarfile.TarError, NotImplementedError, RuntimeError, zlib.error, EOFError, OSError)
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,44 @@ class Member:
     size: int  # uncompressed bytes (0 for a link)
     stream: BinaryIO | None  # None for a link
     link: str | None = None  # an in-archive link's target (``links=True``)
+
+
+@contextmanager
+def open_decompressed(path: Path, *, label: str | None = None, provider: str | None = None
+                      ) -> Iterator[tuple[BinaryIO, bool]]:
+    """``path``'s bytes, gunzipped when they start with the gzip magic, and whether they were compressed; a
+    corrupt or truncated gzip stream raises an :class:`ArchiveError` naming ``label`` (default: the file name)."""
+    with path.open("rb") as raw:
+        compressed = raw.read(2) == GZIP_MAGIC
+        raw.seek(0)
+        if not compressed:
+            yield raw, False
+            return
+        with gzip.GzipFile(fileobj=raw) as inner:
+            yield _guarded(inner, lambda exc: ArchiveError(f"corrupt gzip stream: {exc}", provider=provider,
+                                                           file=label or path.name)), True
+
+
+class _Translated(io.RawIOBase):
+    """A reader whose read errors come out as the :class:`ArchiveError` that ``error`` makes of them."""
+
+    def __init__(self, inner: BinaryIO, error: Callable[[Exception], ArchiveError]):
+        self.inner, self.error = inner, error
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        try:
+            data = self.inner.read(len(buffer))
+        except READ_ERRORS as exc:
+            raise self.error(exc) from exc
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _guarded(inner: BinaryIO, error: Callable[[Exception], ArchiveError]) -> BinaryIO:
+    return io.BufferedReader(_Translated(inner, error))
 
 
 def safe_member_path(name: str) -> str | None:
@@ -95,6 +143,10 @@ class _Reader:
 
     def problem(self, name: str, reason: str) -> ArchiveError:
         return ArchiveError(reason, provider=self.provider, file=f"{self.label}!{name}")
+
+    def member(self, name: str, size: int, stream: BinaryIO) -> Member:
+        """The member with a stream whose read errors name it."""
+        return Member(name, size, _guarded(stream, lambda exc: self.problem(name, f"unreadable member: {exc}")))
 
     def refuse(self, reason: str) -> ArchiveError:
         return ArchiveError(reason, provider=self.provider, file=self.label)
@@ -155,7 +207,7 @@ class _Reader:
                         yield self.problem(name, f"{name}: compression ratio beyond {limits.max_ratio} (zip bomb?)")
                     else:
                         with archive.open(info) as stream:
-                            yield Member(name, info.file_size, stream)
+                            yield self.member(name, info.file_size, stream)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, zlib.error) as exc:
             raise self.refuse(f"corrupt zip: {exc}") from exc
 
@@ -186,7 +238,7 @@ class _Reader:
                         if total > expandable:
                             raise self.refuse(f"{name} takes it beyond {limits.max_ratio} times its {compressed} "
                                               "compressed bytes (compression ratio: a tar bomb?)")
-                        yield Member(name, info.size, archive.extractfile(info))
+                        yield self.member(name, info.size, archive.extractfile(info))
         except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
             raise self.refuse(f"corrupt tar: {exc}") from exc
 

@@ -1,12 +1,16 @@
-"""Several hashlib digests of one byte stream, fed in one pass."""
+"""Digests of byte streams: several hashlib algorithms fed in one pass (:func:`hash_stream`), and the one check
+of declared sizes and digests against those computed (:func:`first_mismatch`)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import BinaryIO, Protocol
 
+CHUNK_SIZE = 4 * 1024 * 1024
 PARALLEL_MIN = 64 * 1024  # below this a thread hand-off costs more than it saves
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 
@@ -46,3 +50,61 @@ class MultiHasher:
 
     def hexdigests(self) -> dict[str, str]:
         return {name: digest.hexdigest() for name, digest in self._hashes.items()}
+
+    @classmethod
+    def of(cls, data: bytes, algorithms: Iterable[str]) -> "MultiHasher":
+        """The digests of bytes already in memory."""
+        hasher = cls(algorithms)
+        hasher.update(data)
+        return hasher
+
+
+class _Sink(Protocol):
+    def write(self, data: memoryview, /) -> object: ...
+
+
+def hash_stream(stream: BinaryIO, algorithms: Iterable[str], *, limit: int | None = None, sink: _Sink | None = None,
+                chunk_size: int = CHUNK_SIZE) -> MultiHasher:
+    """Read ``stream`` to its end into one reused buffer (no per-chunk allocation), feeding each chunk to the
+    hashers and, when given, to ``sink`` (a copy written on the way). ``OverflowError`` as soon as more than
+    ``limit`` bytes have been read."""
+    hasher = MultiHasher(algorithms)
+    buffer = bytearray(chunk_size)
+    view = memoryview(buffer)
+    while read := _read_into(stream, buffer):
+        chunk = view[:read]
+        hasher.update(chunk)
+        if limit is not None and hasher.size > limit:
+            raise OverflowError(f"more than {limit} bytes")
+        if sink is not None:
+            sink.write(chunk)
+    return hasher
+
+
+def _read_into(stream: BinaryIO, buffer: bytearray) -> int:
+    if hasattr(stream, "readinto"):
+        return stream.readinto(buffer) or 0
+    data = stream.read(len(buffer))  # a stream without readinto (a plain reader of an HTTP body, say)
+    buffer[: len(data)] = data
+    return len(data)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """What differs (``size`` or an algorithm's name), as declared and as computed."""
+
+    what: str
+    declared: str
+    actual: str
+
+
+def first_mismatch(declared_size: int | None, declared: Mapping[str, str | None], size: int,
+                   digests: Mapping[str, str]) -> Mismatch | None:
+    """The first declared value (the size, then the digests in ``declared``'s order; hex compared without case)
+    that differs from what was computed; None when all agree. Absent declarations are not checked."""
+    if declared_size is not None and int(declared_size) != size:
+        return Mismatch("size", str(declared_size), str(size))
+    for algorithm, expected in declared.items():
+        if expected and expected.lower() != digests[algorithm]:
+            return Mismatch(algorithm, expected, digests[algorithm])
+    return None

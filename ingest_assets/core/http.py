@@ -35,7 +35,7 @@ from urllib3.util.retry import Retry
 from ingest_assets.core import json_input
 from ingest_assets.core.digests import MultiHasher
 from ingest_assets.core.errors import FetchError, TooLargeError
-from ingest_assets.core.version import SOFTWARE_VERSION
+from ingest_assets.core.version import software_version
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -44,7 +44,6 @@ READ_CHUNK = 64 * 1024
 DOWNLOAD_CHUNK = 1024 * 1024  # requests/urllib3 assemble bigger reads from many small socket reads: no gain
 MAX_RETRY_AFTER = 60.0
 MAX_RESPONSE_SECONDS = 3600.0  # wall clock from request to last byte: a body trickled within each read timeout ends
-USER_AGENT = f"ingest-assets/{SOFTWARE_VERSION}"
 
 
 @dataclass
@@ -290,7 +289,7 @@ class HttpClient:
         self.allow_private = allow_private
         self.allowed_schemes = allowed_schemes
         self.session = session or requests.Session()
-        self.session.headers.setdefault("User-Agent", USER_AGENT)
+        self.session.headers.setdefault("User-Agent", f"ingest-assets/{software_version()}")
         adapter = _PinningAdapter(max_retries=self._retry())
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)

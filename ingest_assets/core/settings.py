@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -39,6 +40,7 @@ class Settings:
     engine: str = "in-process"
     spark_master: str = "local[*]"
     spark_threshold: int = 100_000
+    spark_python: str = ""  # the interpreter of local/standalone executors ("": this one)
     avro_codec: tuple[str, int | None] = ("snappy", None)
     git_commit: str | None = None
     repository_harvesting_interval: int = 120
@@ -77,6 +79,7 @@ class Settings:
             engine=_engine(env.get("INGEST_ENGINE") or "in-process"),
             spark_master=env.get("INGEST_SPARK_MASTER") or "local[*]",
             spark_threshold=int(_number("INGEST_SPARK_THRESHOLD", env.get("INGEST_SPARK_THRESHOLD") or "100000", int)),
+            spark_python=env.get("PYSPARK_PYTHON") or sys.executable,
             avro_codec=_codec(env.get("INGEST_AVRO_CODEC") or "snappy"),
             git_commit=env.get("INGEST_GIT_COMMIT") or None,
             repository_harvesting_interval=int(_number(

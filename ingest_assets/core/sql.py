@@ -1,10 +1,12 @@
-"""SQL engines for the transactional tables (SQLite by default, PostgreSQL in production)."""
+"""SQL engines for the transactional tables (SQLite by default, PostgreSQL in production), and the one upsert."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Engine, Table, create_engine, event
+from sqlalchemy import Connection, Engine, Table, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 
@@ -31,6 +33,19 @@ def make_engine(url: str) -> Engine:
     return create_engine(parsed, pool_pre_ping=True)
 
 
-def insert_for(engine: Engine, table: Table):
-    """``INSERT`` with ``ON CONFLICT`` for the engine's dialect (the one place that switches on it)."""
-    return {"postgresql": postgresql.insert, "sqlite": sqlite.insert}[engine.dialect.name](table)
+def insert_for(bind: Engine | Connection, table: Table):
+    """``INSERT`` with ``ON CONFLICT`` for the dialect of ``bind`` (the one place that switches on it)."""
+    return {"postgresql": postgresql.insert, "sqlite": sqlite.insert}[bind.dialect.name](table)
+
+
+def upsert(conn: Connection, table: Table, row: Mapping[str, Any], keys: Sequence[str], *, update: bool = True) -> int:
+    """Insert ``row`` in one statement; when a row with the same ``keys`` exists, set its other columns to
+    ``row``'s (``update=False``: leave it as it is). Returns the number of rows written (0: kept as it was;
+    counted with ``RETURNING``, since drivers' ``rowcount`` after ``ON CONFLICT`` differs)."""
+    statement = insert_for(conn, table).values(**row)
+    if update:
+        statement = statement.on_conflict_do_update(
+            index_elements=list(keys), set_={name: statement.excluded[name] for name in row if name not in keys})
+    else:
+        statement = statement.on_conflict_do_nothing(index_elements=list(keys))
+    return len(conn.execute(statement.returning(*(table.c[name] for name in keys))).all())

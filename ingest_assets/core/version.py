@@ -1,8 +1,10 @@
-"""The software version stamped into every file the platform writes."""
+"""The software version stamped into every file the platform writes (worked out on first use, not at import:
+it may ask git)."""
 
 from __future__ import annotations
 
 import subprocess
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -33,10 +35,9 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
+@cache
 def software_version() -> str:
     """Package version plus ``+g<commit>`` when the git commit is known (PEP 440 local label)."""
     commit = _git_commit()
     return f"{_package_version()}+g{commit}" if commit else _package_version()
 
-
-SOFTWARE_VERSION = software_version()

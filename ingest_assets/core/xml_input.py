@@ -13,7 +13,9 @@ refused otherwise, per record (:func:`resolve_entity_refs`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from html.entities import name2codepoint
+from typing import BinaryIO
 
 from lxml import etree
 
@@ -53,14 +55,34 @@ def parse_xml(content: bytes) -> tuple[etree._Element, int]:
         if raw + refs == 0:
             raise
         root, removed = etree.fromstring(cleaned, safe_parser()), raw + refs
-    if declares_entities(root):
-        raise UnsafeXML("the document declares entities in its DTD (refused)")
+    refuse_declared_entities(root)
     return root, removed
 
 
-def declares_entities(element: etree._Element) -> bool:
+def iter_elements(source: str | BinaryIO, tag: str) -> Iterator[etree._Element]:
+    """Stream the elements ``tag`` of a document (a path or binary stream) as they end, with the hardened parser;
+    :class:`UnsafeXML` when it declares entities (known once the first element ends: the DTD comes before it).
+    The caller clears what it has read."""
+    for number, (_event, element) in enumerate(etree.iterparse(source, events=("end",), tag=tag, **HARDENED)):
+        if number == 0:
+            refuse_declared_entities(element)
+        yield element
+
+
+def refuse_declared_entities(element: etree._Element) -> None:
+    """:class:`UnsafeXML` when the document of ``element`` declares entities in its DTD: left unexpanded, their
+    references would leak into records or cut texts short."""
     dtd = element.getroottree().docinfo.internalDTD
-    return dtd is not None and any(True for _ in dtd.iterentities())
+    if dtd is not None and any(True for _ in dtd.iterentities()):
+        raise UnsafeXML("the document declares entities in its DTD (refused)")
+
+
+def refuse_doctype(content: bytes) -> None:
+    """For a document handed on to a parser that would expand entities or read a DTD (rdflib's SAX-based RDF/XML
+    reader): :class:`UnsafeXML` when it has a document type declaration at all, ``etree.XMLSyntaxError`` when
+    it is not well-formed. Nothing is expanded or fetched here."""
+    if etree.fromstring(content, safe_parser()).getroottree().docinfo.doctype:
+        raise UnsafeXML("the document has a DOCTYPE (refused: nothing read from a DTD is trusted)")
 
 
 class UnresolvedEntity(UnsafeXML):

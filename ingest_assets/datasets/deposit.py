@@ -23,7 +23,7 @@ from ingest_assets.datasets.download import Capture
 from ingest_assets.datasets.status import DatasetIngestFailure
 from ingest_assets.core.xml_input import ILLEGAL_BYTES
 from ingest_assets.storage import Storage
-from ingest_assets.core.version import SOFTWARE_VERSION
+from ingest_assets.core.version import software_version
 
 ITEM_NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -40,7 +40,7 @@ def write_warc(storage: Storage, key: str, captures: list[Capture]) -> list[dict
     locations = []
     with tempfile.NamedTemporaryFile(suffix=".warc.gz") as tmp:
         writer = WARCWriter(tmp, gzip=True)
-        info = {"software": f"ingest-assets/{SOFTWARE_VERSION}", "format": "WARC File Format 1.1"}
+        info = {"software": f"ingest-assets/{software_version()}", "format": "WARC File Format 1.1"}
         writer.write_record(writer.create_warcinfo_record(key.rsplit("/", 1)[-1], info))
         for capture in captures:
             try:

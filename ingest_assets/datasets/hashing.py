@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ingest_assets.core.digests import MultiHasher
+from ingest_assets.core.digests import CHUNK_SIZE, first_mismatch, hash_stream
 
-CHUNK_SIZE = 4 * 1024 * 1024
 ALGORITHMS = ("md5", "sha1", "sha256")  # md5, the slowest, first: MultiHasher runs it beside the others
 HEX_LENGTHS = {"md5": 32, "sha1": 40, "sha256": 64}
 
@@ -21,17 +20,8 @@ class Digests:
 
 
 def hash_file(handle: BinaryIO, *, limit: int | None = None, chunk_size: int = CHUNK_SIZE) -> Digests:
-    """Hash an open binary stream, reading into one reused buffer (no per-chunk allocation).
-
-    Raises ``OverflowError`` as soon as more than ``limit`` bytes have been read.
-    """
-    hasher = MultiHasher(ALGORITHMS)
-    buffer = bytearray(chunk_size)
-    view = memoryview(buffer)
-    while read := handle.readinto(buffer):
-        hasher.update(view[:read])
-        if limit is not None and hasher.size > limit:
-            raise OverflowError(f"more than {limit} bytes")
+    """Hash an open binary stream in one pass; ``OverflowError`` as soon as more than ``limit`` bytes were read."""
+    hasher = hash_stream(handle, ALGORITHMS, limit=limit, chunk_size=chunk_size)
     return Digests(hasher.size, **hasher.hexdigests())
 
 
@@ -47,10 +37,6 @@ def normalize_hex(algorithm: str, value: str | None) -> str | None:
 
 def mismatch(declared_size: int | None, declared: dict[str, str | None], actual: Digests) -> str | None:
     """First failed check as a status (``mismatch-size|md5|sha1|sha256``), or None when all agree."""
-    if declared_size is not None and declared_size != actual.size:
-        return "mismatch-size"
-    for algorithm in ALGORITHMS:
-        expected = declared.get(algorithm)
-        if expected and expected.lower() != getattr(actual, algorithm):
-            return f"mismatch-{algorithm}"
-    return None
+    found = first_mismatch(declared_size, {a: declared.get(a) for a in ALGORITHMS}, actual.size,
+                           {a: getattr(actual, a) for a in ALGORITHMS})
+    return f"mismatch-{found.what}" if found else None

@@ -53,7 +53,7 @@ from ingest_assets.core.http import HttpClient
 from ingest_assets.resourcesync.feed import ChangeFeed
 from ingest_assets.storage import Storage
 from ingest_assets.storage.layout import dataset_key, dataset_lineage_key
-from ingest_assets.core.version import SOFTWARE_VERSION
+from ingest_assets.core.version import software_version
 
 
 @dataclass
@@ -117,7 +117,7 @@ def ingest_request(request: IngestRequest, ctx: IngestContext) -> FilesetResult:
         result.status, result.hit = "storage-error", False
         result.error_message = f"{type(exc).__name__}: {exc} (record {request.base_url!r})"
     ctx.store.upsert(result)
-    lineage = {**json.loads(result.to_json(request, is_retryable(result.status))), "software_version": SOFTWARE_VERSION}
+    lineage = {**json.loads(result.to_json(request, is_retryable(result.status))), "software_version": software_version()}
     ctx.storage.write_bytes(dataset_lineage_key(request.ingest_type, request.base_url),
                             json.dumps(lineage, indent=2, sort_keys=True).encode(), overwrite=True)
     return result

@@ -26,9 +26,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql
 
+from ingest_assets.core.sql import upsert
 from ingest_assets.datasets.model import FilesetResult, IngestRequest
 from ingest_assets.datasets.status import is_retryable
-from ingest_assets.core.sql import insert_for
 
 metadata = MetaData()
 
@@ -83,13 +83,8 @@ class ResultStore:
 
     def upsert(self, result: FilesetResult) -> None:
         row = {**result.row(), "updated": datetime.now(timezone.utc)}
-        statement = insert_for(self.engine, ingest_fileset_result).values(**row)
-        statement = statement.on_conflict_do_update(
-            index_elements=["ingest_type", "base_url"],
-            set_={k: statement.excluded[k] for k in row if k not in ("ingest_type", "base_url")},
-        )
         with self.engine.begin() as conn:
-            conn.execute(statement)
+            upsert(conn, ingest_fileset_result, row, ["ingest_type", "base_url"])
 
 
 def write_result_line(stream: IO[str], request: IngestRequest | None, result: FilesetResult) -> None:

@@ -7,11 +7,13 @@ store's opens a new handle per call (a snapshot, or the writer's lock)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 from pydantic import Field, PrivateAttr
 from ingest_assets.core.registry import Registry, load_registry
+from ingest_assets.core.settings import Settings
 from ingest_assets.defs.s3 import storage_opener
 from ingest_assets.storage import Storage
 from ingest_assets.storage.layout import registry_copy_key
@@ -91,3 +93,16 @@ class StoredText:
 
     def write(self, text: str) -> None:
         self.storage.write_bytes(self.key, text.encode("utf-8"), overwrite=True)
+
+
+@cache
+def _shared(settings: Settings) -> tuple[StorageResource, SqlResource, RegistryResource]:
+    storage = StorageResource(url=settings.storage_url)
+    return storage, SqlResource(url=settings.database_url), RegistryResource.keeping_copies_in(str(settings.registry_path), storage)
+
+
+def shared_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
+    """``storage``, ``sql`` and ``registry``: made once per settings, bound once (by :mod:`ingest_assets.defs.shared`).
+    A capability whose own resource nests one of them takes it from here: the same object, one resource."""
+    storage, sql, registry = _shared(settings)
+    return {"storage": storage, "sql": sql, "registry": registry}

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from datetime import datetime
 from urllib.parse import parse_qsl
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from oaipmh import common, error
 from oaipmh.metadata import MetadataRegistry
 from oaipmh.server import BatchingServer, oai_dc_writer
 
+from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.demo.samples import SampleRecord
 
 DC_FIELDS = ("title", "creator", "subject", "description", "publisher", "contributor", "date", "type",
@@ -97,17 +96,8 @@ def make_app(records: Sequence[SampleRecord], base_url: str, batch_size: int = 2
     return app
 
 
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
-def serve_in_thread(records: Sequence[SampleRecord], host: str = "127.0.0.1", port: int = 0) -> tuple[WSGIServer, str]:
-    """Start the endpoint in a daemon thread; returns the server and its base URL."""
-    server = make_server(host, port, lambda e, s: app(e, s), handler_class=_QuietHandler)
-    url = f"http://{host}:{server.server_address[1]}/oai"
-    app = make_app(records, url)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    return server, url
-
-
+def serve_in_thread(records: Sequence[SampleRecord], host: str = "127.0.0.1", port: int = 0) -> tuple[WsgiServer, str]:
+    """Start the endpoint in a daemon thread; returns the server and the endpoint's URL."""
+    server = WsgiServer(host, port)
+    url = f"{server.url}/oai"
+    return server.start(make_app(records, url)), url

@@ -5,15 +5,12 @@ landing page, native API and file access paths). Everything here is of our own m
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
-import threading
 from collections.abc import Sequence
 from urllib.parse import parse_qs
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from ingest_assets.core.errors import ConfigError
+from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.demo.oai_server import make_app
 from ingest_assets.demo.samples import PLACES, SUBJECTS, SampleRecord
 
@@ -117,25 +114,10 @@ def make_site(records: Sequence[SampleRecord], base: str):
     return app
 
 
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
-def serve_site(records: Sequence[SampleRecord], port: int = 0, host: str = "127.0.0.1") -> tuple[WSGIServer, str]:
-    """Serve the demo site in a daemon thread (``port`` 0: a free one); a ConfigError if the port is taken."""
-    app = None
-    try:
-        server = make_server(host, port, lambda e, s: app(e, s), handler_class=_Quiet)
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            raise ConfigError(f"port {port} on {host} is in use",
-                              hint="pass --port 0 (any free port) or another port") from None
-        raise
-    base = f"http://{host}:{server.server_address[1]}"
-    app = make_site(records, base)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    return server, base
+def serve_site(records: Sequence[SampleRecord], port: int = 0, host: str = "127.0.0.1") -> tuple[WsgiServer, str]:
+    """Serve the demo site in a daemon thread (``port`` 0: a free one); :class:`PortInUse` if taken."""
+    server = WsgiServer(host, port)
+    return server.start(make_site(records, server.url)), server.url
 
 
 def dataset_url(base: str) -> str:

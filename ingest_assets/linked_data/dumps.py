@@ -12,28 +12,24 @@ Blank nodes get fresh labels, so two files (or two harvests) never share one by 
 
 from __future__ import annotations
 
-import gzip
 import io
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 from urllib.parse import urlsplit
 
 from lxml import etree
 from pyoxigraph import BlankNode, RdfFormat, parse
 
 from ingest_assets.core import archives
-from ingest_assets.core.digests import MultiHasher
+from ingest_assets.core.digests import hash_stream
 from ingest_assets.core.errors import ParseError, context
 from ingest_assets.core.http import HttpClient
 from ingest_assets.linked_data import formats
 from ingest_assets.linked_data.triplestore import Term
 from ingest_assets.core.xml_input import HARDENED
 
-GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
 # RDF/XML prolog screening: ontology editors declare entities as namespace abbreviations
 # (<!ENTITY xsd "http://www.w3.org/2001/XMLSchema#">); anything beyond that can expand without bound.
@@ -91,15 +87,6 @@ def download(http: HttpClient, url: str, target: Path, *, provider: str, max_byt
     with context(provider=provider):
         got = http.download(url, target, max_bytes=max_bytes, hashes=("sha256",))
     return Download(url, target, got.headers.get("Content-Type"), got.size, got.digests["sha256"])
-
-
-@contextmanager
-def _open(path: Path) -> Iterator[tuple[BinaryIO, bool]]:
-    """The dump's bytes (gunzipped when it starts with the gzip magic) and whether it was compressed."""
-    with path.open("rb") as raw:
-        compressed = raw.read(2) == GZIP_MAGIC
-        raw.seek(0)
-        yield (gzip.GzipFile(fileobj=raw) if compressed else raw), compressed
 
 
 def screen_rdfxml(stream, *, provider: str, url: str) -> None:
@@ -215,11 +202,8 @@ def stage_all(
         if rdf_format is None:
             raise unsupported(member.name, provider=provider, url=dump.url, member=member.name)
         copy = spool.with_name(f"{spool.name}-{number}.member")
-        digest = MultiHasher(("sha256",))
         with copy.open("wb") as out:  # streamed: pyoxigraph and the RDF/XML screen each need their own pass
-            for chunk in iter(lambda: member.stream.read(CHUNK), b""):
-                digest.update(chunk)
-                out.write(chunk)
+            digest = hash_stream(member.stream, ("sha256",), sink=out)
         part = Download(f"{dump.url}!{member.name}", copy, None, member.size, digest.hexdigests()["sha256"])
         yield stage(part, spool.with_name(f"{spool.name}-{number}.nt"), provider=provider, hint=None,
                     max_bytes=max_bytes, subjects=subjects, rdf_format=rdf_format)
@@ -241,7 +225,7 @@ def stage(
     The syntax is ``rdf_format`` when given, else detected (:func:`formats.detect`); a URL whose extension
     names no RDF syntax, served with no RDF media type, is refused.
     """
-    with _open(dump.path) as (inner, compressed):
+    with archives.open_decompressed(dump.path, label=dump.url, provider=provider) as (inner, compressed):
         reader = io.BufferedReader(_Limited(inner, max_bytes, dump.url, provider), CHUNK)
         content_type = None if compressed else dump.content_type  # a gzip type says nothing of the syntax
         if rdf_format is None:
@@ -251,7 +235,7 @@ def stage(
                 raise unsupported(name, provider=provider, url=dump.url)
             rdf_format = formats.detect(dump.url, content_type, reader.peek(512)[:512], hint)
         if rdf_format == RdfFormat.RDF_XML:
-            with _open(dump.path) as (screened, _):
+            with archives.open_decompressed(dump.path, label=dump.url, provider=provider) as (screened, _):
                 screen_rdfxml(_Limited(screened, max_bytes, dump.url, provider), provider=provider, url=dump.url)
         triples = 0
         try:
@@ -261,7 +245,7 @@ def stage(
                         subjects.add(quad.subject)
                     out.write(f"{quad.subject} {quad.predicate} {quad.object} .\n")
                     triples += 1
-        except (SyntaxError, gzip.BadGzipFile, EOFError, UnicodeDecodeError) as exc:
+        except (SyntaxError, UnicodeDecodeError) as exc:
             line = getattr(exc, "lineno", None)
             raise ParseError(
                 f"dump is not valid {rdf_format.name}: {exc}",

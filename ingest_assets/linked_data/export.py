@@ -3,23 +3,69 @@
 With a change feed, each provider's N-Quads are also published as ``<provider>.nq`` of the feed's set
 (``created``, ``updated`` when its graph changed, nothing when it did not), and the file of a provider
 that is no longer exported (no current graph, or gone from the registry) is ``deleted``.
+
+:func:`write_export` keeps an export in the platform storage: ``_linked_data/<yyyymmdd>/<ts>-export/`` with
+``graphs.nq.gz``, ``combined.nt.gz`` and a ``_MANIFEST``, written atomically and never overwritten.
 """
 
 from __future__ import annotations
 
+import gzip
 import tempfile
 from collections.abc import Iterable
 from contextlib import nullcontext
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
+from ingest_assets.core.version import software_version
+
 from ingest_assets.linked_data.graphs import DEFAULT_BASE, ProviderGraphs, current_graphs
 from ingest_assets.linked_data.triplestore import TripleStore, iri
 from ingest_assets.resourcesync.feed import ChangeFeed
+from ingest_assets.storage.backends import Storage
+from ingest_assets.storage.layout import MANIFEST, hub_dated_key, next_free_second
+from ingest_assets.storage.manifest import Manifest
 
 NQUADS = "application/n-quads"
 SUFFIX = ".nq"
+AREA = "linked_data"
+EXPORT_FILES = ("graphs.nq.gz", "combined.nt.gz")
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    key: str  # the export's folder in the storage
+    counts: dict[str, int]  # triples per provider
+
+    @property
+    def triples(self) -> int:
+        return sum(self.counts.values())
+
+
+def write_export(store: TripleStore, storage: Storage, providers: Iterable[str], started: datetime, *,
+                 base: str = DEFAULT_BASE, feed: ChangeFeed | None = None) -> ExportResult:
+    """:func:`export` into a new folder of ``storage`` (gzip N-Quads and N-Triples, and a manifest naming the
+    triples per provider); an export in the same second as the last takes the next second."""
+    started = next_free_second(started, lambda moment: not storage.exists(hub_dated_key(AREA, moment, "export")))
+    key = hub_dated_key(AREA, started, "export")
+    with storage.folder(key) as folder:
+        with folder.open(EXPORT_FILES[0]) as nq_raw, folder.open(EXPORT_FILES[1]) as nt_raw:
+            with gzip.GzipFile(fileobj=nq_raw, mode="wb") as nq, gzip.GzipFile(fileobj=nt_raw, mode="wb") as nt:
+                counts = export(store, providers, nq, nt, base, feed, started)
+        manifest = Manifest(
+            activity="export",
+            provider=",".join(sorted(counts)),
+            schema="N-Quads+N-Triples",
+            record_count=sum(counts.values()),
+            start_time=started,
+            software_version=software_version(),
+            partition="",
+            extra={f"Triples {provider}": str(count) for provider, count in counts.items()},
+        )
+        folder.write_bytes(MANIFEST, manifest.to_bytes())
+    return ExportResult(key, counts)
 
 
 def export(

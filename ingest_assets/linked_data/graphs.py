@@ -15,8 +15,6 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from pyoxigraph import Literal, NamedNode
-
 from ingest_assets.core.modified import parse_modified
 from ingest_assets.linked_data.triplestore import TripleStore, iri
 from ingest_assets.core.registry import NAME_RE
@@ -24,15 +22,22 @@ from ingest_assets.storage.layout import timestamp
 
 DEFAULT_BASE = "urn:x-ingest-assets:graph:"
 VOCAB = "urn:x-ingest-assets:linked-data#"
-CURRENT, MODIFIED, MODIFIED_TEXT, IMPORTED, DISCARD = (
-    iri(VOCAB + name) for name in ("current", "modified", "modifiedText", "imported", "discard")
+# our own vocabulary's terms as SPARQL text (plain strings: nothing here needs pyoxigraph at import)
+CURRENT, MODIFIED, MODIFIED_TEXT, IMPORTED, DISCARD, SUBSET_OF, DATASET = (
+    f"<{VOCAB}{name}>" for name in ("current", "modified", "modifiedText", "imported", "discard", "subsetOf", "dataset")
 )
-SUBSET_OF, DATASET = iri(VOCAB + "subsetOf"), iri(VOCAB + "dataset")
-XSD_DATETIME = NamedNode("http://www.w3.org/2001/XMLSchema#dateTime")
+XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
+
+
+def _literal(text: str, datatype: str | None = None) -> str:
+    """A literal as SPARQL text, escaped by pyoxigraph."""
+    from pyoxigraph import Literal, NamedNode
+
+    return str(Literal(text, datatype=NamedNode(datatype)) if datatype else Literal(text))
 
 
 def _datetime(moment: datetime) -> str:
-    return str(Literal(moment.isoformat(), datatype=XSD_DATETIME))
+    return _literal(moment.isoformat(), XSD_DATETIME)
 
 
 @dataclass(frozen=True)
@@ -117,7 +122,7 @@ class ProviderGraphs:
         if keys:
             triples = " ".join(
                 f"{self._subset_key(dataset)} {SUBSET_OF} {me} ; {DATASET} {iri(dataset)} ; "
-                f"{MODIFIED} {_datetime(modified)} ; {MODIFIED_TEXT} {Literal(text)} ."
+                f"{MODIFIED} {_datetime(modified)} ; {MODIFIED_TEXT} {_literal(text)} ."
                 for dataset, modified, text in stamp.modified
             )
             updates.append(f"INSERT {{ GRAPH {meta} {{ {triples} }} }} WHERE {{ {where} }}")
@@ -136,7 +141,7 @@ class ProviderGraphs:
         return (
             f"DELETE {{ GRAPH {meta} {{ {me} {MODIFIED} ?m . {me} {MODIFIED_TEXT} ?t . {me} {IMPORTED} ?i }} }} "
             f"INSERT {{ GRAPH {meta} {{ {me} {MODIFIED} {_datetime(modified)} . "
-            f"{me} {MODIFIED_TEXT} {Literal(modified_text)} . {me} {IMPORTED} {_datetime(imported)} }} }} "
+            f"{me} {MODIFIED_TEXT} {_literal(modified_text)} . {me} {IMPORTED} {_datetime(imported)} }} }} "
             f"WHERE {{ {where} "
             f"OPTIONAL {{ GRAPH {meta} {{ {me} {MODIFIED} ?m }} }} "
             f"OPTIONAL {{ GRAPH {meta} {{ {me} {MODIFIED_TEXT} ?t }} }} "

@@ -10,15 +10,19 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
-from pyoxigraph import BlankNode, Literal, NamedNode, Triple
+if TYPE_CHECKING:  # pyoxigraph loads with the first store or parse, not with the code location
+    from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
-Term = NamedNode | BlankNode | Literal | Triple
+Term: TypeAlias = "NamedNode | BlankNode | Literal | Triple"
 DELETE_BATCH = 10_000  # subjects per VALUES block
 
 
 def iri(value: str) -> str:
     """``<value>`` for SPARQL text; refuses characters that would break out of an IRI reference."""
+    from pyoxigraph import NamedNode
+
     return str(NamedNode(value))
 
 

@@ -17,9 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-import defusedxml.ElementTree
 import rdflib
-from defusedxml import DefusedXmlException
+from lxml import etree
 from pyoxigraph import RdfFormat
 from rdflib.namespace import DCTERMS, RDF, VOID
 
@@ -27,6 +26,7 @@ from ingest_assets.core import json_input
 from ingest_assets.core.errors import ParseError, ValidationError
 from ingest_assets.linked_data import formats
 from ingest_assets.core.modified import parse_modified
+from ingest_assets.core.xml_input import UnsafeXML, refuse_doctype
 
 FULL, PARTIAL = "fulldump", "partialdump"
 # rdflib rewrites literals from their Python value by default, which drops the zone of an xsd:date
@@ -88,8 +88,8 @@ def _graph(data: bytes, *, provider: str, url: str, content_type: str | None) ->
         _refuse_remote_contexts(data, provider=provider, url=url)
     if rdf_format == RdfFormat.RDF_XML:
         try:  # rdflib's RDF/XML reader is SAX-based: refuse DTDs and entities before it sees the bytes
-            defusedxml.ElementTree.fromstring(data, forbid_dtd=True)
-        except (DefusedXmlException, defusedxml.ElementTree.ParseError) as exc:
+            refuse_doctype(data)
+        except (UnsafeXML, etree.XMLSyntaxError) as exc:
             raise ParseError(f"VoID is not acceptable XML: {exc}", provider=provider, file=url) from exc
     graph = rdflib.Graph()
     with _LEXICAL:

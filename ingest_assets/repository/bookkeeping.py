@@ -20,6 +20,7 @@ from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ingest_assets.core.errors import IngestError
+from ingest_assets.core.sql import upsert
 from ingest_assets.repository.index import utc
 from ingest_assets.repository.tables import create_tables, last_success, watchdog
 
@@ -92,9 +93,8 @@ class Bookkeeping:
         return utc(value)
 
     def _store_success(self, conn, source: str, collection: str, when: datetime) -> None:
-        match = (last_success.c.harvested_source == source, last_success.c.collection == collection)
-        if conn.execute(update(last_success).where(*match).values(success_at=when)).rowcount == 0:
-            conn.execute(insert(last_success).values(harvested_source=source, collection=collection, success_at=when))
+        upsert(conn, last_success, {"harvested_source": source, "collection": collection, "success_at": when},
+               ["harvested_source", "collection"])
 
     def collection_done(self, lease: Lease, collection: str, when: datetime) -> None:
         """A collection's restart point (only while this process still holds the watchdog)."""

@@ -10,7 +10,9 @@ import re
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
-from sqlalchemy import Engine, and_, delete, insert, select, update
+from sqlalchemy import Engine, and_, delete, select
+
+from ingest_assets.core.sql import upsert
 
 from ingest_assets.repository.model import RepositoryObject
 from ingest_assets.repository.tables import create_tables, objects
@@ -84,8 +86,7 @@ class ObjectIndex:
         now = datetime.now(timezone.utc)
         with self.engine.begin() as conn:
             for obj in objs:
-                if conn.execute(select(objects.c.pid).where(objects.c.pid == obj.pid)).first() is None:
-                    conn.execute(insert(objects).values(self._row(obj, uris.get(obj.pid), "pending", now)))
+                upsert(conn, objects, self._row(obj, uris.get(obj.pid), "pending", now), ["pid"], update=False)
 
     def confirm(self, objs: Iterable[RepositoryObject], uris: dict[str, str], *, removed: Iterable[str] = ()) -> None:
         """After the repository commit: objects are live, ``removed`` PIDs leave the index."""
@@ -95,9 +96,7 @@ class ObjectIndex:
             if gone:
                 conn.execute(delete(objects).where(objects.c.pid.in_(gone)))
             for obj in objs:
-                row = self._row(obj, uris.get(obj.pid), "live", now)
-                if conn.execute(update(objects).where(objects.c.pid == obj.pid).values(row)).rowcount == 0:
-                    conn.execute(insert(objects).values(row))
+                upsert(conn, objects, self._row(obj, uris.get(obj.pid), "live", now), ["pid"])
 
     def remove(self, pids: Iterable[str]) -> None:
         with self.engine.begin() as conn:

@@ -16,7 +16,7 @@ from ingest_assets.core.errors import ValidationError
 from ingest_assets.repository.model import RepositoryObject
 from ingest_assets.repository.pids import member_pid, pid_from_uri, type_code
 from ingest_assets.repository.records import TemplateRecord, page_url
-from ingest_assets.core.version import SOFTWARE_VERSION
+from ingest_assets.core.version import software_version
 
 MULTI_SEPARATOR = re.compile(r"\s*;\s*")
 
@@ -76,7 +76,7 @@ def _provenance(obj: RepositoryObject, record: TemplateRecord) -> None:
             obj.k2n[name] = [stamp.isoformat().replace("+00:00", "Z")]
     obj.harvesting_url = record.page_url
     facts = {"source": record.source_url, "page": record.page_url, "revision": record.revision,
-             "template": record.template, "occurrence": record.occurrence, "software_version": SOFTWARE_VERSION}
+             "template": record.template, "occurrence": record.occurrence, "software_version": software_version()}
     obj.lineage = {name: str(value) for name, value in facts.items() if value not in (None, "")}
 
 

@@ -6,7 +6,7 @@ Wikitext is parsed with mwparserfromhell; each occurrence of a wanted template b
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -14,11 +14,11 @@ import mwparserfromhell
 from lxml import etree
 
 from ingest_assets.core import json_input
-from ingest_assets.core.errors import IngestError, ParseError
+from ingest_assets.core.errors import ConfigError, IngestError, ParseError
 from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.markup import clean
 from ingest_assets.repository.records import TemplateRecord, make_record, parse_timestamp, template_name
-from ingest_assets.core.xml_input import HARDENED, UnresolvedEntity, declares_entities, resolve_entity_refs
+from ingest_assets.core.xml_input import UnresolvedEntity, UnsafeXML, iter_elements, resolve_entity_refs
 
 
 MAX_API_ANSWER = 1024 * 1024
@@ -61,11 +61,8 @@ def export_pages(source, *, file: str | None = None, problems: list[IngestError]
     The latest revision is the one with the newest timestamp (ties: highest id): dumps with history may
     list revisions out of order. Redirect pages are skipped.
     """
-    context = etree.iterparse(source, events=("end",), tag="{*}page", **HARDENED)
     try:
-        for number, (_, element) in enumerate(context):
-            if number == 0 and declares_entities(element):  # their references would cut page texts short
-                raise ParseError("the export declares entities in its DTD (refused)", file=file)
+        for element in iter_elements(source, "{*}page"):
             try:
                 page = _page(element, file)
             except ParseError as exc:
@@ -78,6 +75,8 @@ def export_pages(source, *, file: str | None = None, problems: list[IngestError]
                 yield page
     except etree.XMLSyntaxError as exc:
         raise ParseError(f"invalid MediaWiki export XML: {exc}", file=file) from exc
+    except UnsafeXML as exc:  # declared entities' references would cut page texts short
+        raise ParseError(str(exc), file=file) from exc
 
 
 def _page(element, file: str | None) -> WikiPage | None:
@@ -237,3 +236,15 @@ class WikiTemplateSource:
             page for page in export_pages(path, file=path, problems=source.problems) if _within(page.timestamp, since, until)
         )
         return source
+
+
+def report_poster(provider: str, api_url: str | None, user_env: str | None, password_env: str | None,
+                  http: HttpClient, secret: Callable[[str], str | None]) -> Callable[..., None] | None:
+    """The ``edit`` of a :class:`WikiEditor` posting the provider's reports through ``api_url`` (None without one),
+    logged in with the secrets named ``user_env`` / ``password_env``, looked up with ``secret``."""
+    if not api_url:
+        return None
+    user, password = (secret(name) if name else None for name in (user_env, password_env))
+    if not user or not password:
+        raise ConfigError("wiki_api needs wiki_user_env / wiki_password_env naming set env vars", provider=provider)
+    return WikiEditor(api_url, http, username=user, password=password).edit

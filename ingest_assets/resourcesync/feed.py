@@ -15,7 +15,6 @@ never stops the others.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
-from ingest_assets.core.digests import MultiHasher
+from ingest_assets.core.digests import MultiHasher, hash_stream
 from ingest_assets.core.errors import IngestError, ValidationError
 from ingest_assets.resourcesync.events import record_event
 from ingest_assets.resourcesync.files import ResourceFiles
@@ -36,7 +35,7 @@ DOCUMENT_MIME = "application/ld+json"
 ITEMS = "items"
 SUFFIX = ".jsonld"  # served as application/ld+json
 FILE_ID = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,199}")  # a plain file name on any filesystem
-CHUNK = 1024 * 1024
+FEED_DIGESTS = ("md5", "sha256")
 
 
 @dataclass
@@ -73,7 +72,7 @@ class ChangeFeed:
         """Store ``data`` (bytes, or a local file's content) as the file at ``path`` unless the set holds
         it with the same md5, and record the change at ``at``."""
         if isinstance(data, bytes):
-            length, md5, sha256 = len(data), hashlib.md5(data).hexdigest(), hashlib.sha256(data).hexdigest()
+            length, md5, sha256 = _digests(MultiHasher.of(data, FEED_DIGESTS))
             return self.record(path, at, length, md5, sha256, mime, write=partial(self.files.write, path, data))
         with open(data, "rb") as handle:
             length, md5, sha256 = file_digests(handle)
@@ -122,9 +121,10 @@ class ChangeFeed:
 
 def file_digests(handle: BinaryIO) -> tuple[int, str, str]:
     """Length, md5 and sha256 of what ``handle`` reads, in one pass."""
-    hasher = MultiHasher(["md5", "sha256"])
-    while chunk := handle.read(CHUNK):
-        hasher.update(chunk)
+    return _digests(hash_stream(handle, FEED_DIGESTS))
+
+
+def _digests(hasher: MultiHasher) -> tuple[int, str, str]:
     digests = hasher.hexdigests()
     return hasher.size, digests["md5"], digests["sha256"]
 

@@ -14,8 +14,6 @@ import mimetypes
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from socketserver import ThreadingMixIn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from ingest_assets.resourcesync.files import ResourceFiles
 from ingest_assets.resourcesync.model import ResourceSet
@@ -24,7 +22,6 @@ from ingest_assets.storage.backends import Storage
 from ingest_assets.storage.layout import resourcesync_key, status_page_key
 
 CHUNK = 64 * 1024
-IDLE_SECONDS = 30
 XML = "application/xml; charset=utf-8"
 HTML = "text/html; charset=utf-8"
 STATUS_PAGE = "status.html"
@@ -101,24 +98,6 @@ def _chunks(handle):
     with handle:
         while data := handle.read(CHUNK):
             yield data
-
-
-class _ThreadingServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _Handler(WSGIRequestHandler):
-    timeout = IDLE_SECONDS  # a connection silent this long is closed (half-open clients held a thread forever)
-
-
-class _QuietHandler(_Handler):
-    def log_message(self, format, *args):  # noqa: A002 - signature of the base class
-        pass
-
-
-def make_app_server(app, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False):
-    """A threading WSGI server for ``app`` (``port=0`` picks a free port: see ``server.server_port``)."""
-    return make_server(host, port, app, server_class=_ThreadingServer, handler_class=_QuietHandler if quiet else _Handler)
 
 
 class RegistrySets:

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 
 from sqlalchemy import BigInteger, Column, Engine, Index, MetaData, String, Table, Text, func, inspect, select
 
+from ingest_assets.core.sql import upsert
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import doc_id, listing_time
-from ingest_assets.core.sql import insert_for
 
 metadata = MetaData()
 
@@ -99,7 +99,7 @@ class SqlResourceIndex(ResourceIndex):
                 )
             row = {k: v for k, v in change.items() if k != "location"}
             row.update(loc_type=change["location"]["type"], loc_value=change["location"]["value"])
-            if conn.execute(insert_for(self.engine, changes_table).values(row).on_conflict_do_nothing()).rowcount == 0:
+            if upsert(conn, changes_table, row, ["change_id"], update=False) == 0:
                 c = changes_table
                 change = _change_doc(conn.execute(select(c).where(c.c.change_id == change["change_id"])).one())
         return change
@@ -107,11 +107,7 @@ class SqlResourceIndex(ResourceIndex):
     def start_resource_list(self, resource_set: str, at: str) -> None:
         with self.engine.begin() as conn:
             self._lock(conn, resource_set, shared=False)  # waits for the events in flight
-            conn.execute(
-                insert_for(self.engine, resource_lists_table)
-                .values(resource_set=resource_set, at=at)
-                .on_conflict_do_update(index_elements=["resource_set"], set_={"at": at})
-            )
+            upsert(conn, resource_lists_table, {"resource_set": resource_set, "at": at}, ["resource_set"])
 
     def _lock(self, conn, resource_set: str, shared: bool) -> None:
         """PostgreSQL: the set's advisory lock until the transaction ends (SQLite serialises writers)."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import errno
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta, timezone
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
 from typing import Any
 
 from ingest_assets.core.errors import ConfigError, IngestError
@@ -14,7 +14,7 @@ from ingest_assets.storage import layout
 from ingest_assets.storage.avro import WriteStats, read_folder, schema_with_doc, write_parts
 from ingest_assets.storage.backends import FolderWriter, Storage
 from ingest_assets.storage.manifest import Manifest, plan_document, prov_document
-from ingest_assets.core.version import SOFTWARE_VERSION
+from ingest_assets.core.version import software_version
 
 
 @dataclass
@@ -78,16 +78,22 @@ def write_activity(
     schema: str,
     partition: str,
     plan: PlanRef | None = None,
-    version: str = SOFTWARE_VERSION,
+    version: str | None = None,
 ) -> ActivityResult:
     """Write one activity output atomically, then its prov file and a new plan journal entry.
 
     Outputs are never overwritten: if another output of the same provider, activity and day already
-    holds this second, the activity takes the next free second.
+    holds this second, the activity takes the next free second. ``version``: the software's by default.
     """
-    output = layout.activity_output(provider, activity, day, started, layout.schema_name(schema))
-    while storage.exists(output.folder) or storage.exists(output.prov):
-        output = replace(output, started=output.started + timedelta(seconds=1))
+    version = version or software_version()
+    def output_at(moment: datetime) -> layout.ActivityOutput:
+        return layout.activity_output(provider, activity, day, moment, layout.schema_name(schema))
+
+    def free(moment: datetime) -> bool:
+        candidate = output_at(moment)
+        return not (storage.exists(candidate.folder) or storage.exists(candidate.prov))
+
+    output = output_at(layout.next_free_second(started, free))
     inputs = [source.key for source in stream.inputs]
     doc = f"{activity} of {provider} for {day.isoformat()} by ingest-assets {version}" + (
         f"; derived from {', '.join(inputs)}" if inputs else ""
@@ -132,8 +138,8 @@ def _journal(storage: Storage, output: layout.ActivityOutput, plan: "PlanRef", v
     """
     activities: dict[str, str] = {}
     if plan.new:
-        while storage.list_children(f"{output.provider}/{layout.PLAN}/{layout.timestamp(plan.started)}"):
-            plan.started += timedelta(seconds=1)
+        plan.started = layout.next_free_second(plan.started, lambda moment: not storage.list_children(
+            f"{output.provider}/{layout.PLAN}/{layout.timestamp(moment)}"))
         plan.new = False
     else:
         # the newest entry holds the plan so far (a re-run activity replaces its earlier output there)
@@ -143,14 +149,16 @@ def _journal(storage: Storage, output: layout.ActivityOutput, plan: "PlanRef", v
             activities = json.loads(storage.read_bytes(newest))
             activities.pop("version", None)
     activities[output.activity] = output.relative
-    entry = output.started
-    while True:  # activities of one plan may start within the same second and share a schema
-        key = layout.plan_key(output.provider, plan.started, entry, output.schema)
+    document = plan_document(activities, version)
+
+    def written(entry: datetime) -> bool:  # activities of one plan may start within the same second and share a schema
         try:
-            storage.write_bytes(key, plan_document(activities, version))
-            return key
+            storage.write_bytes(layout.plan_key(output.provider, plan.started, entry, output.schema), document)
+            return True
         except FileExistsError:
-            entry += timedelta(seconds=1)
+            return False
+
+    return layout.plan_key(output.provider, plan.started, layout.next_free_second(output.started, written), output.schema)
 
 
 @dataclass

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
+from ingest_assets.core.errors import IngestError
 from ingest_assets.core.registry import NAME_RE
 from ingest_assets.storage.backends import Storage, check_key
 
@@ -43,6 +45,21 @@ def timestamp(moment: datetime) -> str:
 
 def parse_timestamp(value: str) -> datetime:
     return datetime.strptime(value, TS_FORMAT).replace(tzinfo=timezone.utc)
+
+
+MAX_SECONDS_AHEAD = 3600
+
+
+def next_free_second(start: datetime, free: Callable[[datetime], bool]) -> datetime:
+    """The first of ``start``, ``start`` + 1 s, ... for which ``free`` holds. Timestamped outputs are never
+    overwritten: one that starts in a second another already holds takes the next free second. ``free`` may
+    claim the second itself (write a write-once file, False on ``FileExistsError``). Bounded: an hour ahead."""
+    moment = start
+    for _ in range(MAX_SECONDS_AHEAD):
+        if free(moment):
+            return moment
+        moment += timedelta(seconds=1)
+    raise IngestError(f"no free second within {MAX_SECONDS_AHEAD} s after {timestamp(start)}", retryable=True)
 
 
 def datestamp(day: date | datetime) -> str:

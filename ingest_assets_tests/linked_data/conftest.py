@@ -3,85 +3,23 @@
 
 from __future__ import annotations
 
-import gzip
-import mimetypes
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
 import requests
 
 from ingest_assets.core.http import HttpClient
-from ingest_assets.linked_data.graphs import ProviderGraphs
+from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.linked_data.oxigraph import OxigraphStore
 from ingest_assets.linked_data.sparql_endpoint import SparqlEndpointStore
 from ingest_assets.linked_data.triplestore import TripleStore
 from ingest_assets_tests.support import free_port, stop_group
-from ingest_assets_tests.support.linked_data import FULL
-
-CONTENT_TYPES = {".ttl": "text/turtle", ".nt": "application/n-triples", ".rdf": "application/rdf+xml"}
-
-
-class ProviderSite:
-    """WSGI app. ``/f/<tag>/<path>`` serves ``<fixtures>/void/<path>`` read in place (``<tag>`` only orders
-    URLs; ``.gz`` appended means gzip on the fly); other paths serve documents a test ``put``.
-    ``requested`` lists the paths asked for."""
-
-    def __init__(self, void_fixtures: Path):
-        self.root = void_fixtures
-        self.documents: dict[str, tuple[bytes, str | None]] = {}
-        self.requested: list[str] = []
-        self.base = ""
-
-    def __call__(self, environ, start_response):
-        path = environ["PATH_INFO"]
-        self.requested.append(path)
-        found = self.documents.get(path)
-        if found is None and path.startswith("/f/"):
-            relative = path.split("/", 3)[3]
-            compressed = relative.endswith(".gz")
-            file = (self.root / relative.removesuffix(".gz")).resolve()
-            if file.is_relative_to(self.root) and file.is_file():
-                body = file.read_bytes()
-                found = (gzip.compress(body), "application/gzip") if compressed else (
-                    body, CONTENT_TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0])
-        if found is None:
-            start_response("404 Not Found", [("Content-Type", "text/plain")])
-            return [b"not found"]
-        body, content_type = found
-        start_response("200 OK", [("Content-Type", content_type or "application/octet-stream")])
-        return [body]
-
-    def fixture(self, relative: str, tag: str = "1") -> str:
-        return f"{self.base}/f/{tag}/{relative}"
-
-    def put(self, path: str, body: str | bytes, content_type: str | None = "text/turtle") -> str:
-        self.documents[path] = (body.encode() if isinstance(body, str) else body, content_type)
-        return self.base + path
-
-    def void(self, path: str, modified: str, dumps: list[str], feature: str = FULL) -> str:
-        """Publish a GeoLink VoID (``modified`` is a Turtle literal, e.g. ``"2015-11-05"^^xsd:date``)."""
-        text = (
-            "@prefix void: <http://rdfs.org/ns/void#> .\n"
-            "@prefix dcterms: <http://purl.org/dc/terms/> .\n"
-            "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
-            f"<#dataset> a void:Dataset ;\n  void:feature <{feature}> , <http://www.w3.org/ns/formats/Turtle> ;\n"
-            f"  dcterms:modified {modified} ;\n"
-            f"  void:dataDump {', '.join(f'<{d}>' for d in dumps)} .\n"
-        )
-        return self.put(path, text)
-
-
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
+from ingest_assets_tests.support.linked_data import ProviderSite, StoreCase
 
 
 @pytest.fixture(scope="session")
@@ -91,15 +29,12 @@ def void_fixtures(shared_fixtures) -> Path:
 
 @pytest.fixture(scope="session")
 def site_server(void_fixtures) -> Iterator[ProviderSite]:
-    """One site for the session (the shared ``http_server`` is per test and takes 0.5 s to stop)."""
+    """One site for the session (its documents are cleared per test by ``site``)."""
     app = ProviderSite(void_fixtures)
-    server = make_server("127.0.0.1", 0, app, handler_class=_Quiet)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    app.base = f"http://127.0.0.1:{server.server_address[1]}"
-    yield app
-    server.shutdown()
-    server.server_close()
+    with WsgiServer() as server:
+        app.base = server.url
+        server.start(app)
+        yield app
 
 
 @pytest.fixture
@@ -145,19 +80,6 @@ def oxigraph_server(tmp_path_factory) -> str:
     finally:
         stop_group(process, timeout=10)
         log.close()
-
-
-@dataclass
-class StoreCase:
-    store: TripleStore
-    base: str
-
-    def graphs(self, provider: str) -> ProviderGraphs:
-        return ProviderGraphs(provider, self.base)
-
-    def current_triples(self, provider: str) -> set[str]:
-        current = self.graphs(provider).read_state(self.store).current
-        return {str(t) for t in self.store.triples(current)} if current else set()
 
 
 @pytest.fixture(params=["embedded", "endpoint", "fuseki"])

@@ -6,7 +6,7 @@ import tarfile
 
 import pytest
 
-from ingest_assets.defs.linked_data.sensors import run_key
+from ingest_assets.linked_data.watch import run_key
 from ingest_assets.core.errors import ArchiveError, ParseError
 from ingest_assets.linked_data import importer
 from ingest_assets.linked_data.importer import ProviderSource, check, cleanup, fetch_void, import_update

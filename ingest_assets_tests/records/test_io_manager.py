@@ -177,6 +177,17 @@ def test_a_backfill_range_is_one_run_with_an_output_plan_and_materialization_per
     assert len(instance.get_run_records()) == 1
 
 
+def test_the_run_tag_names_are_the_pinned_dagsters():
+    """The package spells Dagster's range and partition run tags itself (no public constant): held against the
+    pinned release's own, so an upgrade that renames them fails here."""
+    from dagster._core.storage import tags  # a test may read the private constants the package must not import
+
+    from ingest_assets.defs.records.partitions import PARTITION_TAG_PREFIX, RANGE_END_TAG, RANGE_START_TAG
+
+    assert (RANGE_START_TAG, RANGE_END_TAG, PARTITION_TAG_PREFIX) == (
+        tags.ASSET_PARTITION_RANGE_START_TAG, tags.ASSET_PARTITION_RANGE_END_TAG, tags.MULTIDIMENSIONAL_PARTITION_PREFIX)
+
+
 def test_a_range_run_tagged_as_its_first_day_is_refused(tmp_path, instance):
     """The tags Dagster 1.13's job backfill gives a range run (seen from a job page's "Launch backfill"):
     it would write the first day only and the backfill would report the range done."""

@@ -5,7 +5,8 @@ from datetime import datetime, timezone
 import dagster as dg
 import yaml
 
-from ingest_assets.defs.repository.assets import repository_collections, repository_verification
+from ingest_assets.core.settings import Settings
+from ingest_assets.defs.repository.assets import repository_assets
 from ingest_assets.defs.repository.resources import RepositoryResource
 from ingest_assets.defs.repository.sensors import harvesting_sensor, verification_sensor
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
@@ -17,6 +18,7 @@ from ingest_assets_tests.support import next_second
 from ingest_assets_tests.support.resync import Mirror, tree
 
 repository_harvesting_sensor = harvesting_sensor("repository_ingest", 120)
+repository_collections, repository_verification = repository_assets(Settings.from_env({}))
 
 
 def test_sensor_asset_and_watchdog(tmp_path, template_index, thalictrum):

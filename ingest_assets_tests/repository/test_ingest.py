@@ -13,12 +13,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from ingest_assets.core.errors import IngestError
+from ingest_assets.core.errors import ConfigError, IngestError
 from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.bookkeeping import Bookkeeping
 from ingest_assets.repository.index import ObjectIndex
 from ingest_assets.repository.ingest import IngestSettings, RepositoryIngest
-from ingest_assets.repository.mediawiki import MediaWikiApi, WikiEditor, WikiPage, WikiTemplateSource
+from ingest_assets.repository.mediawiki import MediaWikiApi, WikiPage, WikiTemplateSource, report_poster
 from ingest_assets.repository.ocfl import OcflRepository
 from ingest_assets.repository.pids import pid_from_uri
 from ingest_assets.repository.template_index import TemplateIndexClient, xml_datetime
@@ -243,7 +243,8 @@ def test_ingest_from_the_mediawiki_api_and_post_the_report(mediawiki_api, servic
         source=WikiTemplateSource.from_api(MediaWikiApi(api_url, http), base_url=WIKI),
         repository=OcflRepository(tmp_path / "ocfl"), index=service_parts["index"],
         bookkeeping=service_parts["books"], vocabularies=service_parts["vocabularies"],
-        post_report=WikiEditor(api_url, http, username="Bot@ingest", password="secret").edit)
+        post_report=report_poster("k2n", api_url, "K2N_BOT", "K2N_BOT_PASSWORD", http,
+                                  {"K2N_BOT": "Bot@ingest", "K2N_BOT_PASSWORD": "secret"}.get))
     result = service.run()
     (outcome,) = result.outcomes
     assert outcome.kind == "keys" and not outcome.error and outcome.ingested == 2
@@ -256,6 +257,14 @@ def test_ingest_from_the_mediawiki_api_and_post_the_report(mediawiki_api, servic
     assert "[[Category:Metadata aggregation reports]]" in report
     login, edit = (q for q in app.queries if q.get("action") in ("login", "edit"))
     assert login["lgname"] == "Bot@ingest" and edit["token"] == "csrf-token+\\\\"
+
+
+def test_a_report_poster_needs_an_api_and_both_secrets_it_names():
+    http = HttpClient(allow_private=True, retries=0)
+    assert report_poster("k2n", None, "K2N_BOT", "K2N_BOT_PASSWORD", http, {}.get) is None  # no wiki_api: no reports
+    with pytest.raises(ConfigError, match="wiki_user_env / wiki_password_env") as refused:
+        report_poster("k2n", "http://127.0.0.1:9/w/api.php", "K2N_BOT", "K2N_BOT_PASSWORD", http, {"K2N_BOT": "b"}.get)
+    assert refused.value.provider == "k2n"
 
 
 def test_fedora_transaction_abandoned_by_a_crash(template_index, service_parts, fedora):

@@ -1,5 +1,5 @@
 """The Elasticsearch/OpenSearch backend at the HTTP boundary: exact requests through the recording proxy, answered
-by each live search server (``search_server``); it gives the same documents as the embedded backend."""
+by each live search server (``es``); it gives the same documents as the embedded backend."""
 
 from __future__ import annotations
 
@@ -56,9 +56,9 @@ def events(index, t0: datetime) -> None:
     event("docs/r1.pdf", "updated", t0 + timedelta(days=1, hours=2), length=2002, md5="c" * 32)
 
 
-def test_indices_are_created_with_the_schema_mappings(search_server):
-    ElasticsearchResourceIndex(search_server.url)
-    assert [(r.method, r.path) for r in search_server.requests] == [
+def test_indices_are_created_with_the_schema_mappings(es):
+    ElasticsearchResourceIndex(es.url)
+    assert [(r.method, r.path) for r in es.requests] == [
         ("GET", "/"),  # which product answers (OpenSearch or Elasticsearch): asked once per client
         ("HEAD", "/resourcesync-resource"),
         ("PUT", "/resourcesync-resource"),
@@ -67,9 +67,9 @@ def test_indices_are_created_with_the_schema_mappings(search_server):
         ("HEAD", "/resourcesync-resourcelist"),
         ("PUT", "/resourcesync-resourcelist"),
     ]
-    for kind, create in zip(("resource", "change", "resourcelist"), search_server.requests[2::2], strict=True):
+    for kind, create in zip(("resource", "change", "resourcelist"), es.requests[2::2], strict=True):
         assert create.json() == json.loads((SCHEMAS / f"resourcesync-{kind}.json").read_text())
-    mappings = {kind: search_server.raw("GET", f"/resourcesync-{kind}/_mapping")[1][f"resourcesync-{kind}"]["mappings"]
+    mappings = {kind: es.raw("GET", f"/resourcesync-{kind}/_mapping")[1][f"resourcesync-{kind}"]["mappings"]
                 for kind in ("resource", "change", "resourcelist")}
     resource = mappings["resource"]
     assert set(resource) == {"_meta", "dynamic", "properties"}  # no mapping type level
@@ -83,9 +83,9 @@ def test_indices_are_created_with_the_schema_mappings(search_server):
     assert resource_list == {"resource_set": {"type": "keyword"}, "at": change["datetime"]}
     assert not any(v.get("type") in ("string", "text") for v in {**props, **change}.values())
 
-    search_server.requests.clear()
-    ElasticsearchResourceIndex(search_server.url)  # existing indices are left alone
-    assert [(r.method, r.path) for r in search_server.requests] == [
+    es.requests.clear()
+    ElasticsearchResourceIndex(es.url)  # existing indices are left alone
+    assert [(r.method, r.path) for r in es.requests] == [
         ("GET", "/"),
         ("HEAD", "/resourcesync-resource"),
         ("HEAD", "/resourcesync-change"),
@@ -93,11 +93,11 @@ def test_indices_are_created_with_the_schema_mappings(search_server):
     ]
 
 
-def test_index_created_meanwhile_by_another_process_is_fine(search_server):
-    ElasticsearchResourceIndex(search_server.url)
-    search_server.fail_next("HEAD", "/resourcesync-resource", 404, {})  # missing, then PUT answers "already exists"
-    ElasticsearchResourceIndex(search_server.url)
-    assert [(r.method, r.path) for r in search_server.requests[-4:]] == [
+def test_index_created_meanwhile_by_another_process_is_fine(es):
+    ElasticsearchResourceIndex(es.url)
+    es.fail_next("HEAD", "/resourcesync-resource", 404, {})  # missing, then PUT answers "already exists"
+    ElasticsearchResourceIndex(es.url)
+    assert [(r.method, r.path) for r in es.requests[-4:]] == [
         ("HEAD", "/resourcesync-resource"),
         ("PUT", "/resourcesync-resource"),
         ("HEAD", "/resourcesync-change"),
@@ -105,14 +105,14 @@ def test_index_created_meanwhile_by_another_process_is_fine(search_server):
     ]
 
 
-def test_each_event_is_one_bulk_request_with_both_documents(search_server, t0):
-    index = ElasticsearchResourceIndex(search_server.url)
-    search_server.requests.clear()
+def test_each_event_is_one_bulk_request_with_both_documents(es, t0):
+    index = ElasticsearchResourceIndex(es.url)
+    es.requests.clear()
     change = record_event(index, RS, "/srv/set1/a.txt", "created", t0, t0, length=3, md5="d" * 32, timestamp=RECORDED)
     at_request = ("GET", "/resourcesync-resourcelist/_doc/set1", {}, None)  # real time: no refresh needed
-    assert [(r.method, r.path, r.params, r.json()) for r in search_server.requests[::2]] == [at_request, at_request]
-    assert len(search_server.requests) == 3
-    method, path, body = search_server.requests[1].method, search_server.requests[1].path, search_server.requests[1].json()
+    assert [(r.method, r.path, r.params, r.json()) for r in es.requests[::2]] == [at_request, at_request]
+    assert len(es.requests) == 3
+    method, path, body = es.requests[1].method, es.requests[1].path, es.requests[1].json()
     resource = {
         "resource_set": "set1",
         "location": {"type": "rel_path", "value": "a.txt"},
@@ -149,7 +149,7 @@ def test_each_event_is_one_bulk_request_with_both_documents(search_server, t0):
 
     # a Resource List taken at 12:00, then the deletion observed at 10:00 is recorded
     index.start_resource_list("set1", "2026-01-05T12:00:00.000Z")
-    [put] = search_server.requests[-1:]
+    [put] = es.requests[-1:]
     assert (put.method, put.path, put.json()) == (
         "PUT",
         "/resourcesync-resourcelist/_doc/set1",
@@ -157,7 +157,7 @@ def test_each_event_is_one_bulk_request_with_both_documents(search_server, t0):
     )
     deleted = record_event(index, RS, "a.txt", "deleted", None, t0 + timedelta(hours=1), timestamp=RECORDED)
     assert (deleted["datetime"], deleted["listed"]) == ("2026-01-05T10:00:00.000Z", "2026-01-05T12:00:00.000Z")
-    assert search_server.requests[-2].json() == [
+    assert es.requests[-2].json() == [
         {"delete": {"_index": "resourcesync-resource", "_id": resource_id}},
         {"create": {"_index": "resourcesync-change", "_id": deleted["change_id"]}},
         deleted,
@@ -165,30 +165,30 @@ def test_each_event_is_one_bulk_request_with_both_documents(search_server, t0):
     # a replayed deletion after a later Resource List: 404 for the resource, 409 for the change; both mean
     # "already done", and the change is kept as first recorded
     index.start_resource_list("set1", "2026-01-05T13:00:00.000Z")
-    search_server.requests.clear()
+    es.requests.clear()
     replayed = record_event(index, RS, "a.txt", "deleted", None, t0 + timedelta(hours=1), timestamp=RECORDED)
-    search_server.raw("POST", "/resourcesync-change/_refresh")  # straight to the server: not recorded
-    assert replayed == deleted and search_server.raw("GET", "/resourcesync-change/_count")[1]["count"] == 2
-    assert [(r.method, r.path) for r in search_server.requests] == [
+    es.raw("POST", "/resourcesync-change/_refresh")  # straight to the server: not recorded
+    assert replayed == deleted and es.raw("GET", "/resourcesync-change/_count")[1]["count"] == 2
+    assert [(r.method, r.path) for r in es.requests] == [
         ("GET", "/resourcesync-resourcelist/_doc/set1"),
         ("PUT", "/_bulk"),
         ("GET", f"/resourcesync-change/_doc/{deleted['change_id']}"),
     ]
 
 
-def test_change_is_listed_after_a_resource_list_that_started_while_it_was_written(search_server, t0):
+def test_change_is_listed_after_a_resource_list_that_started_while_it_was_written(es, t0):
     """No transactions: a Resource List can start between reading its predecessor's ``at`` and the bulk
     write, and read before the write is visible. The change is then listed again, at the new ``at``."""
-    index = ElasticsearchResourceIndex(search_server.url)
+    index = ElasticsearchResourceIndex(es.url)
     index.start_resource_list("set1", "2026-01-05T12:00:00.000Z")
     # a publisher's start_resource_list lands just before the bulk request
-    search_server.before_next("PUT|POST", "/_bulk", lambda: ElasticsearchResourceIndex(search_server.url).start_resource_list(
+    es.before_next("PUT|POST", "/_bulk", lambda: ElasticsearchResourceIndex(es.url).start_resource_list(
         "set1", "2026-01-05T13:00:00.000Z"))
-    search_server.requests.clear()
+    es.requests.clear()
     change = record_event(index, RS, "b.txt", "created", t0, t0, length=1, timestamp=RECORDED)
     assert change["listed"] == "2026-01-05T13:00:00.000Z" and change["datetime"] == "2026-01-05T09:00:00.000Z"
-    assert search_server.raw("GET", f"/resourcesync-change/_doc/{change['change_id']}")[1]["_source"] == change
-    assert [(r.method, r.path) for r in search_server.requests if r.method != "HEAD"] == [
+    assert es.raw("GET", f"/resourcesync-change/_doc/{change['change_id']}")[1]["_source"] == change
+    assert [(r.method, r.path) for r in es.requests if r.method != "HEAD"] == [
         ("GET", "/resourcesync-resourcelist/_doc/set1"),
         ("PUT", "/_bulk"),
         ("GET", "/"),  # the publisher's client asks which product answers
@@ -201,9 +201,9 @@ def test_change_is_listed_after_a_resource_list_that_started_while_it_was_writte
     assert [c["listed"] for c in index.changes("set1")] == ["2026-01-05T13:00:00.000Z"]
 
 
-def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(search_server, t0):
-    index = ElasticsearchResourceIndex(search_server.url)
-    search_server.fail_items([resource_id("set1", {"type": "rel_path", "value": "a.txt"})])  # the resource document: a 429
+def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(es, t0):
+    index = ElasticsearchResourceIndex(es.url)
+    es.fail_items([resource_id("set1", {"type": "rel_path", "value": "a.txt"})])  # the resource document: a 429
     with pytest.raises(IngestError, match="es_rejected_execution_exception") as err:
         record_event(index, RS, "a.txt", "created", t0, t0)
     assert err.value.retryable and err.value.record == "a.txt" and err.value.provider == "set1"
@@ -216,12 +216,12 @@ def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(s
         },
         "status": 503,
     }
-    search_server.fail_next("PUT|POST", "/_bulk", 503, unavailable)  # retried by the client, then fine
+    es.fail_next("PUT|POST", "/_bulk", 503, unavailable)  # retried by the client, then fine
     record_event(index, RS, "b.txt", "created", t0, t0)
-    search_server.fail_next("PUT|POST", "/_bulk", 503, unavailable, times=4)
+    es.fail_next("PUT|POST", "/_bulk", 503, unavailable, times=4)
     with pytest.raises(FetchError) as err:
         record_event(index, RS, "c.txt", "created", t0, t0)
-    assert err.value.status == 503 and err.value.retryable and search_server.url in str(err.value)
+    assert err.value.status == 503 and err.value.retryable and es.url in str(err.value)
 
     bad = {
         "error": {
@@ -231,25 +231,25 @@ def test_refused_document_and_unavailable_server_raise_errors_naming_the_event(s
         },
         "status": 400,
     }
-    search_server.fail_next("POST|GET", "/_search", 400, bad)
+    es.fail_next("POST|GET", "/_search", 400, bad)
     with pytest.raises(FetchError, match="400") as err:
         list(index.changes("set1"))
     assert not err.value.retryable
-    last = search_server.requests[-1]
+    last = es.requests[-1]
     assert last.method == "DELETE" and last.path in ("/_pit", "/_search/point_in_time")  # each server's name
-    stats = search_server.raw("GET", "/_nodes/stats/indices/search")[1]["nodes"].values()
+    stats = es.raw("GET", "/_nodes/stats/indices/search")[1]["nodes"].values()
     assert sum(node["indices"]["search"]["open_contexts"] for node in stats) == 0  # the point in time is closed
 
 
-def test_errors_name_the_server_without_its_password(search_server, t0):
+def test_errors_name_the_server_without_its_password(es, t0):
     password = "pw-" + uuid.uuid4().hex
-    index = ElasticsearchResourceIndex(search_server.url.replace("://", f"://elastic:{password}@"))
+    index = ElasticsearchResourceIndex(es.url.replace("://", f"://elastic:{password}@"))
     refusal = {"type": "document_parsing_exception", "reason": "[1:42] failed to parse field [length] of type [long]"}
-    search_server.fail_items([resource_id("set1", {"type": "rel_path", "value": "a.txt"})], status=400, error=refusal)
+    es.fail_items([resource_id("set1", {"type": "rel_path", "value": "a.txt"})], status=400, error=refusal)
     with pytest.raises(IngestError, match="document_parsing_exception") as refused:
         record_event(index, RS, "a.txt", "created", t0, t0)
     full = {"error": {"type": "cluster_block_exception", "reason": "disk usage exceeded"}, "status": 503}
-    search_server.fail_next("PUT|POST", "/_bulk", 503, full, times=4)
+    es.fail_next("PUT|POST", "/_bulk", 503, full, times=4)
     with pytest.raises(FetchError, match="HTTP 503 cluster_block_exception: disk usage exceeded") as unavailable:
         record_event(index, RS, "b.txt", "created", t0, t0)
     assert unavailable.value.status == 503 and unavailable.value.retryable
@@ -274,21 +274,21 @@ def _publish_all(index, tmp: Path, t0: datetime) -> dict[str, bytes]:
     return {key: storage.read_bytes(key) for key in storage.list_keys()}
 
 
-def test_embedded_and_elasticsearch_give_the_same_documents(search_server, tmp_path, t0):
-    es = ElasticsearchResourceIndex(search_server.url, page=2)  # small pages: search_after paging is exercised
+def test_embedded_and_elasticsearch_give_the_same_documents(es, tmp_path, t0):
+    remote = ElasticsearchResourceIndex(es.url, page=2)  # small pages: search_after paging is exercised
     sql = SqlResourceIndex(make_engine(f"sqlite:///{tmp_path}/index.sqlite3"))
-    for index in (es, sql):
+    for index in (remote, sql):
         events(index, t0)
-    es.refresh()  # search sees what the last refresh made visible; SQL needs none
-    assert list(es.resources("set1")) == list(sql.resources("set1"))
-    assert list(es.changes("set1")) == list(sql.changes("set1"))
-    assert es.change_span("set1") == sql.change_span("set1") == ("2026-01-05T09:00:00.000Z", "2026-02-02T02:00:00.000Z")
+    remote.refresh()  # search sees what the last refresh made visible; SQL needs none
+    assert list(remote.resources("set1")) == list(sql.resources("set1"))
+    assert list(remote.changes("set1")) == list(sql.changes("set1"))
+    assert remote.change_span("set1") == sql.change_span("set1") == ("2026-01-05T09:00:00.000Z", "2026-02-02T02:00:00.000Z")
     ours = _publish_all(sql, tmp_path / "sql", t0)
-    theirs = _publish_all(es, tmp_path / "es", t0)
+    theirs = _publish_all(remote, tmp_path / "remote", t0)
     assert ours == theirs
     assert len([k for k in ours if "/changelist/" in k]) == 3  # six changes on day one, three on day two
     assert b'change="deleted" datetime="2026-01-06T10:00:00.250Z"' in b"".join(ours.values())
-    searches = [r.json() for r in search_server.requests if r.path == "/_search"]
+    searches = [r.json() for r in es.requests if r.path == "/_search"]
     assert searches[0]["sort"] == [
         {"location.value": {"order": "asc", "nested": {"path": "location"}}},
         {"location.type": {"order": "asc", "nested": {"path": "location"}}},
@@ -312,11 +312,11 @@ def _late_history(index, tmp: Path, t0: datetime) -> tuple[list[dict], dict[str,
     return list(index.changes("set1")), {key: storage.read_bytes(key) for key in storage.list_keys()}
 
 
-def test_late_events_are_listed_after_the_publish_alike_in_both_backends(search_server, tmp_path, t0):
-    es = ElasticsearchResourceIndex(search_server.url, page=2)
+def test_late_events_are_listed_after_the_publish_alike_in_both_backends(es, tmp_path, t0):
+    remote = ElasticsearchResourceIndex(es.url, page=2)
     sql = SqlResourceIndex(make_engine(f"sqlite:///{tmp_path}/index.sqlite3"))
     changes, published = _late_history(sql, tmp_path / "sql", t0)
-    assert _late_history(es, tmp_path / "es", t0) == (changes, published)
+    assert _late_history(remote, tmp_path / "remote", t0) == (changes, published)
     at = "2026-01-08T09:00:00.000Z"  # the first publish's Resource List
     assert [(c["change"], c["datetime"], c["listed"]) for c in changes[-2:]] == [
         ("updated", "2026-01-08T08:30:00.000Z", at),

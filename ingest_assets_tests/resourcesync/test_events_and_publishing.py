@@ -299,22 +299,15 @@ def test_a_set_removed_from_the_registry_is_no_longer_served(tmp_storage, http_s
         assert err.value.code == 404, path
 
 
-def test_an_idle_connection_is_closed_by_the_server(tmp_storage, monkeypatch):
+def test_an_idle_connection_is_closed_by_the_server(tmp_storage):
     """A client that connects and sends nothing (half-open) no longer holds a server thread forever."""
     import socket
-    import threading
     import time
 
-    from ingest_assets.resourcesync import server as server_module
+    from ingest_assets.core.wsgi import WsgiServer
 
-    monkeypatch.setattr(server_module._Handler, "timeout", 0.5)
-    server = server_module.make_app_server(ResourceSyncApp(tmp_storage, []), port=0, quiet=True)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    try:
-        with socket.create_connection(("127.0.0.1", server.server_port), timeout=10) as idle:
+    with WsgiServer(idle_seconds=0.5).start(ResourceSyncApp(tmp_storage, [])) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as idle:
             started = time.monotonic()
             assert idle.recv(1) == b""  # the server closed it
             assert time.monotonic() - started < 5
-    finally:
-        server.shutdown()
-        server.server_close()

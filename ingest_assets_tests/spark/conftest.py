@@ -1,5 +1,5 @@
 """Spark fixtures: one SparkSession at a time (``local[2]``, then a real standalone master + 2 workers started
-once per session); the harvests they run on are in ``harvests.py``."""
+once per session); the harvests they run on are in ``support/spark.py``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from ingest_assets.records.engines.choice import PYTHON, use_python
 from ingest_assets.records.engines.spark_cluster import standalone_cluster
 from ingest_assets.records.engines.spark_avro import SPARK_AVRO_PACKAGE
 from ingest_assets_tests.support import require
@@ -36,7 +37,7 @@ def spark(request):
         SparkSession.builder.master(master)
         .config("spark.jars", jars)
         .appName("ingest-assets-tests")
-        .config("spark.pyspark.python", sys.executable)
+        .config(PYTHON, sys.executable)
         .config("spark.executor.memory", "512m")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -46,6 +47,7 @@ def spark(request):
         .config("spark.task.maxFailures", "2")  # the cluster retries a task once (local mode never retries)
         .getOrCreate()
     )
+    use_python(session)  # executors run this interpreter, whatever python3 is first on PATH
     session.sparkContext.setLogLevel("ERROR")
     try:
         yield session

@@ -1,11 +1,17 @@
 """Which engine runs a provider: the registry's ``engine:``, else ``INGEST_ENGINE``; ``auto`` by size."""
 
+import os
+import shutil
+import subprocess
+import sys
+
 import pytest
 
 from ingest_assets.core.errors import ConfigError
 from ingest_assets.records.engines.choice import choose_engine, spark_config
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.core.settings import Settings
+from ingest_assets_tests.support import require
 
 
 def test_registry_setting_overrides_the_global_default():
@@ -42,3 +48,30 @@ def test_settings_and_masters():
         Settings.from_env({"INGEST_ENGINE": "flink"})
     assert spark_config("local[*]")["spark.master"] == "local[*]"
     assert spark_config("sc://spark-connect:15002") == {"spark.remote": "sc://spark-connect:15002", "spark.app.name": "ingest-assets"}
+
+
+PYTHON_PROBE = """
+import sys
+from ingest_assets.core.settings import Settings
+from ingest_assets.defs.records.resources import RecordEngineResource
+engine = RecordEngineResource.from_settings(Settings.from_env({"INGEST_SPARK_MASTER": "local[1]"}))
+session = engine.spark_session()
+try:
+    print(session.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()[0])
+finally:
+    session.stop()
+"""
+
+
+def test_local_executors_run_the_platform_interpreter_whatever_python3_is_first_on_path(tmp_path):
+    """Another ``python3`` first on PATH (one without the platform's libraries) is not what the executors run."""
+    require(shutil.which("java") is not None, "Java is not installed (Spark needs a JRE)")
+    decoy = tmp_path / "bin"
+    decoy.mkdir()
+    (decoy / "python3").write_text("#!/bin/sh\necho 'the decoy python3 ran' >&2\nexit 3\n")
+    (decoy / "python3").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}
+    env["PATH"] = f"{decoy}{os.pathsep}{env['PATH']}"
+    done = subprocess.run([sys.executable, "-c", PYTHON_PROBE], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == sys.executable

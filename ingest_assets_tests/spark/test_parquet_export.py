@@ -15,7 +15,7 @@ from ingest_assets.storage import LocalStorage, layout
 from ingest_assets.storage.activities import RecordSource, write_activity
 from ingest_assets.storage.avro import MAP_RECORD
 
-from ingest_assets_tests.spark.harvests import DAY, ENTRY, PROVIDER, write_harvest
+from ingest_assets_tests.support.spark import DAY, ENTRY, PROVIDER, write_harvest
 
 STARTED = datetime(2026, 1, 15, 8, tzinfo=timezone.utc)
 

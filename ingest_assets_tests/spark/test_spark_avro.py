@@ -14,7 +14,7 @@ from ingest_assets.records.engines.steps import RecordActivity, in_process
 from ingest_assets.storage import LocalStorage, layout
 from ingest_assets.storage.activities import RecordSource, write_activity
 from ingest_assets.storage.avro import MAP_RECORD, load_schema, part_keys, read_part
-from ingest_assets_tests.spark.harvests import DAY, ENTRY, PROVIDER, write_harvest
+from ingest_assets_tests.support.spark import DAY, ENTRY, PROVIDER, write_harvest
 
 
 def canonical(records) -> list[str]:

@@ -25,7 +25,7 @@ from ingest_assets.storage.activities import PlanRef, RecordSource, write_activi
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, part_keys
 from ingest_assets.storage.manifest import Manifest
 
-from ingest_assets_tests.spark.harvests import DAY, ENTRY, PART_RECORDS, PROVIDER, SETTINGS, write_harvest
+from ingest_assets_tests.support.spark import DAY, ENTRY, PART_RECORDS, PROVIDER, SETTINGS, write_harvest
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # executors cannot import test modules
 SCHEMAS = {"mapping": MAP_RECORD, "enrichment": MAP_RECORD, "indexing": INDEX_RECORD}

@@ -67,8 +67,10 @@ class SearchProxy(RecordingProxy):
         return status, json.loads(data) if data else None
 
     def close(self) -> None:
+        """Delete the indices created through the proxy and stop it (a second call does nothing more)."""
         for name in sorted(self.created):
             self.raw("DELETE", f"/{name}?ignore_unavailable=true")
+        self.created.clear()
         super().close()
 
     def handle(self, method: str, target: str, headers: dict[str, str], body: bytes):

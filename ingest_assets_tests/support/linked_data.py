@@ -1,11 +1,17 @@
 """Linked-data test material: the GeoLink dump features, the fixture dumps a VoID with subsets serves, and
-entity bombs (XML that expands to gigabytes) for the refusal tests."""
+entity bombs (XML that expands to gigabytes) for the refusal tests, and the provider site that serves them."""
 
 from __future__ import annotations
 
+import gzip
+import mimetypes
 import stat
 import tarfile
+from dataclasses import dataclass
+from pathlib import Path
 
+from ingest_assets.linked_data.graphs import ProviderGraphs
+from ingest_assets.linked_data.triplestore import TripleStore
 from ingest_assets_tests.support import tar_bytes, zip_bytes
 
 FULL = "http://schema.geolink.org/dev/voc/harvester#FullDump"
@@ -65,3 +71,69 @@ def bcodmo_archives(site, void_fixtures, provider: str, cruise_label: str) -> li
         site.put(f"/{provider}/persons.zip", zipped({"persons.rdf": (void_fixtures / PERSONS).read_bytes()}),
                  "application/zip"),
     ]
+
+
+CONTENT_TYPES = {".ttl": "text/turtle", ".nt": "application/n-triples", ".rdf": "application/rdf+xml"}
+
+
+class ProviderSite:
+    """WSGI app. ``/f/<tag>/<path>`` serves ``<fixtures>/void/<path>`` read in place (``<tag>`` only orders
+    URLs; ``.gz`` appended means gzip on the fly); other paths serve documents a test ``put``.
+    ``requested`` lists the paths asked for."""
+
+    def __init__(self, void_fixtures: Path):
+        self.root = void_fixtures
+        self.documents: dict[str, tuple[bytes, str | None]] = {}
+        self.requested: list[str] = []
+        self.base = ""
+
+    def __call__(self, environ, start_response):
+        path = environ["PATH_INFO"]
+        self.requested.append(path)
+        found = self.documents.get(path)
+        if found is None and path.startswith("/f/"):
+            relative = path.split("/", 3)[3]
+            compressed = relative.endswith(".gz")
+            file = (self.root / relative.removesuffix(".gz")).resolve()
+            if file.is_relative_to(self.root) and file.is_file():
+                body = file.read_bytes()
+                found = (gzip.compress(body), "application/gzip") if compressed else (
+                    body, CONTENT_TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0])
+        if found is None:
+            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            return [b"not found"]
+        body, content_type = found
+        start_response("200 OK", [("Content-Type", content_type or "application/octet-stream")])
+        return [body]
+
+    def fixture(self, relative: str, tag: str = "1") -> str:
+        return f"{self.base}/f/{tag}/{relative}"
+
+    def put(self, path: str, body: str | bytes, content_type: str | None = "text/turtle") -> str:
+        self.documents[path] = (body.encode() if isinstance(body, str) else body, content_type)
+        return self.base + path
+
+    def void(self, path: str, modified: str, dumps: list[str], feature: str = FULL) -> str:
+        """Publish a GeoLink VoID (``modified`` is a Turtle literal, e.g. ``"2015-11-05"^^xsd:date``)."""
+        text = (
+            "@prefix void: <http://rdfs.org/ns/void#> .\n"
+            "@prefix dcterms: <http://purl.org/dc/terms/> .\n"
+            "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
+            f"<#dataset> a void:Dataset ;\n  void:feature <{feature}> , <http://www.w3.org/ns/formats/Turtle> ;\n"
+            f"  dcterms:modified {modified} ;\n"
+            f"  void:dataDump {', '.join(f'<{d}>' for d in dumps)} .\n"
+        )
+        return self.put(path, text)
+
+
+@dataclass
+class StoreCase:
+    store: TripleStore
+    base: str
+
+    def graphs(self, provider: str) -> ProviderGraphs:
+        return ProviderGraphs(provider, self.base)
+
+    def current_triples(self, provider: str) -> set[str]:
+        current = self.graphs(provider).read_state(self.store).current
+        return {str(t) for t in self.store.triples(current)} if current else set()

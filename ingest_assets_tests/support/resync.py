@@ -1,19 +1,24 @@
 """The reference ResourceSync client (``resync-sync`` of the ``resync`` package) against our publisher and
 server: :class:`Mirror` serves the resource sets with :class:`~ingest_assets.resourcesync.server.ResourceSyncApp`
-over HTTP and brings a destination folder up to date with one set, as an operator would."""
+over HTTP and brings a destination folder up to date with one set, as an operator would. :class:`Source` is a
+source world of files whose every change is recorded and published; :class:`LateApp` serves it once it exists."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
+from ingest_assets.resourcesync.events import record_event
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet
 from ingest_assets.resourcesync.publish import Publisher
 from ingest_assets.resourcesync.server import ResourceSyncApp
+from ingest_assets.storage import LocalStorage
 from ingest_assets.storage.backends import Storage
 from ingest_assets.storage.layout import resourcesync_key
 
@@ -66,3 +71,65 @@ class Mirror:
 
     def source_description(self, storage: Storage) -> str:
         return storage.read_bytes(resourcesync_key(".well-known", "resourcesync")).decode()
+
+
+class Source:
+    """Files under ``root`` whose every change is recorded as an event and published for ``base``."""
+
+    def __init__(self, tmp: Path, base: str, index, name: str = "set1", clock=None, **publisher):
+        self.root = tmp / f"{name}-root"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.index = index
+        self.storage = LocalStorage(tmp / "storage")
+        self.base = base
+        self.set = ResourceSet(name, f"{base}/{name}/resources/", str(self.root))
+        self.publisher = Publisher(index, self.storage, base, **({"clock": clock} if clock else {}), **publisher)
+
+    def put(self, rel: str, data: bytes, when: datetime, links=(), recorded: datetime | None = None,
+            mime: str = "text/plain") -> None:
+        path = self.root / rel
+        change = "updated" if path.exists() else "created"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        record_event(
+            self.index,
+            self.set,
+            str(path),
+            change,
+            when,
+            when,
+            length=len(data),
+            md5=hashlib.md5(data).hexdigest(),
+            sha256=hashlib.sha256(data).hexdigest(),
+            mime=mime,
+            links=links,
+            timestamp=recorded,
+        )
+
+    def delete(self, rel: str, when: datetime, recorded: datetime | None = None) -> None:
+        (self.root / rel).unlink()
+        record_event(self.index, self.set, rel, "deleted", None, when, timestamp=recorded)
+
+    def publish(self) -> dict:
+        return self.publisher.publish([self.set])[self.set.name]
+
+    def state(self) -> dict:
+        return json.loads(self.storage.read_bytes(f"_resourcesync/{self.set.name}/changelists.json"))
+
+
+class LateApp:
+    """The server starts before the source exists (its URL is part of the documents). ``paths`` logs every
+    request's path; ``before(path)`` may return an HTTP status to answer with instead."""
+
+    def __init__(self, holder):
+        self.holder = holder
+        self.paths: list[str] = []
+        self.before = None
+
+    def __call__(self, environ, start_response):
+        self.paths.append(environ["PATH_INFO"])
+        status = self.before(environ["PATH_INFO"]) if self.before else None
+        if status:
+            start_response(f"{status} Injected", [("Content-Type", "text/plain")])
+            return [b"injected failure"]
+        return self.holder["app"](environ, start_response)

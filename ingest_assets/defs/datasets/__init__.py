@@ -1,6 +1,6 @@
 """Dataset ingest wiring: request files -> sensor -> one run per file -> results asset.
 
-Uses the shared ``storage`` and ``sql`` resources (bound in ``ingest_assets.definitions``) and its own
+Uses the shared ``storage`` and ``sql`` resources (bound in :mod:`ingest_assets.defs.shared`) and binds its own
 ``dataset_ingest`` resource.
 """
 

@@ -1,7 +1,7 @@
-"""Linked-data assets: one provider graph per provider partition, and the export of their union."""
+"""Linked-data assets: one provider graph per provider partition, and the export of their union. The domain
+(pyoxigraph, rdflib) loads with the first run, not with the code location."""
 
-import gzip
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from functools import partial
 
 import dagster as dg
@@ -11,16 +11,10 @@ from ingest_assets.defs.providers import linked_data_providers
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.core.errors import IngestError
-from ingest_assets.linked_data.export import export
-from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
 from ingest_assets.core.modified import format_modified
-from ingest_assets.linked_data.status import check_fields, harvest_fields, lineage_fields, read_status, update_status
-from ingest_assets.storage.layout import MANIFEST, hub_dated_key
-from ingest_assets.storage.manifest import Manifest
-from ingest_assets.core.version import SOFTWARE_VERSION
+from ingest_assets.core.version import software_version
 
 LINKED_DATA = "linked_data"
-EXPORT_FILES = ("graphs.nq.gz", "combined.nt.gz")
 # after any provider graph changed, once no import is running (eager() would wait for every partition)
 EXPORT_WHEN = (
     dg.AutomationCondition.any_deps_updated().since_last_handled()
@@ -57,6 +51,9 @@ def provider_graph(
     storage: StorageResource,
 ):
     """The provider's named graph, brought up to its VoID's ``dcterms:modified`` (delete-by-subject)."""
+    from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
+    from ingest_assets.linked_data.status import check_fields, harvest_fields, lineage_fields, read_status, update_status
+
     provider = context.partition_key
     source = ProviderSource.of(registry.load()[provider])
     graphs = triplestore.graphs(provider)
@@ -73,7 +70,7 @@ def provider_graph(
     with triplestore.get_client(writable=True) as store:
         triples = store.count(result.state.current) if result.state.current else 0
         lineage = {} if result.strategy == "unchanged" else lineage_fields(
-            read_status(storage.get_client(), provider), source.void_url, result, SOFTWARE_VERSION)
+            read_status(storage.get_client(), provider), source.void_url, result, software_version())
         document = update_status(
             storage.get_client(),
             provider,
@@ -116,33 +113,18 @@ def linked_data_export(
 ) -> dg.MaterializeResult:
     """All current provider graphs as gzip N-Quads (graph = provider) plus one combined N-Triples dump;
     each provider's N-Quads are published through the ``linked_data`` change feed."""
-    started = datetime.now(timezone.utc)
-    key = hub_dated_key(LINKED_DATA, started, "export")
-    while storage.get_client().exists(key):  # exports are never overwritten: one in the same second takes the next
-        started += timedelta(seconds=1)
-        key = hub_dated_key(LINKED_DATA, started, "export")
-    providers = list(registry.load())
+    from ingest_assets.linked_data.export import write_export
+
     feed = resourcesync.capability_feed("linked_data", storage.get_client())
-    with triplestore.get_client(writable=False) as store, storage.get_client().folder(key) as folder:
-        with folder.open(EXPORT_FILES[0]) as nq_raw, folder.open(EXPORT_FILES[1]) as nt_raw:
-            with gzip.GzipFile(fileobj=nq_raw, mode="wb") as nq, gzip.GzipFile(fileobj=nt_raw, mode="wb") as nt:
-                counts = export(store, providers, nq, nt, triplestore.graph_base, feed, started)
-        manifest = Manifest(
-            activity="export",
-            provider=",".join(sorted(counts)),
-            schema="N-Quads+N-Triples",
-            record_count=sum(counts.values()),
-            start_time=started,
-            software_version=SOFTWARE_VERSION,
-            partition="",
-            extra={f"Triples {provider}": str(count) for provider, count in counts.items()},
-        )
-        folder.write_bytes(MANIFEST, manifest.to_bytes())
-    context.log.info(f"exported {sum(counts.values())} triples of {len(counts)} providers to {key}")
+    with triplestore.get_client(writable=False) as store:
+        result = write_export(store, storage.get_client(), list(registry.load()), datetime.now(timezone.utc),
+                              base=triplestore.graph_base, feed=feed)
+    counts, key = result.counts, result.key
+    context.log.info(f"exported {result.triples} triples of {len(counts)} providers to {key}")
     return dg.MaterializeResult(
         metadata={
             "path": dg.MetadataValue.path(storage.get_client().uri(key)),
-            "triples": dg.MetadataValue.int(sum(counts.values())),
+            "triples": dg.MetadataValue.int(result.triples),
             "providers": dg.MetadataValue.json(counts),
             "change_feed": dg.MetadataValue.json(feed.report.counts if feed else "off"),
         }

@@ -19,7 +19,6 @@ waiting to start, no other is requested (the waiting run reads the newest VoID w
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from datetime import datetime, timezone
@@ -31,26 +30,11 @@ from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.providers import linked_data_providers
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.core.errors import IngestError
-from ingest_assets.linked_data.importer import ProviderSource, check, fetch_void
-from ingest_assets.core.modified import format_modified
-from ingest_assets.linked_data.void import VoidDescription
-from ingest_assets.linked_data.status import check_fields, read_status, update_status
 
 PROVIDER_TAG = "ingest/linked-data-provider"
 TICK_BUDGET_SECONDS = 30.0  # stop starting checks after this; a check is bounded by the VoID timeouts
 VOID_TIMEOUT = (3.0, 10.0)
 WAITING = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING]
-OBSERVED = ("void", "modified_seen", "last_error")  # a check is recorded as an observation when one of these changed
-
-
-def run_key(provider: str, void: VoidDescription) -> str:
-    """The same VoID change requests one run, whatever the spelling of its dates; a change of any subset's
-    ``modified`` is a new change (the subsets' dates are hashed into the key)."""
-    key = f"{provider}@{format_modified(void.modified)}"
-    if not void.subsets:
-        return key
-    dates = "\n".join(f"{s.dataset} {format_modified(s.modified)}" for s in void.subsets)
-    return f"{key}+{hashlib.sha256(dates.encode()).hexdigest()[:16]}"
 
 
 def _rotation(names: list[str], after: str | None) -> list[str]:
@@ -72,6 +56,8 @@ def void_sensor(
     storage: StorageResource,
 ):
     """Check providers round-robin within a time budget; report unreachable or bad VoIDs and go on."""
+    from ingest_assets.linked_data.watch import check_provider  # the domain loads with the first tick
+
     try:
         entries = {e.name: e for e in registry.load().providers_with("void")}
     except IngestError as exc:
@@ -85,22 +71,15 @@ def void_sensor(
             if checked is not None and time.monotonic() > deadline:
                 break
             checked = name
-            now = datetime.now(timezone.utc)
-            try:
-                source = ProviderSource.of(entries[name])
-                void = fetch_void(source.client(timeout=VOID_TIMEOUT, retries=0), source)
-                found = check(source, void, triplestore.graphs(name).read_state(store))
-            except IngestError as exc:
-                context.log.warning(f"linked data: {exc}")
-                notes.append(f"{name}: {exc}")
-                fields = check_fields(now, entries[name].settings.void, None, str(exc))
-            else:
-                fields = check_fields(now, source.void_url, void.modified, None)
-            before = read_status(storage.get_client(), name)
-            document = update_status(storage.get_client(), name, fields)
-            if any(before.get(k) != document.get(k) for k in OBSERVED):  # not one observation per provider a minute
-                events.append(dg.AssetObservation(provider_graph.key, partition=name, metadata=status_metadata(document)))
-            if fields["last_error"] is not None or not found.due:
+            found = check_provider(entries[name], store, triplestore.graphs(name), storage.get_client(),
+                                   datetime.now(timezone.utc), timeout=VOID_TIMEOUT)
+            if found.error is not None:
+                context.log.warning(f"linked data: {found.error}")
+                notes.append(f"{name}: {found.error}")
+            if found.changed:  # not one observation per provider a minute
+                events.append(dg.AssetObservation(provider_graph.key, partition=name,
+                                                  metadata=status_metadata(found.document)))
+            if not found.due:
                 continue
             waiting = context.instance.get_run_records(
                 dg.RunsFilter(tags={PROVIDER_TAG: name}, statuses=WAITING), limit=1
@@ -110,7 +89,7 @@ def void_sensor(
                 continue
             requests.append(
                 dg.RunRequest(
-                    run_key=run_key(name, void),
+                    run_key=found.run_key,
                     partition_key=name,
                     tags={PROVIDER_TAG: name},
                 )

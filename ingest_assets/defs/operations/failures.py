@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta, timezone
 
 import dagster as dg
-from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
+from ingest_assets.defs.records.partitions import RANGE_END_TAG, RANGE_START_TAG
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.operations.failures import Failure, record_failure
 from ingest_assets.operations.notify import Notifier, notify
@@ -18,8 +18,8 @@ CHECK_FAILED = "DagsterAssetCheckFailedError"  # the error of a step whose block
 def partition_scope(tags: dict[str, str]) -> tuple[str | None, tuple[date, ...]]:
     """``(provider, days)`` of a run from its partition tags: ``2026-01-15|demo`` (a record day), a range of those,
     or a provider partition (``riverlod``); ``(None, ())`` for a run without partition."""
-    start = tags.get(ASSET_PARTITION_RANGE_START_TAG) or tags.get("dagster/partition")
-    end = tags.get(ASSET_PARTITION_RANGE_END_TAG) or start
+    start = tags.get(RANGE_START_TAG) or tags.get("dagster/partition")
+    end = tags.get(RANGE_END_TAG) or start
     if not start:
         return None, ()
     if "|" not in start:

@@ -16,13 +16,8 @@ from dataclasses import dataclass
 from datetime import date, timezone
 
 import dagster as dg
-from dagster._core.storage.tags import (  # the pinned Dagster's run tags for partitions and ranges
-    ASSET_PARTITION_RANGE_END_TAG,
-    ASSET_PARTITION_RANGE_START_TAG,
-    MULTIDIMENSIONAL_PARTITION_PREFIX,
-)
 
-from ingest_assets.defs.records.partitions import partition_parts
+from ingest_assets.defs.records.partitions import PARTITION_TAG_PREFIX, RANGE_END_TAG, RANGE_START_TAG, partition_parts
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.core.errors import IngestError
 from ingest_assets.storage.activities import PlanRef, RecordSource, RecordStream, latest_source, write_activity
@@ -56,8 +51,8 @@ def refuse_truncated_range(context: dg.OutputContext | dg.InputContext) -> None:
         tags = context.step_context.dagster_run.tags
     except Exception:  # noqa: BLE001 - a context built outside a run
         return
-    start, end = tags.get(ASSET_PARTITION_RANGE_START_TAG), tags.get(ASSET_PARTITION_RANGE_END_TAG)
-    if start and start != end and any(k.startswith(MULTIDIMENSIONAL_PARTITION_PREFIX) for k in tags):
+    start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
+    if start and start != end and any(k.startswith(PARTITION_TAG_PREFIX) for k in tags):
         raise dg.Failure(
             f"this run is tagged with the range {start}...{end} and with the partition of its first day only "
             "(a job backfill from a job page: Dagster 1.13 would run that one day and report the range done). "

@@ -7,13 +7,23 @@ day is ``Settings.partition_start``, so the partitions are built with the defini
 from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta, timezone
+from functools import cache
 
 import dagster as dg
 
 from ingest_assets.defs.providers import record_providers
 
+# Run tags Dagster sets on a backfill's range run and on a partition's run. Dagster documents them but exports no
+# constant, and no public API launches an in-process run over a range (execute_in_process takes one partition
+# key or tags): the one place their names are spelt (a test holds them against the pinned Dagster's own).
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+PARTITION_TAG_PREFIX = "dagster/partition/"
 
+
+@cache
 def record_partitions(start: date) -> dg.MultiPartitionsDefinition:
+    """Day x record provider from ``start`` (one object per start: every capability's assets share it)."""
     return dg.MultiPartitionsDefinition(
         {"date": dg.DailyPartitionsDefinition(start_date=start.isoformat(), timezone="UTC"), "provider": record_providers}
     )

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import dagster as dg
-from dagster._utils.schedules import get_latest_completed_cron_tick, is_valid_cron_string
 
 from ingest_assets.defs.providers import record_providers
 from ingest_assets.defs.records.partitions import partition_key
@@ -25,18 +25,31 @@ from ingest_assets.core.errors import ConfigError
 from ingest_assets.core.registry import ProviderEntry
 
 
+EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+
+
+def latest_tick(cron: str, tz: str, now: datetime, *, provider: str | None = None) -> datetime:
+    """The newest tick of ``cron`` in ``tz`` at or before ``now``, by Dagster's own cron semantics (through the
+    public time-window partitions: each window ends at a tick, the last complete one at the newest)."""
+    try:
+        ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"schedule timezone {tz!r}: {exc}", provider=provider) from exc
+    try:
+        ticks = dg.TimeWindowPartitionsDefinition(cron_schedule=cron, timezone=tz, start=EPOCH, fmt="%Y-%m-%d-%H:%M")
+    except Exception as exc:  # noqa: BLE001 - Dagster's check errors for a cron it cannot read
+        raise ConfigError(f"schedule cron {cron!r} is not a valid cron string", provider=provider) from exc
+    with dg.partition_loading_context(effective_dt=now):
+        return ticks.time_window_for_partition_key(ticks.get_last_partition_key()).end
+
+
 def refresh_day(entry: ProviderEntry, now: datetime) -> date | None:
-    """The day partition the provider's schedule asks for at ``now`` (None: ``schedule: false``)."""
+    """The day partition the provider's schedule asks for at ``now`` (None: ``schedule: false``): the UTC day
+    that ended before the newest tick."""
     schedule = entry.settings.schedule
     if schedule is False:
         return None
-    cron, tz = schedule.cron, schedule.timezone
-    if not is_valid_cron_string(cron):
-        raise ConfigError(f"schedule cron {cron!r} is not a valid cron string", provider=entry.name)
-    try:
-        tick = get_latest_completed_cron_tick(cron, now, tz)
-    except Exception as exc:  # noqa: BLE001 - an unknown time zone name
-        raise ConfigError(f"schedule timezone {tz!r}: {exc}", provider=entry.name) from exc
+    tick = latest_tick(schedule.cron, schedule.timezone, now, provider=entry.name)
     return (tick.astimezone(timezone.utc) - timedelta(days=1)).date()
 
 

@@ -10,7 +10,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from ingest_assets.defs.resources import StorageResource
-from ingest_assets.records.engines.choice import SPARK, choose_engine, spark_config
+from ingest_assets.records.engines.choice import SPARK, choose_engine, spark_config, use_python
 from ingest_assets.records.indexing import DEFAULT_ALIAS, SearchIndex, open_search_index
 from ingest_assets.records.engines.steps import RecordActivity, in_process
 from ingest_assets.core.settings import Settings
@@ -30,13 +30,14 @@ class RecordEngineResource(dg.ConfigurableResource):
     @classmethod
     def from_settings(cls, settings: Settings) -> "RecordEngineResource":
         return cls(default=settings.engine, threshold=settings.spark_threshold,
-                   spark_config=spark_config(settings.spark_master))
+                   spark_config=spark_config(settings.spark_master, settings.spark_python))
 
     def spark_session(self):
         if self._pyspark is None:
             from dagster_pyspark import LazyPySparkResource
 
             self._pyspark = LazyPySparkResource(spark_config=self.spark_config)
+            use_python(self._pyspark.spark_session)
         return self._pyspark.spark_session
 
     def stream(self, activity: RecordActivity, inputs: Sequence[RecordSource], storage: StorageResource) -> RecordStream:

@@ -25,7 +25,6 @@ from ingest_assets.defs.providers import repository_providers
 from ingest_assets.defs.repository.resources import RepositoryResource
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
-from ingest_assets.core.errors import ConfigError
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.core.settings import Settings
@@ -70,77 +69,72 @@ def bookkeeping(entry: ProviderEntry, sql: SqlResource) -> "Bookkeeping":
     return Bookkeeping(sql.get_client(), max_duration=timedelta(hours=entry.require(BLOCK).max_ingest_hours))
 
 
-def _report_poster(entry: ProviderEntry, repository: RepositoryResource):
-    """Posting reports needs ``wiki_api`` and the *names* of the env vars holding the bot credentials."""
-    block = entry.require(BLOCK)
-    if not block.wiki_api:
-        return None
-    user, password = (Settings.current().secret(name) if name else None
-                      for name in (block.wiki_user_env, block.wiki_password_env))
-    if not user or not password:
-        raise ConfigError("wiki_api needs wiki_user_env / wiki_password_env naming set env vars", provider=entry.name)
-    from ingest_assets.repository.mediawiki import WikiEditor
+def repository_assets(settings: Settings) -> tuple[dg.AssetsDefinition, dg.AssetsDefinition]:
+    """The ingest asset (one HarvestingInterval per provider partition) and the verification asset; ``settings``
+    give the wiki bot secrets a provider's block names."""
 
-    return WikiEditor(block.wiki_api, repository.source_http(), username=user, password=password).edit
+    @dg.asset(group_name=GROUP, partitions_def=repository_providers,
+              description="One HarvestingInterval of the Fedora ingest service for a provider's TemplateParameterIndex.")
+    def repository_collections(context: dg.AssetExecutionContext, registry: RegistryResource, sql: SqlResource,
+                               storage: StorageResource, repository: RepositoryResource,
+                               resourcesync: ResourceSyncResource) -> dg.MaterializeResult:
+        from ingest_assets.repository.index import ObjectIndex
+        from ingest_assets.repository.ingest import RepositoryIngest
+        from ingest_assets.repository.mediawiki import report_poster
+        from ingest_assets.repository.validation import load_vocabularies
 
-
-@dg.asset(group_name=GROUP, partitions_def=repository_providers,
-          description="One HarvestingInterval of the Fedora ingest service for a provider's TemplateParameterIndex.")
-def repository_collections(context: dg.AssetExecutionContext, registry: RegistryResource, sql: SqlResource,
-                           storage: StorageResource, repository: RepositoryResource,
-                           resourcesync: ResourceSyncResource) -> dg.MaterializeResult:
-    from ingest_assets.repository.index import ObjectIndex
-    from ingest_assets.repository.ingest import RepositoryIngest
-    from ingest_assets.repository.validation import load_vocabularies
-
-    entry = registry.load()[context.partition_key]
-    feed = resourcesync.capability_feed("repository", storage.get_client())
-    service = RepositoryIngest(
-        ingest_settings(entry), source=template_source(entry, repository.source_http()),
-        repository=repository.get_client(),
-        index=ObjectIndex(sql.get_client()), bookkeeping=bookkeeping(entry, sql),
-        vocabularies=load_vocabularies(entry.require(BLOCK).vocabularies), storage=storage.get_client(),
-        post_report=_report_poster(entry, repository), feed=feed)
-    result = service.run()
-    if result.refused:
-        return dg.MaterializeResult(metadata={"refused": True})
-    for problem in result.problems:
-        context.log.warning(problem)
-    for outcome in result.outcomes:
-        if outcome.report_error:
-            context.log.warning(f"report of {outcome.uri} not posted: {outcome.report_error}")
-    if result.failed:
-        raise dg.Failure("collections failed (retried next interval): "
-                         + "; ".join(f"{o.uri}: {o.error}" for o in result.failed))
-    done = [o for o in result.outcomes if not o.skipped]
-    return dg.MaterializeResult(metadata={
-        "refused": False,
-        "queried_from": str(result.since), "queried_until": str(result.until),
-        "units_ingested": len(done), "units_skipped": len(result.outcomes) - len(done),
-        "objects_ingested": sum(o.ingested for o in done), "objects_removed": sum(o.removed for o in done),
-        "errors": sum(i.severity == "error" for o in done for i in o.issues),
-        "warnings": sum(i.severity == "warning" for o in done for i in o.issues),
-        "reports": dg.MetadataValue.json([o.report_key for o in done if o.report_key]),
-        "source_problems": len(result.problems),
-        "change_feed": dg.MetadataValue.json(feed.report.counts if feed else "off"),
-    })
+        entry = registry.load()[context.partition_key]
+        block = entry.require(BLOCK)
+        feed = resourcesync.capability_feed("repository", storage.get_client())
+        service = RepositoryIngest(
+            ingest_settings(entry), source=template_source(entry, repository.source_http()),
+            repository=repository.get_client(),
+            index=ObjectIndex(sql.get_client()), bookkeeping=bookkeeping(entry, sql),
+            vocabularies=load_vocabularies(block.vocabularies), storage=storage.get_client(),
+            post_report=report_poster(entry.name, block.wiki_api, block.wiki_user_env, block.wiki_password_env,
+                                  repository.source_http(), settings.secret), feed=feed)
+        result = service.run()
+        if result.refused:
+            return dg.MaterializeResult(metadata={"refused": True})
+        for problem in result.problems:
+            context.log.warning(problem)
+        for outcome in result.outcomes:
+            if outcome.report_error:
+                context.log.warning(f"report of {outcome.uri} not posted: {outcome.report_error}")
+        if result.failed:
+            raise dg.Failure("collections failed (retried next interval): "
+                             + "; ".join(f"{o.uri}: {o.error}" for o in result.failed))
+        done = [o for o in result.outcomes if not o.skipped]
+        return dg.MaterializeResult(metadata={
+            "refused": False,
+            "queried_from": str(result.since), "queried_until": str(result.until),
+            "units_ingested": len(done), "units_skipped": len(result.outcomes) - len(done),
+            "objects_ingested": sum(o.ingested for o in done), "objects_removed": sum(o.removed for o in done),
+            "errors": sum(i.severity == "error" for o in done for i in o.issues),
+            "warnings": sum(i.severity == "warning" for o in done for i in o.issues),
+            "reports": dg.MetadataValue.json([o.report_key for o in done if o.report_key]),
+            "source_problems": len(result.problems),
+            "change_feed": dg.MetadataValue.json(feed.report.counts if feed else "off"),
+        })
 
 
-@dg.asset(group_name=GROUP, deps=[repository_collections],
-          description="Verification service: removes collections whose HarvestingURL answered 404/410 "
-                      "repeatedly over the grace period (never on timeouts or server errors).")
-def repository_verification(context: dg.AssetExecutionContext, sql: SqlResource, storage: StorageResource,
-                            repository: RepositoryResource,
-                            resourcesync: ResourceSyncResource) -> dg.MaterializeResult:
-    from ingest_assets.repository.index import ObjectIndex
-    from ingest_assets.repository.removal import GarbageCollector
+    @dg.asset(group_name=GROUP, deps=[repository_collections],
+              description="Verification service: removes collections whose HarvestingURL answered 404/410 "
+                          "repeatedly over the grace period (never on timeouts or server errors).")
+    def repository_verification(context: dg.AssetExecutionContext, sql: SqlResource, storage: StorageResource,
+                                repository: RepositoryResource,
+                                resourcesync: ResourceSyncResource) -> dg.MaterializeResult:
+        from ingest_assets.repository.index import ObjectIndex
+        from ingest_assets.repository.removal import GarbageCollector
 
-    collector = GarbageCollector(ObjectIndex(sql.get_client()), repository.get_client(), repository.source_http(),
-                                 min_misses=repository.removal_misses,
-                                 grace=timedelta(days=repository.removal_grace_days),
-                                 feed=resourcesync.capability_feed("repository", storage.get_client()))
-    result = collector.run()
-    for pid, reason in result.unreachable.items():
-        context.log.info(f"{pid}: source unreachable, left alone ({reason})")
-    return dg.MaterializeResult(metadata={"checked": result.checked, "missing": len(result.missing),
-                                          "removed": dg.MetadataValue.json(result.removed)})
+        collector = GarbageCollector(ObjectIndex(sql.get_client()), repository.get_client(), repository.source_http(),
+                                     min_misses=repository.removal_misses,
+                                     grace=timedelta(days=repository.removal_grace_days),
+                                     feed=resourcesync.capability_feed("repository", storage.get_client()))
+        result = collector.run()
+        for pid, reason in result.unreachable.items():
+            context.log.info(f"{pid}: source unreachable, left alone ({reason})")
+        return dg.MaterializeResult(metadata={"checked": result.checked, "missing": len(result.missing),
+                                              "removed": dg.MetadataValue.json(result.removed)})
+
+    return repository_collections, repository_verification

@@ -24,8 +24,26 @@ def choose_engine(entry: ProviderEntry, default: str, threshold: int, records: i
     return name
 
 
-def spark_config(master: str) -> dict[str, str]:
+PLATFORM_MASTERS = ("local", "spark://")  # masters whose executors run on this machine's interpreters
+PYTHON = "spark.pyspark.python"
+
+
+def spark_config(master: str, python: str | None = None) -> dict[str, str]:
     """SparkSession settings for ``INGEST_SPARK_MASTER``: ``local[*]``, ``spark://host:7077`` (standalone),
-    ``yarn``/``k8s://...`` (classic masters), or ``sc://host:15002`` (Spark Connect)."""
+    ``yarn``/``k8s://...`` (classic masters), or ``sc://host:15002`` (Spark Connect). A local or standalone
+    master's executors run ``python`` (the platform's interpreter; see :func:`use_python`)."""
     key = "spark.remote" if master.startswith("sc://") else "spark.master"
-    return {key: master, "spark.app.name": "ingest-assets"}
+    config = {key: master, "spark.app.name": "ingest-assets"}
+    if python and master.startswith(PLATFORM_MASTERS):
+        config[PYTHON] = python
+    return config
+
+
+def use_python(session):
+    """Make the session's executors run the interpreter its ``spark.pyspark.python`` names. PySpark hands
+    executors ``SparkContext.pythonExec``, taken from ``PYSPARK_PYTHON`` or else the first ``python3`` on
+    PATH (which may lack the platform's libraries); that setting is read only by ``spark-submit``."""
+    python = session.conf.get(PYTHON, None)
+    if python:
+        session.sparkContext.pythonExec = python
+    return session

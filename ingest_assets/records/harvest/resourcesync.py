@@ -25,7 +25,6 @@ and per resource (its page; a deletion's line has the resource URI and no status
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Iterator
@@ -38,6 +37,7 @@ from resync.resource_container import ResourceContainer
 from resync.sitemap import RS_NS, Sitemap, SitemapIndexError, SitemapParseError
 
 from ingest_assets.core import json_input
+from ingest_assets.core.digests import MultiHasher, first_mismatch
 from ingest_assets.core.errors import IngestError, LimitError, ParseError, ValidationError, context
 from ingest_assets.core.http import HttpClient, HttpResponse
 from ingest_assets.records.harvest.checkpoint import Checkpoint
@@ -276,13 +276,16 @@ class ResourceSyncHarvester:
     def verify(self, resource: Resource, response: HttpResponse) -> None:
         """The content against the list's length, md5 and sha-256 (a ValidationError on any difference)."""
         content = response.content
-        if resource.length is not None and int(resource.length) != len(content):
-            raise ValidationError(f"the list gives length {resource.length}, the content has {len(content)} bytes",
+        listed = {"md5": resource.md5, "sha256": resource.sha256}
+        found = first_mismatch(resource.length, listed, len(content),
+                               MultiHasher.of(content, [name for name, value in listed.items() if value]).hexdigests())
+        if found is None:
+            return
+        if found.what == "size":
+            raise ValidationError(f"the list gives length {found.declared}, the content has {found.actual} bytes",
                                   file=response.url)
-        for name, listed in (("md5", resource.md5), ("sha256", resource.sha256)):
-            if listed and hashlib.new(name, content).hexdigest() != listed.lower():
-                raise ValidationError(f"{name} mismatch: the list gives {listed}, the content has "
-                                      f"{hashlib.new(name, content).hexdigest()}", file=response.url)
+        raise ValidationError(f"{found.what} mismatch: the list gives {found.declared}, the content has {found.actual}",
+                              file=response.url)
 
 
 def _moment(value: str) -> datetime:

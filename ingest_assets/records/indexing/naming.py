@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from ingest_assets.core.errors import ConfigError
+from ingest_assets.storage.layout import next_free_second
 
 ALIAS_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,200}")
 NO_INDEX_HINT = "index records first (`ingest-assets demo`, or `ingest-assets harvest <provider>`), or check INGEST_SEARCH"
@@ -22,9 +23,7 @@ def check_alias(alias: str) -> str:
 def build_name(alias: str, started: datetime, taken: Callable[[str], bool]) -> str:
     """``<alias>-<yyyymmddhhmmss>`` for a build started at ``started``; a later second if that name is taken,
     so two builds in the same second still get distinct, ordered names."""
-    moment = started.astimezone(UTC)
-    while True:
-        name = f"{check_alias(alias)}-{moment:%Y%m%d%H%M%S}"
-        if not taken(name):
-            return name
-        moment += timedelta(seconds=1)
+    def name_at(moment: datetime) -> str:
+        return f"{check_alias(alias)}-{moment:%Y%m%d%H%M%S}"
+
+    return name_at(next_free_second(started.astimezone(UTC), lambda moment: not taken(name_at(moment))))

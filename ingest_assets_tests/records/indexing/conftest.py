@@ -1,6 +1,5 @@
-"""Fixtures for indexing tests: each live search server behind the recording proxy (the root conftest's
-``search_server``: the tests assert the request bodies while OpenSearch and Elasticsearch answer) and MAPRecords
-built from DPLA fixtures."""
+"""Fixtures for indexing tests: MAPRecords built from DPLA fixtures (the search servers are the root conftest's
+``es``: the tests assert the request bodies while OpenSearch and Elasticsearch answer)."""
 
 from __future__ import annotations
 
@@ -14,12 +13,6 @@ import pytest
 from ingest_assets_tests.support.elasticsearch import REJECTED_REQUEST
 
 BUILD_TIME = datetime(2026, 11, 22, 3, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def es(search_server):
-    """The recording proxy in front of OpenSearch, then Elasticsearch."""
-    return search_server
 
 
 @pytest.fixture

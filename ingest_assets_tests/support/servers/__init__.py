@@ -1,30 +1,35 @@
 """Real servers for the ``live`` tests, made the way an operator would run them: each is a Maven Central artifact
-fetched with ``mvn`` into ``~/.m2``, started once per test session on a free loopback port (as the system user
-:data:`SERVICE_USER` when the server refuses root: CI runs as root, and ``.ci/run`` creates that user), waited for,
-and stopped with its whole process group.
+downloaded once into the local Maven repository (``~/.m2/repository``), started on a free loopback port (as the
+system user :data:`SERVICE_USER` when the server refuses root: CI runs as root, and ``.ci/run`` creates that
+user), waited for, and stopped with its whole process group. :mod:`.session` shares each server among all the
+pytest processes of one run.
 
 Nothing here skips: a server that cannot be fetched or started raises :class:`Unavailable`, and the session
-fixtures (root ``conftest.py``) turn that into a skip on a developer machine without Java or Maven and into a
-failure under CI (``support.require``).
+fixtures (root ``conftest.py``) turn that into a skip on a developer machine without Java and into a failure
+under CI (``support.require``).
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import pwd
+import signal
 import shutil
 import subprocess
 import tempfile
 import threading
 import time
 import zipfile
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import requests
 
-from ingest_assets_tests.support import free_port, stop_group
+from ingest_assets_tests.support import free_port
 
 SERVICE_USER = "ingest-live"  # a system user (``useradd -r``) for servers that refuse to run as root
 CACHE = Path(tempfile.gettempdir()) / "ingest-assets-servers"  # unpacked distributions, readable by SERVICE_USER
@@ -44,29 +49,66 @@ def java_home() -> Path:
     return Path(java).resolve().parents[1]
 
 
-_fetch_lock = threading.Lock()  # one mvn at a time: parallel runs would race on ~/.m2
+CENTRAL = "https://repo1.maven.org/maven2"
+_fetch_lock = threading.Lock()  # one download or unpacking at a time per process
+_PROCESS_LOCKS = Path(tempfile.gettempdir())  # where the cross-process locks of the shared caches live
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (created if missing) held by this thread, across every process that asks
+    (pytest-xdist workers, a second test run on the same machine)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def local_repository() -> Path:
+    """The local Maven repository the artifacts are cached in: ``MAVEN_REPO_LOCAL``, else ``~/.m2/repository``
+    (shared with Maven itself). On a fresh machine it is empty and every artifact is downloaded once."""
+    return Path(os.environ.get("MAVEN_REPO_LOCAL") or Path.home() / ".m2" / "repository")
 
 
 def maven(coordinates: str) -> Path:
-    """The artifact ``group:artifact:version[:type[:classifier]]`` in the local Maven repository, fetched from
-    Maven Central with ``mvn dependency:get`` when it is not there yet."""
+    """The artifact ``group:artifact:version[:type[:classifier]]`` in the local Maven repository, downloaded from
+    Maven Central when it is not there yet (straight over HTTPS, its published SHA-1 checked, laid out as Maven
+    lays it out). Maven itself is not used: its start-up and plugin resolution took 44 s for a 200 KB jar on the
+    loaded 2-core machine, the HTTPS download of the same file under a second."""
     group, artifact, version, *rest = coordinates.split(":")
     kind = rest[0] if rest else "jar"
     classifier = f"-{rest[1]}" if len(rest) > 1 else ""
-    repository = Path(os.environ.get("MAVEN_REPO_LOCAL") or Path.home() / ".m2" / "repository")
-    path = repository / group.replace(".", "/") / artifact / version / f"{artifact}-{version}{classifier}.{kind}"
-    with _fetch_lock:
-        if path.is_file():
-            return path
-        mvn = shutil.which("mvn")
-        if not mvn:
-            raise Unavailable(f"{coordinates} is not in {repository} and Maven is not installed (.ci/run installs maven)")
-        command = [mvn, "-q", "-B", "dependency:get", "-Dtransitive=false", f"-Dartifact={coordinates}",
-                   f"-Dmaven.repo.local={repository}"]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-        if done.returncode != 0 or not path.is_file():
-            raise Unavailable(f"mvn could not fetch {coordinates}: {(done.stdout + done.stderr).strip()[-800:]}")
+    relative = f"{group.replace('.', '/')}/{artifact}/{version}/{artifact}-{version}{classifier}.{kind}"
+    path = local_repository() / relative
+    if path.is_file():
+        return path
+    with locked(_PROCESS_LOCKS / f"ingest-maven-{artifact}-{version}.lock"):
+        if not path.is_file():
+            _download(f"{CENTRAL}/{relative}", path, coordinates)
     return path
+
+
+def _download(url: str, path: Path, coordinates: str) -> None:
+    try:
+        expected = requests.get(f"{url}.sha1", timeout=30)
+        expected.raise_for_status()
+        digest = hashlib.sha1()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.part")
+        with requests.get(url, stream=True, timeout=(10, 120)) as answer, partial.open("wb") as out:
+            answer.raise_for_status()
+            for chunk in answer.iter_content(1 << 20):
+                digest.update(chunk)
+                out.write(chunk)
+    except (requests.RequestException, OSError) as err:
+        raise Unavailable(f"could not download {coordinates} from Maven Central ({url}): {err}") from err
+    if digest.hexdigest() != expected.text.split()[0].strip().lower():
+        partial.unlink(missing_ok=True)
+        raise Unavailable(f"{coordinates}: the download does not match Maven Central's SHA-1 ({url}.sha1)")
+    partial.replace(path)
 
 
 def unpacked(archive: Path) -> Path:
@@ -74,18 +116,18 @@ def unpacked(archive: Path) -> Path:
     the folder the archive holds."""
     target = CACHE / archive.stem
     marker = target / ".complete"
-    with _fetch_lock:
+    with _fetch_lock, locked(_PROCESS_LOCKS / f"ingest-unpack-{archive.stem}.lock"):
         if not marker.exists():
             shutil.rmtree(target, ignore_errors=True)
-            staging = Path(tempfile.mkdtemp(dir=CACHE.parent if CACHE.exists() else None, prefix="unpack-"))
+            CACHE.mkdir(parents=True, exist_ok=True)
+            CACHE.chmod(0o755)
+            staging = Path(tempfile.mkdtemp(dir=CACHE, prefix=".unpack-"))
             with zipfile.ZipFile(archive) as zipped:
                 for member in zipped.infolist():
                     extracted = Path(zipped.extract(member, staging))
                     mode = member.external_attr >> 16
                     if mode and not member.is_dir():
                         extracted.chmod((mode & 0o777) | 0o444)
-            CACHE.mkdir(parents=True, exist_ok=True)
-            CACHE.chmod(0o755)
             staging.chmod(0o755)
             staging.rename(target)
             marker.touch()
@@ -121,21 +163,70 @@ def hand_over(path: Path) -> None:
         subprocess.run(["chown", "-R", f"{SERVICE_USER}:", str(path)], check=True)
 
 
+# JVM options for a quick start of a small test server: the client compiler only (the optimizing compiler spends
+# CPU seconds on code a test runs a few times) and the serial collector (no GC threads competing for 2 cores)
+FAST_START = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+
+_CHILDREN: dict[int, subprocess.Popen] = {}  # servers this process started, by process group, to reap them
+
+
 @dataclass
 class Server:
-    """A running server: its ``url``, process group, working folder and log."""
+    """A running server: its ``url``, process group ``pid``, working folder and log, and what a test may need to
+    know of it (``facts``: credentials, paths, version, ``seconds``: how long it took to be ready)."""
 
     name: str
     url: str
-    process: subprocess.Popen
+    pid: int
     home: Path
     log: Path
-    facts: dict = field(default_factory=dict)  # what a test may need to know (credentials, paths, version)
+    facts: dict = field(default_factory=dict)
 
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            stop_group(self.process, timeout=60)
+    def record(self) -> dict:
+        """The server as JSON, for the other processes of the run."""
+        return {**asdict(self), "home": str(self.home), "log": str(self.log)}
+
+    @classmethod
+    def from_record(cls, record: dict) -> "Server":
+        return cls(**{**record, "home": Path(record["home"]), "log": Path(record["log"])})
+
+    def running(self) -> bool:
+        child = _CHILDREN.get(self.pid)
+        if child is not None:
+            return child.poll() is None
+        try:
+            os.kill(self.pid, 0)
+            return Path(f"/proc/{self.pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
+        except (ProcessLookupError, FileNotFoundError):
+            return False
+
+    def stop(self, timeout: float = 60) -> None:
+        """SIGTERM to the server's process group, SIGKILL if it lingers; its working folder removed."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.pid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + timeout
+            while self.running() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if not self.running():
+                break
+        _CHILDREN.pop(self.pid, None)
         shutil.rmtree(self.home, ignore_errors=True)
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the server's processes have used so far: what starting it costs a machine,
+        whatever else runs beside it."""
+        ticks = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(") ", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[2]) == self.pid:  # the process group
+                ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def tail(self, lines: int = 40) -> str:
         try:
@@ -145,27 +236,29 @@ class Server:
 
 
 def launch(name: str, command: list[str], *, home: Path, env: dict[str, str] | None = None, cwd: Path | None = None,
-           as_service: bool = False) -> tuple[subprocess.Popen, Path]:
+           as_service: bool = False) -> tuple[int, Path]:
     """Start ``command`` in its own session, output to ``home/server.log``; with ``as_service`` as
-    :data:`SERVICE_USER` (when we are root)."""
+    :data:`SERVICE_USER` (when we are root). Returns the process group and the log."""
     prefix = service_user() if as_service else []
     log = home / "server.log"
     with log.open("wb") as out:
         process = subprocess.Popen([*prefix, *command], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    env={**os.environ, **(env or {})}, cwd=cwd or home, start_new_session=True)
-    return process, log
+    _CHILDREN[process.pid] = process
+    return process.pid, log
 
 
 def wait_ready(server: Server, ready: Callable[[], bool], timeout: float) -> Server:
     """Poll ``ready`` until it holds; a server that exits or never gets ready is stopped and :class:`Unavailable`."""
     deadline = time.monotonic() + timeout
     while True:
-        if server.process.poll() is not None:
+        if not server.running():
             tail = server.tail()
             server.stop()
-            raise Unavailable(f"{server.name} exited with {server.process.returncode} while starting:\n{tail}")
+            raise Unavailable(f"{server.name} exited while starting:\n{tail}")
         try:
             if ready():
+                server.facts["cpu_seconds"] = round(server.cpu_seconds(), 1)
                 return server
         except requests.RequestException:
             pass
@@ -184,45 +277,3 @@ def ports(count: int) -> list[int]:
         if port not in found:
             found.append(port)
     return found
-
-
-class LiveServers:
-    """The session's live servers by name, each started once and kept until :meth:`stop_all`. :meth:`start` begins
-    starting servers in background threads (downloads and JVM start-ups overlap); :meth:`get` waits for one. A
-    server that could not start is not tried again (its :class:`Unavailable` is raised to every later caller)."""
-
-    def __init__(self, starters: dict[str, Callable[[], Server]]):
-        self._starters = starters
-        self._servers: dict[str, Server] = {}
-        self._failures: dict[str, Unavailable] = {}
-        self._threads: dict[str, threading.Thread] = {}
-        self._lock = threading.Lock()
-
-    def _run(self, name: str) -> None:
-        try:
-            self._servers[name] = self._starters[name]()
-        except Unavailable as err:
-            self._failures[name] = err
-        except Exception as err:  # noqa: BLE001 - reported to the test that needs the server
-            self._failures[name] = Unavailable(f"{name} failed to start: {err!r}")
-
-    def start(self, *names: str) -> None:
-        with self._lock:
-            for name in names:
-                if name not in self._threads:
-                    self._threads[name] = threading.Thread(target=self._run, args=(name,), daemon=True)
-                    self._threads[name].start()
-
-    def get(self, name: str) -> Server:
-        self.start(name)
-        self._threads[name].join()
-        if name in self._failures:
-            raise self._failures[name]
-        return self._servers[name]
-
-    def stop_all(self) -> None:
-        for thread in self._threads.values():
-            thread.join()
-        for server in self._servers.values():
-            server.stop()
-        self._servers.clear()

@@ -9,7 +9,7 @@ import secrets
 
 import requests
 
-from ingest_assets_tests.support.servers import Server, java_home, launch, maven, ports, wait_ready, workdir
+from ingest_assets_tests.support.servers import FAST_START, Server, java_home, launch, maven, ports, wait_ready, workdir
 
 VERSION = "6.1.0"
 JETTY_RUNNER = "org.eclipse.jetty:jetty-runner:9.4.57.v20241219"
@@ -42,14 +42,14 @@ def start_fedora(allowed_external: tuple[str, ...] = ()) -> Server:
     (port,) = ports(1)
     java = str(java_home() / "bin" / "java")
     command = [
-        java, "-Xms128m", "-Xmx384m", "-XX:+UseSerialGC", f"-Dfcrepo.home={work / 'home'}",
+        java, "-Xms128m", "-Xmx384m", *FAST_START, f"-Dfcrepo.home={work / 'home'}",
         f"-Dfcrepo.external.content.allowed={allowed}", "-jar", str(runner), "--host", "127.0.0.1",
         "--port", str(port), "--config", str(work / "realm.xml"), "--path", "/fcrepo", str(war),
     ]
-    process, log = launch("fedora", command, home=work)
+    pid, log = launch("fedora", command, home=work)
     url = f"http://127.0.0.1:{port}/fcrepo/rest"
-    server = Server("fedora", url, process, work, log, {"user": USER, "password": password, "version": VERSION,
-                                                          "allowed": allowed})
+    server = Server("fedora", url, pid, work, log, {"user": USER, "password": password, "version": VERSION,
+                                                          "allowed": str(allowed)})
 
     def ready() -> bool:
         return requests.head(url, auth=(USER, password), timeout=5).status_code == 200

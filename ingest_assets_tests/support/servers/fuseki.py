@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import requests
 
-from ingest_assets_tests.support.servers import Server, java_home, launch, maven, ports, wait_ready, workdir
+from ingest_assets_tests.support.servers import FAST_START, Server, java_home, launch, maven, ports, wait_ready, workdir
 
 VERSION = "5.6.0"
 DATASET = "ds"
@@ -19,11 +19,11 @@ def start_fuseki(heap: str = "512m") -> Server:
     work = workdir("fuseki")
     (work / "tdb2").mkdir()
     (port,) = ports(1)
-    command = [str(java_home() / "bin" / "java"), f"-Xmx{heap}", "-jar", str(jar), "--localhost", "--port", str(port),
+    command = [str(java_home() / "bin" / "java"), f"-Xmx{heap}", *FAST_START, "-jar", str(jar), "--localhost", "--port", str(port),
                "--update", "--tdb2", "--loc", str(work / "tdb2"), f"/{DATASET}"]
-    process, log = launch("fuseki", command, home=work, env={"FUSEKI_BASE": str(work / "run")})
+    pid, log = launch("fuseki", command, home=work, env={"FUSEKI_BASE": str(work / "run")})
     url = f"http://127.0.0.1:{port}/{DATASET}"
-    server = Server("fuseki", url, process, work, log, {"version": VERSION})
+    server = Server("fuseki", url, pid, work, log, {"version": VERSION})
 
     def ready() -> bool:
         return requests.get(f"http://127.0.0.1:{port}/$/ping", timeout=5).status_code == 200

@@ -15,10 +15,12 @@ import shutil
 import requests
 
 from ingest_assets_tests.support.servers import (
+    FAST_START,
     Server,
     hand_over,
     java_home,
     launch,
+    locked,
     maven,
     ports,
     unpacked,
@@ -42,20 +44,24 @@ classname=org.opensearch.analysis.common.CommonAnalysisPlugin
 def _opensearch_distribution():
     home = unpacked(maven(f"org.opensearch.distribution.integ-test-zip:opensearch:{OPENSEARCH_VERSION}:zip"))
     module = home / "modules" / "analysis-common"
-    if not (module / "plugin-descriptor.properties").exists():
-        jar = maven(f"org.opensearch.plugin:analysis-common:{OPENSEARCH_VERSION}")
-        module.mkdir(mode=0o755)
-        shutil.copy(jar, module / jar.name)
-        (module / jar.name).chmod(0o644)
-        (module / "plugin-descriptor.properties").write_text(ANALYSIS_COMMON)
+    jar = maven(f"org.opensearch.plugin:analysis-common:{OPENSEARCH_VERSION}")
+    with locked(home.parent / ".modules.lock"):
+        if not (module / "plugin-descriptor.properties").exists():
+            module.mkdir(mode=0o755, exist_ok=True)
+            shutil.copy(jar, module / jar.name)
+            (module / jar.name).chmod(0o644)
+            (module / "plugin-descriptor.properties").write_text(ANALYSIS_COMMON)
     return home
 
 
 def _start(name: str, home, conf_env: str, java_env: str, opts_env: str, tmp_env: str, settings: list[str], timeout: float) -> Server:
     work = workdir(name)
     shutil.copytree(home / "config", work / "config")
-    options_file = work / "config" / "jvm.options"  # GC log, error file and heap dumps: into the work folder
-    options_file.write_text(options_file.read_text().replace("logs/", f"{work / 'logs'}/").replace("=data", f"={work / 'data'}"))
+    options_file = work / "config" / "jvm.options"  # error file and heap dumps into the work folder; no G1, no GC log
+    lines = options_file.read_text().replace("logs/", f"{work / 'logs'}/").replace("=data", f"={work / 'data'}")
+    options_file.write_text("".join(f"{line}\n" for line in lines.splitlines()
+                                    if "G1" not in line and "ReservePercent" not in line
+                                    and "InitiatingHeapOccupancy" not in line and "-Xlog:gc" not in line))
     (work / "data").mkdir()
     (work / "logs").mkdir()
     (work / "tmp").mkdir()
@@ -66,11 +72,12 @@ def _start(name: str, home, conf_env: str, java_env: str, opts_env: str, tmp_env
         "-Etransport.host=127.0.0.1", f"-Etransport.port={transport_port}",
         f"-Epath.data={work / 'data'}", f"-Epath.logs={work / 'logs'}", *settings,
     ]
-    env = {conf_env: str(work / "config"), java_env: str(java_home()), opts_env: HEAP, tmp_env: str(work / "tmp")}
+    env = {conf_env: str(work / "config"), java_env: str(java_home()), opts_env: " ".join([HEAP, *FAST_START]),
+           tmp_env: str(work / "tmp")}
     binary = home / "bin" / name
-    process, log = launch(name, [str(binary), *options], home=work, env=env, as_service=True)
+    pid, log = launch(name, [str(binary), *options], home=work, env=env, as_service=True)
     url = f"http://127.0.0.1:{http_port}"
-    server = Server(name, url, process, work, log)
+    server = Server(name, url, pid, work, log)
 
     def ready() -> bool:
         return requests.get(f"{url}/_cluster/health", params={"wait_for_status": "yellow", "timeout": "1s"},
