@@ -39,11 +39,15 @@ def start_fedora(allowed_external: tuple[str, ...] = ()) -> Server:
     (work / "realm.xml").write_text(REALM.format(realm=work / "realm.properties"))
     allowed = work / "allowed-external-content.txt"
     allowed.write_text("".join(f"{prefix}\n" for prefix in allowed_external))
-    (port,) = ports(1)
+    port, jms, stomp = ports(3)
     java = str(java_home() / "bin" / "java")
     command = [
         java, "-Xms128m", "-Xmx384m", *FAST_START, f"-Dfcrepo.home={work / 'home'}",
-        f"-Dfcrepo.external.content.allowed={allowed}", "-jar", str(runner), "--host", "127.0.0.1",
+        f"-Dfcrepo.external.content.allowed={allowed}",
+        # no JMS messages (nothing here listens), and the broker's ports free ones: its defaults (61616, 61613 on
+        # every interface) made a second Fedora on the machine fail to start
+        "-Dfcrepo.jms.enabled=false", f"-Dfcrepo.dynamic.jms.port={jms}", f"-Dfcrepo.dynamic.stomp.port={stomp}",
+        "-jar", str(runner), "--host", "127.0.0.1",
         "--port", str(port), "--config", str(work / "realm.xml"), "--path", "/fcrepo", str(war),
     ]
     pid, log = launch("fedora", command, home=work)

@@ -1,5 +1,5 @@
-"""A recording HTTP proxy on 127.0.0.1 in front of a live server, so that tests assert the exact requests a
-client sends while a real server answers them.
+"""A recording HTTP proxy on 127.0.0.1 (a WSGI app on ``core.wsgi.WsgiServer``) in front of a live server, so
+that tests assert the exact requests a client sends while a real server answers them.
 
 It forwards each request with the client's ``Host`` header, so the server builds the URLs it hands out
 (Fedora's ``Location`` and transaction URLs) for the proxy, and the client's next requests come back through it.
@@ -17,8 +17,12 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 from urllib.parse import parse_qs, urlsplit
+
+from requests.structures import CaseInsensitiveDict
+
+from ingest_assets.core.wsgi import WsgiServer
 
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "te", "upgrade"}
 
@@ -28,7 +32,7 @@ class Exchange:
     method: str
     path: str  # as sent: percent-escapes kept, query string removed
     query: str
-    headers: dict[str, str]
+    headers: CaseInsensitiveDict  # as sent; names in any case
     body: bytes
     status: int | None = None
     reply: dict[str, str] = field(default_factory=dict)  # the answer's headers
@@ -54,33 +58,24 @@ class RecordingProxy:
         self._injected: list[list] = []  # [method, path, status, body, headers, times left]
         self._hooks: list[tuple[str, str, Callable[[], object]]] = []
         self._lock = threading.Lock()
-        proxy = self
+        self.server = WsgiServer().start(self._app)
+        self.url = self.server.url
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def relay(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                status, headers, payload = proxy.handle(self.command, self.path, dict(self.headers.items()), body)
-                self.send_response(status)
-                for name, value in headers:
-                    if name.lower() not in HOP_BY_HOP:
-                        self.send_header(name, value)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(payload)
-
-            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = relay
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    def _app(self, environ, start_response):
+        """The WSGI face: the request as the client sent it (target with its %-escapes, headers, body) to
+        :meth:`handle`, its answer back without hop-by-hop headers."""
+        method = environ["REQUEST_METHOD"]
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        headers = CaseInsensitiveDict({k[5:].replace("_", "-").title(): v for k, v in environ.items()
+                                       if k.startswith("HTTP_")})
+        if environ.get("CONTENT_LENGTH"):  # without a body, wsgiref's CONTENT_TYPE is its own text/plain default
+            headers["Content-Length"], headers["Content-Type"] = environ["CONTENT_LENGTH"], environ["CONTENT_TYPE"]
+        status, reply, payload = self.handle(method, environ["RAW_URI"], headers, body)
+        start_response(f"{status} {HTTPStatus(status).phrase}",
+                       [(k, v) for k, v in reply if k.lower() not in HOP_BY_HOP]
+                       + [("Content-Length", str(len(payload)))])
+        return [] if method == "HEAD" else [payload]
 
     def inject(self, method: str, path: str, status: int, body: bytes = b"", headers: dict | None = None,
                times: int = 1) -> None:
@@ -103,7 +98,6 @@ class RecordingProxy:
 
     def close(self) -> None:
         self.server.shutdown()
-        self.server.server_close()
 
     def handle(self, method: str, target: str, headers: dict[str, str], body: bytes):
         path, _, query = target.partition("?")
