@@ -17,10 +17,16 @@ from ingest_assets.records.engines.spark_avro import SPARK_AVRO_PACKAGE
 from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
 from ingest_assets_tests.support.elasticsearch import SearchProxy
+from ingest_assets_tests.support.replay import Replay
 from ingest_assets_tests.support.servers import Server, Unavailable, maven
 from ingest_assets_tests.support.servers.fedora import start_fedora
 from ingest_assets_tests.support.servers.fuseki import start_fuseki
-from ingest_assets_tests.support.servers.search import start_elasticsearch, start_opensearch, without_asciifolding
+from ingest_assets_tests.support.servers.search import (
+    SEARCH_SERVERS,
+    start_elasticsearch,
+    start_opensearch,
+    without_asciifolding,
+)
 from ingest_assets_tests.support.servers.session import LiveServers, close_run, open_run, recorded, run_folder
 from ingest_assets_tests.support.static import static_files
 
@@ -33,12 +39,12 @@ GROUPS = {
     "packaging": "builds the wheel and installs it into a fresh environment",
     "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
     "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
+    "pipeline": "the record pipeline run day by day on a Dagster instance, then the publishing commands",
     "live": "real servers from Maven Central (OpenSearch, Elasticsearch, Fedora, Fuseki) and the spark-avro jar",
 }
-# the live servers by name, and the two search servers the ``es`` fixture runs each test on
+# the live servers by name
 STARTERS = {"opensearch": start_opensearch, "elasticsearch": start_elasticsearch, "fedora": start_fedora,
             "fuseki": start_fuseki}
-SEARCH_SERVERS = ("opensearch", "elasticsearch")
 # a test is ``live`` when it uses a live server's fixture or a Maven Central artifact, or is a parametrization
 # naming a live server (``search_backend``, or fixtures that pick their server with request.getfixturevalue)
 LIVE_FIXTURES = {"live_servers", "es", "spark_avro_jar", *(f"{name}_server" for name in STARTERS)}
@@ -92,6 +98,7 @@ def pytest_collection_modifyitems(items) -> None:
             "packaging": item.path.name == "test_wheel.py",
             "hostile": "hostile" in item.path.parts,
             "dg": item.path.name == "test_dg.py",
+            "pipeline": "pipeline" in names,
             "live": bool(names & LIVE_FIXTURES or _servers_of(item)),
         }
         for name, applies in marks.items():
@@ -281,3 +288,15 @@ def http_server() -> Iterator[Callable[..., str]]:
     yield start
     for server in servers:
         server.shutdown()
+
+
+@pytest.fixture
+def replay_source(http_server, shared_fixtures) -> Callable[[str], Replay]:
+    """``replay_source("pucrio")`` -> a :class:`Replay` of ``../shared/fixtures/replays/pucrio`` on 127.0.0.1."""
+
+    def start(name: str) -> Replay:
+        app = Replay(shared_fixtures / "replays" / name)
+        app.base = http_server(app=app)
+        return app
+
+    return start

@@ -48,7 +48,7 @@ MISTAKES = {
         (["demo"], {"INGEST_PARTITION_START": "January"}, 2, "INGEST_PARTITION_START must be YYYY-MM-DD"),
     ],
     "map": [
-        (["--profile", "oai_dcc", "page.xml"], {}, 2, "unknown profile 'oai_dcc'; hint: shipped profiles: cdl, mdl, mods"),
+        (["--profile", "oai_dcc", "page.xml"], {}, 2, "unknown mapping 'oai_dcc'; hint: known profiles: bhl, cdl, "),
         (["--profile", "oai_dc", "missing.xml"], {}, 2, "cannot read the input: No such file"),
     ],
     "snapshot": [
@@ -75,6 +75,34 @@ MISTAKES = {
     "lineage": [
         (["demo", "oai:demo.example.org:00001"], {}, 1, "no output holds this record"),
         (["Demo", "x"], {}, 2, "not a provider name"),
+    ],
+    "index": [
+        (["rollback"], {}, 1, "no promotion of alias 'dpla-map4' is recorded; hint: name the index to bring back"),
+        (["rollback", "--to", "dpla-map4-demo-20990101000000"], {}, 1, "is kept; hint: see `ingest-assets index status`"),
+        (["rollback", "--provider", "demo"], {}, 1, "nothing of the provider is live in 'dpla-map4'"),
+        (["remove", "nobody", "--reason", "x"], {}, 2, "provider 'nobody' is not in the registry"),
+    ],
+    "review": [
+        (["approve", "demo"], {}, 1, "nothing to review for demo: no day is held; hint: see `ingest-assets review list`"),
+        (["approve", "nobody"], {}, 2, "provider 'nobody' is not in the registry"),
+        (["reject", "demo", "--date", "2026-01-15", "--reason", "x"], {}, 1,
+         "nothing to review on 2026-01-15: no indexed output was registered for it"),
+        (["reject", "demo"], {}, 2, "the following arguments are required: --reason"),
+    ],
+    "report": [
+        (["demo"], {}, 1, "no report for demo yet: nothing was indexed; hint: harvest it first"),
+        (["lod"], {}, 2, "provider 'lod' has no 'harvest:' block"),
+        (["demo", "--date", "15.01.2026"], {}, 2, "'15.01.2026' is not a day"),
+    ],
+    "takedown": [
+        (["0123456789abcdef0123456789abcdef", "--reason", "x", "--yes"], {}, 1, "not in the live index 'dpla-map4'"),
+        (["--undo", "0123456789abcdef0123456789abcdef"], {}, 1, "no takedown of this record is in force"),
+        (["abc"], {}, 2, "--reason is required"),
+        (["--query", "mills", "--reason", "x"], {}, 2, "--query needs --provider"),
+    ],
+    "status": [
+        (["nobody"], {}, 2, "provider 'nobody' is not in the registry"),
+        (["--days", "0"], {}, 2, "--days must be between 1 and 366"),
     ],
 }
 CASES = [(command, *mistake) for command, mistakes in MISTAKES.items() for mistake in mistakes]

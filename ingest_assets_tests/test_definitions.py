@@ -21,18 +21,22 @@ def test_everything_loads_as_one_code_location(tmp_path):
     dg.Definitions.validate_loadable(defs)
     repository = defs.get_repository_def()
     assert {job.name for job in repository.get_all_jobs() if not job.name.startswith("__")} >= {
-        "record_pipeline", "repository_ingest", "repository_verification_run", "resourcesync_publish", "dataset_ingest",
+        "record_pipeline", "record_publish", "repository_ingest", "repository_verification_run", "resourcesync_publish",
+        "dataset_ingest",
     }
     assert {s.name for s in repository.sensor_defs} >= {
         "registry_partitions_sensor", "repository_harvesting_sensor", "repository_verification_sensor",
-        "dataset_requests_sensor", "linked_data_void_sensor", "record_refresh_sensor",
+        "dataset_requests_sensor", "linked_data_void_sensor", "record_refresh_sensor", "review_sensor",
     }
     assert defs.resolve_sensor_def("linked_data_void_sensor").minimum_interval_seconds == 60
     assert {"linked_data/provider_graph", "linked_data/export"} <= {k.to_user_string() for k in defs.resolve_all_asset_keys()}
     pipeline = {key.to_user_string() for key in defs.resolve_job_def("record_pipeline").asset_layer.executable_asset_keys}
     assert pipeline == {
-        "original_records", "mapped_records", "enriched_records", "indexed_records", "search_index", "resourcesync_changes",
+        "original_records", "mapped_records", "enriched_records", "indexed_records", "provider_report", "review_gate",
+        "search_index", "resourcesync_changes",
     }
+    publish = {key.to_user_string() for key in defs.resolve_job_def("record_publish").asset_layer.executable_asset_keys}
+    assert publish == {"review_gate", "search_index", "resourcesync_changes"}
 
 
 def test_everything_automatic_starts_running_and_runs_in_one_process(tmp_path):
@@ -44,7 +48,7 @@ def test_everything_automatic_starts_running_and_runs_in_one_process(tmp_path):
         for name in (
             "registry_partitions_sensor", "repository_harvesting_sensor", "repository_verification_sensor",
             "dataset_requests_sensor", "linked_data_void_sensor", "default_automation_condition_sensor",
-            "record_refresh_sensor", "registry_health_sensor", "hub_status_sensor", "failure_sensor",
+            "record_refresh_sensor", "registry_health_sensor", "hub_status_sensor", "failure_sensor", "review_sensor",
         )
     }
     assert {s.name: s.default_status for s in repository.schedule_defs} == {
@@ -62,7 +66,8 @@ def test_settings_choose_the_first_day_and_each_capability_its_providers(tmp_pat
     records = _partitions(defs, "original_records")
     assert records.get_partitions_def_for_dimension("date").start.date().isoformat() == "2020-01-01"
     assert records.get_partitions_def_for_dimension("provider").name == "record_providers"
-    for key in ("mapped_records", "indexed_records", "search_index", "resourcesync_changes", "enriched_parquet"):
+    for key in ("mapped_records", "indexed_records", "provider_report", "review_gate", "search_index",
+                "resourcesync_changes", "enriched_parquet"):
         assert _partitions(defs, key) == records
     assert _partitions(defs, dg.AssetKey(["linked_data", "provider_graph"])).name == "linked_data_providers"
     assert _partitions(defs, "repository_collections").name == "repository_providers"
@@ -72,10 +77,15 @@ def test_settings_choose_the_first_day_and_each_capability_its_providers(tmp_pat
 
 def test_quality_checks_are_partitioned_like_their_assets(tmp_path):
     defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
-    checks = {spec.name: spec for checks in defs.asset_checks for spec in checks.check_specs
+    checks = {(spec.asset_key.to_user_string(), spec.name): spec for checks in defs.asset_checks
+              for spec in checks.check_specs
               if spec.asset_key != dg.AssetKey("provider_registry")}  # the registry's own check: not partitioned
-    assert set(checks) == {"harvest_count_drop", "mapping_failure_rate", "harvest_reconciles", "mapping_reconciles",
-                           "indexing_reconciles"}
+    gates = ("index_queryable", "index_count", "index_health", "index_fields", "index_canary")
+    assert set(checks) == {
+        ("original_records", "harvest_count_drop"), ("mapped_records", "mapping_failure_rate"),
+        ("original_records", "harvest_reconciles"), ("mapped_records", "mapping_reconciles"),
+        ("indexed_records", "indexing_reconciles"),
+        *(("search_index", gate) for gate in gates), *(("search_index_rebuild", gate) for gate in gates)}
     for spec in checks.values():
         assert spec.partitions_def == _partitions(defs, spec.asset_key)
         assert spec.blocking

@@ -33,7 +33,7 @@ def test_the_demo_fills_opensearch_fedora_and_fuseki(tmp_path, opensearch_server
                INGEST_REPOSITORY=repository, FEDORA_USER=fedora_server.facts["user"],
                FEDORA_PASSWORD=fedora_server.facts["password"], INGEST_TRIPLESTORE=f"fuseki+{fuseki}",
                HTTP_PROXY=nowhere, HTTPS_PROXY=nowhere, NO_PROXY="127.0.0.1,localhost")
-    with live_servers.exclusive("opensearch-resourcesync"):  # the demo's ResourceSync indices have fixed names
+    with live_servers.exclusive("opensearch-fixed-names"):  # the demo's indices have fixed names
         _run_demo(env, tmp_path, search, fedora_server, fuseki, repository)
 
 

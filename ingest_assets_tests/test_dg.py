@@ -50,6 +50,12 @@ def test_dg_checks_lists_and_launches_a_partition(project_env, tmp_path):
             "dataset_ingest_results"} <= assets
     assert {"record_pipeline", "repository_ingest"} <= {j["name"] for j in found["jobs"]}
 
+    # the top-level workspace.yaml (the one `ingest-assets ui` uses, linked into the package) loads the same location
+    validated = subprocess.run([str(DG.with_name("dagster")), "definitions", "validate", "-w", "workspace.yaml"],
+                               cwd=PROJECT, env=project_env, capture_output=True, text=True, timeout=300)
+    assert validated.returncode == 0 and "ingest_assets" in validated.stdout + validated.stderr, validated.stderr[-3000:]
+    assert (PROJECT / "ingest_assets" / "cli" / "workspace.yaml").resolve() == PROJECT / "workspace.yaml"
+
     launched = dg_cli(project_env, "launch", "--assets", "repository_collections", "--partition", "riverwiki")
     assert launched.returncode == 0, launched.stdout[-3000:] + launched.stderr[-3000:]
     objects = list((tmp_path / "ingest" / "ocfl").rglob("0=ocfl_object_*"))

@@ -8,7 +8,7 @@ import dagster as dg
 from ingest_assets.defs.linked_data.sensors import PROVIDER_TAG
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "ingest_assets" / "cli" / "dagster.yaml"  # written into $INGEST_HOME/dagster by the commands
+SHIPPED = ROOT / "dagster.yaml"  # written into $INGEST_HOME/dagster by the commands
 
 
 def test_instance_yaml_limits_one_run_per_provider(tmp_path):

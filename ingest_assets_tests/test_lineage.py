@@ -20,6 +20,8 @@ from ingest_assets.demo.site import dataset_api, dataset_files, lod_dump
 from ingest_assets.records.mapping import mint_id
 from ingest_assets.storage import LocalStorage, layout
 from ingest_assets.storage.avro import part_keys, read_part
+from ingest_assets.cli.main import READER_GONE
+from ingest_assets_tests.support import run_with_reader_gone
 
 DAY = date(2026, 1, 15)
 COMMAND = str(Path(sys.executable).parent / "ingest-assets")
@@ -89,6 +91,16 @@ def test_a_deleted_record_and_a_record_that_failed_mapping_show_where_they_stop(
     assert steps[0]["facts"]["deleted"] and steps[1]["facts"]["deleted"]
     failed = next(r.identifier for r in in_window() if not r.fields["rights"] and not r.deleted)
     assert [s["what"] for s in lineage(run, "demo", failed)["steps"]] == ["original record", "harvest request"]
+
+
+def test_lineage_ends_quietly_when_its_reader_goes_away(demo):
+    """``ingest-assets lineage demo <id> | head -1``: head leaves once it has its line."""
+    _, _, ingest_home = demo
+    wanted = next(r.identifier for r in in_window() if not r.deleted)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INGEST_", "DAGSTER_"))}
+    env.update(INGEST_HOME=str(ingest_home), DAGSTER_HOME=str(ingest_home.parent))
+    done = run_with_reader_gone("lineage", "demo", wanted, cwd=ingest_home.parent, env=env)
+    assert done.stderr == "" and done.returncode == READER_GONE
 
 
 def test_an_unknown_record_is_a_one_line_error(demo):

@@ -1,5 +1,5 @@
 import re
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -42,7 +42,27 @@ def test_shipped_registry_and_its_commented_examples_load():
     assert examples["maryland"].settings.harvest.sets == ["mdlc"]
     assert examples["maryland"].settings.mapping_overrides == {"dataProvider": {"value": "Maryland State Archives"}}
     assert examples["k2n"].require("repository").default_language == "de"
+    assert examples["dans"].require("datasets").hosts == ["dataverse.internal.example.org"]
     assert examples["minnesota"].settings.enrichment.skip == ["strip_ending_period"]
+    assert examples["maryland"].settings.review.required and examples["maryland"].settings.contact
+
+
+def test_review_contacts_and_index_tolerance_are_typed():
+    entry = parse_registry({"mwdl": {"review": {"required": True, "auto_approve_after": "2d"}, "contact": "a@mwdl.org",
+                                     "quality": {"index_count_tolerance": 0.05}}})["mwdl"]
+    assert entry.settings.review.auto_approve_after == timedelta(days=2) and entry.settings.contact == ["a@mwdl.org"]
+    assert entry.settings.quality.index_count_tolerance == 0.05
+    plain = parse_registry({"demo": {}})["demo"].settings
+    assert (plain.review.required, plain.review.auto_approve_after, plain.contact) == (False, timedelta(hours=48), [])
+    assert parse_registry({"x": {"review": {"required": True, "auto_approve_after": "never"}}})["x"].settings.review \
+        .auto_approve_after is None
+    for bad, message in (({"review": {"auto_approve_after": 48}}, "x.review.auto_approve_after': must be a positive"),
+                         ({"review": {"auto_approve_after": "0h"}}, "must be a positive duration"),
+                         ({"review": {"required": "yes"}}, "x.review.required"),
+                         ({"contact": ["not an address"]}, "x.contact': 'not an address' is not an e-mail address"),
+                         ({"quality": {"index_count_tolerance": 2}}, "x.quality.index_count_tolerance")):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            parse_registry({"x": bad})["x"]  # refused: the entry's own error
 
 
 @pytest.mark.parametrize(

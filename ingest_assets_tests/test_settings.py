@@ -70,6 +70,9 @@ def test_the_avro_codec_comes_from_the_settings(current_settings):
     ({"INGEST_REPOSITORY_REMOVAL_GRACE_DAYS": "-1"}, "must not be negative"),
     ({"INGEST_PARTITION_START": "May 2024"}, "YYYY-MM-DD"),
     ({"INGEST_RESOURCESYNC_CAPABILITIES": "repository,records"}, r"INGEST_RESOURCESYNC_CAPABILITIES: unknown \['records'\]"),
+    ({"INGEST_INDEX_TOLERANCE": "5%"}, "INGEST_INDEX_TOLERANCE must be a number"),
+    ({"INGEST_INDEX_TOLERANCE": "2"}, "INGEST_INDEX_TOLERANCE must be a share between 0 and 1"),
+    ({"INGEST_INDEX_RETAIN": "-1"}, "INGEST_INDEX_RETAIN must not be negative"),
 ])
 def test_a_bad_setting_is_a_config_error_naming_it(env, message):
     with pytest.raises(ConfigError, match=message):
@@ -88,6 +91,14 @@ def test_the_published_change_feeds_come_from_the_settings(tmp_path):
     assert [s.name for s in only.sets(Registry({}))] == ["linked-data"]
     assert only.capability_feed("datasets", LocalStorage(tmp_path)) is None  # not published: no feed
     assert resource({"INGEST_RESOURCESYNC_CAPABILITIES": ""}).sets(Registry({})) == []
+
+
+def test_publishing_settings_and_their_defaults():
+    defaults = Settings.from_env({})
+    assert (defaults.index_count_tolerance, defaults.index_retain, defaults.smtp_given) == (0.02, 2, False)
+    given = Settings.from_env({"INGEST_SMTP_URL": "smtp+starttls://hub@smtp.hub.org", "INGEST_INDEX_RETAIN": "5",
+                               "INGEST_INDEX_TOLERANCE": "0.1"})
+    assert (given.smtp_given, given.index_retain, given.index_count_tolerance) == (True, 5, 0.1)
 
 
 def test_secrets_are_looked_up_but_never_shown():

@@ -46,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = Settings.current()
     registry = load_registry(settings.registry_path)
+    from ingest_assets.records.mapping import check_registry
+
+    check_registry(registry)  # an unknown profile or a bad rule refuses its entry here, before any harvest
     providers = registry.providers_of("records")
     if args.provider not in registry and args.provider not in registry.problems:
         raise UsageError(f"provider {args.provider!r} is not in the registry {registry.source}",

@@ -61,4 +61,17 @@ def _lineage(args: argparse.Namespace, settings: Settings) -> Lineage:
         return dataset_lineage(storage, args.dataset)
     from ingest_assets.lineage.records import record_lineage
 
-    return record_lineage(storage, args.provider, args.id, args.date)
+    return record_lineage(storage, args.provider, args.id, args.date, _minter(settings, args.provider))
+
+
+def _minter(settings, provider: str):
+    """How the registry's entry for ``provider`` mints DPLA ids (its profile's id prefix), when it names a profile;
+    else ``None`` (the provider's name)."""
+    from ingest_assets.core.registry import load_registry
+    from ingest_assets.records.mapping import minter_for
+
+    try:
+        entry = load_registry(settings.registry_path)[provider]
+    except ConfigError:
+        return None  # no registry here, or not in it: outputs alone say where the record came from
+    return minter_for(entry) if entry.settings.mapping is not None else None

@@ -2,7 +2,8 @@
 (:class:`Parser`), imported only when its command runs (so ``ingest-assets --help`` and every command start fast).
 
 A command reports a problem by raising; :func:`main` turns every error into one line on stderr,
-``ingest-assets <command>: <problem>; hint: <what to do>``, and an exit status (:func:`exit_status`).
+``ingest-assets <command>: <problem>; hint: <what to do>``, and an exit status (:func:`exit_status`). When the
+reader of the output goes away (``| head``) any command ends quietly with :data:`READER_GONE`.
 ``--verbose`` anywhere on the line adds the traceback and the libraries' logs (for ``harvest``, Dagster's event log).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import errno
 import logging
+import os
 import shutil
 import sys
 import traceback
@@ -45,8 +47,14 @@ COMMANDS = {
     "repository": ("repository", "main", "repository ingest commands"),
     "datasets": ("datasets", "main", "submit or process dataset ingest requests"),
     "lineage": ("lineage", "main", "where a record, graph, object or dataset came from"),
+    "index": ("index", "main", "the search alias, its indices and those kept for rollback; roll back"),
+    "review": ("review", "main", "list, approve or reject days held for review before publishing"),
+    "report": ("report", "main", "a provider day's report: counts, problems, coverage, what changed"),
+    "takedown": ("takedown", "main", "keep records out of the index and the change feed until undone"),
+    "status": ("status", "main", "per provider: last harvest, counts, failures, review, live index, history"),
 }
 VERBOSE = "--verbose"
+READER_GONE = 128 + 13  # the status of a command ended by SIGPIPE, as `yes | head` leaves `yes`
 _verbose = False
 DESCRIPTION = ("The ingest-assets commands. A mistake is one line on stderr with a hint; --verbose anywhere on the line "
                "adds the traceback (and, for harvest, Dagster's event log).")
@@ -136,8 +144,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if command:
             module, function, _ = COMMANDS[command]
-            return getattr(import_module(f"ingest_assets.cli.{module}"), function)(argv[1:]) or 0
-        return _top_level(argv)
+            status = getattr(import_module(f"ingest_assets.cli.{module}"), function)(argv[1:]) or 0
+        else:
+            status = _top_level(argv)
+        sys.stdout.flush()  # inside the try: a pipe closed since the last write fails here, not at exit
+        return status
+    except BrokenPipeError:  # the reader went away (`ingest-assets lineage ... | head`): end quietly, any command
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush goes nowhere
+        return READER_GONE
     except SystemExit as exc:  # --help, or a parser that is not a Parser
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every error is one line (the point of main)

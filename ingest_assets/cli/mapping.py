@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 from ingest_assets.cli.main import Parser
-from ingest_assets.core.errors import UsageError
 from ingest_assets.core.registry import ENRICHMENT_STEPS
 
 
@@ -19,30 +18,28 @@ def _map(args: argparse.Namespace) -> int:
     """Map files or a provider's newest harvest with a profile, writing nothing (``records/mapping/preview.py``)."""
     import yaml
 
-    from ingest_assets.core.errors import ConfigError
+    from ingest_assets.core.errors import ConfigError, context
     from ingest_assets.records.enrichment import Chain
-    from ingest_assets.records.mapping.mapper import build_mapper
+    from ingest_assets.records.mapping.mapper import ProviderSettings, build_mapper, deployment_catalog
     from ingest_assets.records.mapping.preview import HARVEST, preview, read_inputs
-    from ingest_assets.records.mapping.profiles import PROFILES, load_profile
     from ingest_assets.core.settings import Settings
     from ingest_assets.storage import open_storage
 
     harvests = [given[len(HARVEST):] for given in args.inputs if given.startswith(HARVEST)]
     provider = args.provider or (harvests[0] if harvests else "preview")
-    if args.profile in PROFILES:
-        profile = PROFILES[args.profile]
-    elif Path(args.profile).exists() or args.profile.endswith((".yaml", ".yml")) or "/" in args.profile:
-        profile = load_profile(args.profile)
-    else:
-        raise UsageError(f"unknown profile {args.profile!r}",
-                         hint=f"shipped profiles: {', '.join(sorted(PROFILES))}; or give a profile file")
+    catalog = deployment_catalog()
+    profile = catalog.profile(args.profile)
     overrides = {}
     if args.override:
         try:
             overrides = yaml.safe_load(args.override.read_text(encoding="utf-8")) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise ConfigError(f"cannot read the overrides: {exc}", file=str(args.override)) from None
-    mapper = build_mapper(provider, args.label or provider, profile, overrides)
+    prefix = profile.provider.id_prefix
+    settings = ProviderSettings(provider, args.label or profile.provider.label or provider, profile.provider.uri,
+                                provider if prefix is None else prefix or None)
+    with context(file=str(args.override) if args.override else None):
+        mapper = build_mapper(settings, profile, overrides, catalog)
     storage = open_storage(Settings.current().storage_url) if harvests else None
     chain = Chain(skip=frozenset(args.skip), dates=args.dates) if args.enrich else None
     report = preview(mapper, read_inputs(args.inputs, profile, provider, storage), sys.stdout,
@@ -53,12 +50,13 @@ def _map(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="ingest-assets map", description=__doc__)
     parser.add_argument("inputs", nargs="+", metavar="INPUT")
-    parser.add_argument("--profile", required=True, help="a shipped profile (oai_dc, qdc, mods, nara, mdl, cdl...) "
-                                                          "or a profile file of one's own")
+    parser.add_argument("--profile", required=True, help="a profile's name (shipped, or in INGEST_PROFILES) or a "
+                                                          "profile file of one's own")
     parser.add_argument("--override", type=Path, metavar="FILE",
                          help="YAML: field -> rule, merged onto the profile as a registry's mapping_overrides")
-    parser.add_argument("--provider", help="provider name for DPLA ids (default: the harvest's provider, or 'preview')")
-    parser.add_argument("--label", help="provider label (default: the provider name)")
+    parser.add_argument("--provider", help="provider name (default: the harvest's provider, or 'preview'); DPLA ids are "
+                                           "minted with the profile's id_prefix, else with this name")
+    parser.add_argument("--label", help="provider label (default: the profile's, else the provider name)")
     parser.add_argument("--limit", type=int, help="print only the first N records (all are counted)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument("--enrich", action="store_true",

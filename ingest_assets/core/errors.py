@@ -78,6 +78,15 @@ class FetchError(IngestError):
         self.body: bytes | None = None  # the start of an error response, when there was one
 
 
+class RefusedAddress(FetchError):
+    """A URL's host is not a public address and this configuration does not allow private ones: a matter of
+    configuration (``allow_private``, the hosts a block names), not of the URL; the same configuration refuses
+    it again."""
+
+    def __init__(self, message: str, *, url: str | None = None, **kwargs):
+        super().__init__(message, url=url, retryable=False, **kwargs)
+
+
 class TooLargeError(FetchError):
     """A response body went past its size cap; a retry meets the same body."""
 

@@ -34,7 +34,7 @@ from urllib3.util.retry import Retry
 
 from ingest_assets.core import json_input
 from ingest_assets.core.digests import MultiHasher
-from ingest_assets.core.errors import FetchError, TooLargeError
+from ingest_assets.core.errors import FetchError, RefusedAddress, TooLargeError
 from ingest_assets.core.version import software_version
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -118,9 +118,12 @@ _T = TypeVar("_T")
 _AMBIGUOUS = re.compile(r"[\x00-\x20\x7f\\]")
 
 
-def check_url(url: str, *, allow_private: bool = False, allowed_schemes=("http", "https")) -> tuple[str, str | None]:
+def check_url(url: str, *, allow_private: bool = False, allowed_schemes=("http", "https"),
+              private_hosts: frozenset[str] = frozenset()) -> tuple[str, str | None]:
     """Refuse URLs a provider must not make us fetch (``file://``, loopback, private ranges...); returns the host
-    and the checked address to connect to (None with ``allow_private``: the system resolves it).
+    and the checked address to connect to (None with ``allow_private``, or for a host in ``private_hosts``,
+    the ones configured to be reached on private addresses: the system resolves it). A non-public address is
+    refused with :class:`RefusedAddress`.
 
     The host judged is the one urllib3 (which ``requests`` connects with) parses; URLs whose parsers could disagree
     about the host (userinfo, backslashes, whitespace or control characters, percent-encoded hosts) are refused.
@@ -138,7 +141,7 @@ def check_url(url: str, *, allow_private: bool = False, allowed_schemes=("http",
     if parts.auth is not None or "%" in parts.host:
         raise FetchError("refusing URL with userinfo or a percent-encoded host", url=url, retryable=False)
     host = parts.host.strip("[]").lower()
-    if allow_private:
+    if allow_private or host in private_hosts:
         return host, None
     try:
         infos = socket.getaddrinfo(host, parts.port or 443, proto=socket.IPPROTO_TCP)
@@ -147,11 +150,7 @@ def check_url(url: str, *, allow_private: bool = False, allowed_schemes=("http",
     for info in infos:
         address = ipaddress.ip_address(info[4][0].split("%")[0])
         if not all(a.is_global for a in _addresses_within(address)):
-            raise FetchError(
-                f"refusing {host} -> {address}: not a public address (allow_private is off)",
-                url=url,
-                retryable=False,
-            )
+            raise RefusedAddress(f"refusing {host} -> {address}: not a public address (allow_private is off)", url=url)
     return host, infos[0][4][0]
 
 
@@ -277,6 +276,7 @@ class HttpClient:
         max_redirects: int = 10,
         max_seconds: float = MAX_RESPONSE_SECONDS,
         allow_private: bool = False,
+        private_hosts: frozenset[str] = frozenset(),
         allowed_schemes: tuple[str, ...] = ("http", "https"),
         session: requests.Session | None = None,
     ):
@@ -287,6 +287,7 @@ class HttpClient:
         self.max_redirects = max_redirects
         self.max_seconds = max_seconds
         self.allow_private = allow_private
+        self.private_hosts = frozenset(host.lower() for host in private_hosts)  # reached on private addresses too
         self.allowed_schemes = allowed_schemes
         self.session = session or requests.Session()
         self.session.headers.setdefault("User-Agent", f"ingest-assets/{software_version()}")
@@ -387,7 +388,8 @@ class HttpClient:
         history: list[tuple[str, int]] = []
         current = url
         for _ in range(self.max_redirects + 1):
-            host, address = check_url(current, allow_private=self.allow_private, allowed_schemes=self.allowed_schemes)
+            host, address = check_url(current, allow_private=self.allow_private, allowed_schemes=self.allowed_schemes,
+                                      private_hosts=self.private_hosts)
             pinned = _PINNED.set({host: address} if address else {})
             try:
                 response = self.session.request(

@@ -2,7 +2,8 @@
 
 What keys an entry can have is :class:`EntrySettings`: the record pipeline's (:class:`RecordSettings`, its
 ``harvest:`` one of :data:`HarvestBlock`), linked data's (:class:`LinkedDataSettings`), ``repository:``
-(:class:`RepositoryBlock`) and ``resourcesync:`` (:class:`ResourceSyncBlock`). Every model is a
+(:class:`RepositoryBlock`), ``resourcesync:`` (:class:`ResourceSyncBlock`) and ``datasets:``
+(:class:`DatasetsBlock`). Every model is a
 :class:`Block`: strict types (a quoted ``"false"`` is not a boolean, ``lots`` is not a number) and unknown
 keys refused. An entry is checked whole when it is made (:class:`ProviderEntry`); the first problem is a
 ConfigError naming entry, key (``maryland.harvest.metadata_prefix``) and file. A refused entry stops only itself
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
 from urllib.parse import urlsplit
@@ -45,6 +46,9 @@ MiB = 1024 * 1024
 # A restricted, streamable XPath for file records: '/'- or '//'-separated QNames, no predicates.
 RECORD_XPATH_RE = re.compile(r"^(//?[A-Za-z_][\w.\-]*(:[A-Za-z_][\w.\-]*)?)+$")
 STEP_RE = re.compile(r"(//?)([^/]+)")
+DURATION_RE = re.compile(r"(\d+)\s*([mhd])")
+DURATION_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+EMAIL_RE = re.compile(r"[^@\s<>,;]+@[^@\s<>,;]+\.[^@\s<>,;]+")
 
 
 def problem(reason: str) -> PydanticCustomError:
@@ -298,6 +302,7 @@ class ResourceSyncHarvest(_Harvest):
     max_list_bytes: Positive = 64 * MiB  # one sitemap (list or index)
     max_resource_bytes: Positive = 64 * MiB
     max_resources: Positive = 1_000_000  # per run
+    max_attempts: Positive = 5  # runs that try a resource whose fetch or check failed before it is given up
     bounds: PageBounds = Field(default_factory=PageBounds)  # max_pages: sitemaps fetched per run
 
 
@@ -311,6 +316,36 @@ HarvestBlock = Annotated[
 class QualityBlock(Block):
     max_count_drop: float = Field(default=0.15, ge=0, le=1)
     max_failure_rate: float = Field(default=0.20, ge=0, le=1)
+    # how far a new search index may fall short of the one it replaces; None: INGEST_INDEX_TOLERANCE (2%)
+    index_count_tolerance: float | None = Field(default=None, ge=0, le=1)
+
+
+def _duration(value: Any) -> Any:
+    """``48h``, ``2d``, ``90m`` -> timedelta; ``never`` -> None (only an explicit approval publishes)."""
+    if value == "never":
+        return None
+    match = DURATION_RE.fullmatch(value) if isinstance(value, str) else None
+    if match is None or not int(match[1]):
+        raise problem(f"must be a positive duration such as 48h, 2d or 90m, or never (given {value!r})")
+    return timedelta(**{DURATION_UNITS[match[2]]: int(match[1])})
+
+
+def _addresses(value: Any) -> Any:
+    """``contact: a@x.org`` is read as ``[a@x.org]``; each address must look like one."""
+    values = [value] if isinstance(value, str) else value
+    if isinstance(values, list):
+        for address in values:
+            if not isinstance(address, str) or not EMAIL_RE.fullmatch(address):
+                raise problem(f"{address!r} is not an e-mail address")
+    return values
+
+
+class ReviewBlock(Block):
+    """``review: {required: true, auto_approve_after: 48h}``: each new day of the provider is held after
+    enrichment until approved (``ingest-assets review``, the UI, or the window expiring)."""
+
+    required: bool = False
+    auto_approve_after: Annotated[timedelta | None, BeforeValidator(_duration)] = timedelta(hours=48)
 
 
 class ScheduleBlock(Block):
@@ -338,17 +373,24 @@ class EnrichmentBlock(Block):
 
 
 class RecordSettings(Block):
-    """The record pipeline's keys (harvest, mapping, quality checks, refresh schedule, engine, enrichment)."""
+    """The record pipeline's keys (harvest, mapping, quality checks, refresh schedule, engine, enrichment, review
+    before publishing and the contacts its reports are mailed to)."""
 
     harvest: HarvestBlock | None = None
-    mapping: str | None = None
-    # field -> rule, or a list of rules, or null (off); the rules are checked when the mapper is built
+    mapping: Text | None = None  # a profile's name, or a profile file (relative to this registry file)
+    # field -> rule, or a list of rules, or null (off); checked with the profile by the record capability's
+    # check of a loaded registry (``records.mapping.check_registry``)
     mapping_overrides: dict[str, dict[str, Any] | list[dict[str, Any]] | None] = Field(default_factory=dict)
+    provider_uri: HttpUrl | None = None  # the hub's URI the records carry, over the profile's
+    # the key DPLA ids are minted with, over the profile's: md5('<id_prefix>--<local id>'); false: md5('<local id>')
+    id_prefix: Annotated[str, Field(pattern=r"^\S+$")] | Literal[False] | None = None
     quality: QualityBlock = Field(default_factory=QualityBlock)
     enrichment: EnrichmentBlock = Field(default_factory=EnrichmentBlock)
     schedule: ScheduleBlock | Literal[False] = Field(default_factory=ScheduleBlock)  # false: no automatic refresh
     engine: Literal["in-process", "spark", "auto"] | None = None
     engine_threshold: Positive | None = None
+    review: ReviewBlock = Field(default_factory=ReviewBlock)  # off by default
+    contact: Annotated[list[str], BeforeValidator(_addresses)] = Field(default_factory=list)  # who gets the report
 
 
 # ---- linked data -------------------------------------------------------------------------------------------
@@ -370,6 +412,19 @@ class ResourceSyncBlock(Block):
     url_prefix: Text | None = None
     root: Text | None = None
     publish_outputs: bool = False
+
+
+# ---- dataset ingest (``datasets:``) -------------------------------------------------------------------------
+
+class DatasetsBlock(Block):
+    """``datasets: {platform: zenodo, hosts: [data.example.org], allow_private: false}``: a dataset platform the hub
+    reaches on hosts of its own (an InvenioRDM, Figshare or archive.org instance, a Dataverse). Its ``hosts``
+    (``name`` or ``name:port``) are recognised as the platform's; with ``allow_private`` those hosts, and only
+    they, may resolve to private addresses."""
+
+    platform: Literal["zenodo", "figshare", "archiveorg", "dataverse"]
+    hosts: Annotated[list[Text], Field(min_length=1)]
+    allow_private: bool = False
 
 
 # ---- repository (``repository:``) --------------------------------------------------------------------------
@@ -407,6 +462,7 @@ class EntrySettings(RecordSettings, LinkedDataSettings):
     label: str | None = None
     repository: RepositoryBlock | None = None
     resourcesync: ResourceSyncBlock | None = None
+    datasets: DatasetsBlock | None = None
 
 
 def _key(error: Mapping[str, Any], data: Any) -> list[str]:
@@ -470,6 +526,12 @@ class Registry(Mapping[str, ProviderEntry]):
         self.source = source
         self.problems: dict[str, ConfigError] = dict(problems or {})
         self.stale = stale
+
+    def refuse(self, name: str, error: ConfigError) -> None:
+        """Move a loaded entry to :attr:`problems` (a capability's own check of it failed: a mapping rule that
+        does not compile); the other entries are not affected."""
+        self._entries.pop(name, None)
+        self.problems[name] = error
 
     def __getitem__(self, name: str) -> ProviderEntry:
         if name in self._entries:

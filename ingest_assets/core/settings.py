@@ -50,6 +50,9 @@ class Settings:
     sparql_urls: tuple[str, str, str] | None = None  # (query, update, Graph Store) of a server named by its URLs
     sparql_max_request_bytes: int = SPARQL_MAX_REQUEST_BYTES
     resourcesync_capabilities: tuple[str, ...] = CHANGE_FEED_CAPABILITIES
+    index_count_tolerance: float = 0.02  # a new index may hold at most this share fewer documents than the old
+    index_retain: int = 2  # previous indices of a provider kept for rollback
+    profiles_path: Path | None = None  # a folder of mapping profiles (and vocabularies/) beside the shipped ones
     # the Dagster instance folder: DAGSTER_HOME, else $INGEST_HOME/dagster (the commands write its dagster.yaml)
     dagster_home: Path | None = None
     uv_run: bool = False  # started by `uv run` (the commands print follow-up commands the same way)
@@ -59,6 +62,7 @@ class Settings:
     notify_from: str = "ingest-assets@localhost"
     notify_webhook: str | None = None
     ui_url: str = "http://127.0.0.1:3000"  # the Dagster UI, for links to runs in notices and on the status page
+    smtp_given: bool = False  # INGEST_SMTP_URL is set: provider reports are mailed to their registry contacts
     # secrets (FEDORA_PASSWORD, IA_*, the wiki credentials a registry entry names) are looked up, never shown
     _environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -97,6 +101,9 @@ class Settings:
                 "INGEST_SPARQL_MAX_REQUEST_BYTES", env.get("INGEST_SPARQL_MAX_REQUEST_BYTES") or str(SPARQL_MAX_REQUEST_BYTES), int
             )),
             resourcesync_capabilities=_capabilities(env.get("INGEST_RESOURCESYNC_CAPABILITIES")),
+            index_count_tolerance=_share("INGEST_INDEX_TOLERANCE", env.get("INGEST_INDEX_TOLERANCE") or "0.02"),
+            index_retain=int(_number("INGEST_INDEX_RETAIN", env.get("INGEST_INDEX_RETAIN") or "2", int)),
+            profiles_path=Path(env["INGEST_PROFILES"]).resolve() if env.get("INGEST_PROFILES") else None,
             dagster_home=Path(env.get("DAGSTER_HOME") or home / "dagster").resolve(),
             uv_run="UV_RUN_RECURSION_DEPTH" in env,
             notify_email=tuple(a.strip() for a in (env.get("INGEST_NOTIFY_EMAIL") or "").split(",") if a.strip()),
@@ -104,6 +111,7 @@ class Settings:
             notify_from=env.get("INGEST_NOTIFY_FROM") or f"ingest-assets@{socket.gethostname()}",
             notify_webhook=_http_url("INGEST_NOTIFY_WEBHOOK", env.get("INGEST_NOTIFY_WEBHOOK")),
             ui_url=(_http_url("INGEST_UI_URL", env.get("INGEST_UI_URL")) or "http://127.0.0.1:3000").rstrip("/"),
+            smtp_given=bool(env.get("INGEST_SMTP_URL")),
             _environ=env,
         )
 
@@ -160,6 +168,13 @@ def _sparql_urls(env: Mapping[str, str]) -> tuple[str, str, str] | None:
         raise ConfigError(f"{', '.join(missing)} missing: a SPARQL server named by its URLs needs all of "
                           f"{', '.join(SPARQL_URL_VARIABLES)}")
     return values  # type: ignore[return-value]
+
+
+def _share(name: str, value: str) -> float:
+    share = _number(name, value, float)
+    if share > 1:
+        raise ConfigError(f"{name} must be a share between 0 and 1, got {value!r}")
+    return share
 
 
 def _engine(value: str) -> str:

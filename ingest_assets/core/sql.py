@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, create_engine, event
+from sqlalchemy import Connection, DateTime, Engine, Table, TypeDecorator, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 
@@ -49,3 +50,22 @@ def upsert(conn: Connection, table: Table, row: Mapping[str, Any], keys: Sequenc
     else:
         statement = statement.on_conflict_do_nothing(index_elements=list(keys))
     return len(conn.execute(statement.returning(*(table.c[name] for name in keys))).all())
+
+
+class UtcDateTime(TypeDecorator):
+    """A timezone-aware datetime stored as UTC and read back aware on every dialect (SQLite keeps no zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("datetimes stored in SQL must be timezone-aware")
+        return value.astimezone(timezone.utc)
+
+    def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)

@@ -8,6 +8,7 @@ terminal response is a direct file.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, quote, urljoin, urlsplit
 
@@ -24,6 +25,29 @@ DEFAULT_HOSTS = {
     "figshare": ("figshare.com",),
     "archiveorg": ("archive.org",),
 }
+
+
+@dataclass(frozen=True)
+class PlatformHosts:
+    """The hosts a hub adds to the platforms' own (``platform -> hosts``, ``name`` or ``name:port``) and those it
+    may reach on private addresses (host names, without port)."""
+
+    hosts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    private: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, entries: Iterable, extra: dict[str, tuple[str, ...]] | None = None) -> "PlatformHosts":
+        """From the registry entries' ``datasets:`` blocks, plus ``extra`` (the command line's)."""
+        hosts = {name: tuple(found) for name, found in (extra or {}).items()}
+        private: set[str] = set()
+        for entry in entries:
+            block = entry.settings.datasets
+            if block is None:
+                continue
+            hosts[block.platform] = hosts.get(block.platform, ()) + tuple(h.lower() for h in block.hosts)
+            if block.allow_private:
+                private.update(urlsplit(f"//{host}").hostname or host for host in block.hosts)
+        return cls(hosts, frozenset(private))
 
 
 @dataclass(frozen=True)

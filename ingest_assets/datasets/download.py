@@ -7,8 +7,8 @@ from pathlib import Path
 
 from ingest_assets.datasets.fetch import timestamp14
 from ingest_assets.datasets.hashing import ALGORITHMS, Digests
-from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.core.errors import FetchError, TooLargeError
+from ingest_assets.datasets.status import DatasetIngestFailure, blocked_by_config
+from ingest_assets.core.errors import FetchError, RefusedAddress, TooLargeError
 from ingest_assets.core.http import HttpClient
 
 DROP_HEADERS = {"content-encoding", "transfer-encoding", "content-length", "connection", "keep-alive"}
@@ -40,6 +40,8 @@ def download(client: HttpClient, url: str, dest: Path, *, max_bytes: int, what: 
         got = client.download(url, dest, max_bytes=max_bytes, hashes=ALGORITHMS)
     except TooLargeError as exc:
         raise DatasetIngestFailure("mismatch-size", f"{what}: {exc}") from exc
+    except RefusedAddress as exc:
+        raise blocked_by_config(what, exc) from exc
     except FetchError as exc:
         if exc.retryable:
             raise DatasetIngestFailure("fetch-error", f"{what}: {exc}") from exc

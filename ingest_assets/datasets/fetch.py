@@ -9,8 +9,8 @@ from datetime import datetime, timezone
 
 from requests.structures import CaseInsensitiveDict
 
-from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.core.errors import FetchError
+from ingest_assets.datasets.status import DatasetIngestFailure, blocked_by_config
+from ingest_assets.core.errors import FetchError, RefusedAddress
 from ingest_assets.core.http import HttpClient, HttpResponse
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -43,7 +43,10 @@ def timestamp14(moment: datetime | None = None) -> str:
 
 
 def failure_for(exc: FetchError, what: str) -> DatasetIngestFailure:
-    """Map a fetch error to a status: retryable -> fetch-error, HTTP 4xx -> terminal-bad-status."""
+    """Map a fetch error to a status: refused by configuration -> blocked-by-config, retryable -> fetch-error,
+    HTTP 4xx -> terminal-bad-status."""
+    if isinstance(exc, RefusedAddress):
+        return blocked_by_config(what, exc)
     if exc.retryable:
         return DatasetIngestFailure("fetch-error", f"{what}: {exc}", terminal_status_code=exc.status)
     if exc.status is not None:

@@ -32,7 +32,7 @@ from ingest_assets.datasets.deposit import (
     write_warc,
 )
 from ingest_assets.datasets.bundle import BundleEntry, list_bundle
-from ingest_assets.datasets.detect import doi_url, match_url, normalize_doi, parse_landing
+from ingest_assets.datasets.detect import PlatformHosts, doi_url, match_url, normalize_doi, parse_landing
 from ingest_assets.datasets.download import Capture, download
 from ingest_assets.datasets.fetch import RecordingClient, Terminal, fetch_terminal
 from ingest_assets.datasets.hashing import mismatch
@@ -79,17 +79,20 @@ def make_context(
     engine: Engine,
     *,
     allow_private: bool = False,
+    platform_hosts: PlatformHosts = PlatformHosts(),
     ia_access_key: str | None = None,
     ia_secret_key: str | None = None,
     **options,
 ) -> IngestContext:
-    """A context on ``storage`` and a results database; archive.org upload only when both keys are given."""
+    """A context on ``storage`` and a results database; ``platform_hosts`` adds platform hosts (and the hosts
+    reached on private addresses); archive.org upload only when both keys are given."""
     uploader = ArchiveOrgUploader(ia_access_key, ia_secret_key) if ia_access_key and ia_secret_key else None
     return IngestContext(
-        client=HttpClient(allow_private=allow_private),
+        client=HttpClient(allow_private=allow_private, private_hosts=platform_hosts.private),
         storage=storage,
         store=ResultStore(engine),
         uploader=uploader,
+        hosts=platform_hosts.hosts,
         **options,
     )
 
@@ -329,6 +332,7 @@ def _verify_bundle(
             entry.status = "bundle-incomplete"
             raise DatasetIngestFailure("bundle-incomplete", f"bundle {bundle_name} lacks {entry.path}")
         used.add(found.path)
+        entry.mimetype = entry.mimetype or found.mimetype  # declared by the platform, else its own (not the zip's)
         _verify(entry, replace(capture, digests=found.digests))
         entry.extra["bundle_path"] = found.path
     for other in (e for e in entries if e.path not in used):
@@ -344,6 +348,7 @@ def _verify_bundle(
                 md5=digests.md5 if digests else None,
                 sha1=digests.sha1 if digests else None,
                 sha256=digests.sha256 if digests else None,
+                mimetype=other.mimetype,
                 status="success" if digests else "link",
                 terminal_url=capture.url,
                 terminal_dt=capture.dt,

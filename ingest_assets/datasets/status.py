@@ -1,4 +1,9 @@
-"""Result status values, each marked retryable (a later run may succeed) or final."""
+"""Result status values, each marked retryable (a later run may succeed) or final.
+
+What depends on this hub's configuration rather than on the request is never final: ``blocked-by-config``
+(an address the configuration does not let us reach: a private one without ``allow_private``) and
+``no-platform-match`` (no platform recognised with the hosts configured). A request that met either is
+processed again when it comes again, under the configuration of that time."""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ STATUSES: dict[str, bool] = {
     SUCCESS_FILE: False,
     SUCCESS_EXISTING: False,
     "invalid-request": False,
-    "no-platform-match": False,
+    "no-platform-match": True,
     "platform-scope": False,
     "platform-restricted": False,
     "platform-404": False,
@@ -30,6 +35,7 @@ STATUSES: dict[str, bool] = {
     "terminal-bad-status": False,
     "fetch-error": True,
     "fetch-refused": False,
+    "blocked-by-config": True,
     "storage-error": True,
     "upload-error": True,
 }
@@ -40,6 +46,12 @@ SUCCESSES = frozenset({SUCCESS, SUCCESS_FILE})
 def is_retryable(status: str) -> bool:
     """True when a re-run may succeed (network, 5xx, upload trouble); unknown statuses are final."""
     return STATUSES.get(status, False)
+
+
+def blocked_by_config(what: str, exc: Exception) -> "DatasetIngestFailure":
+    """The failure of a fetch the configuration refused (:class:`~ingest_assets.core.errors.RefusedAddress`)."""
+    return DatasetIngestFailure("blocked-by-config", f"{what}: {exc} (a matter of configuration: allow_private, or "
+                                                     "the hosts of a registry datasets: block)")
 
 
 class DatasetIngestFailure(Exception):

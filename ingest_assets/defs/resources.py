@@ -15,7 +15,7 @@ from pydantic import Field, PrivateAttr
 from ingest_assets.core.registry import Registry, load_registry
 from ingest_assets.core.settings import Settings
 from ingest_assets.defs.s3 import storage_opener
-from ingest_assets.storage import Storage
+from ingest_assets.storage import Storage, StoredText
 from ingest_assets.storage.layout import registry_copy_key
 
 if TYPE_CHECKING:
@@ -65,34 +65,27 @@ class RegistryResource(dg.ConfigurableResource):
     """The provider registry YAML file, re-read by every ``load()`` so edits apply without a restart. With
     ``last_good_in`` (the platform storage's URL and S3 settings, plain values so that sensors can use this
     resource), each file that loads is kept there, and a file that no longer loads keeps the hub running on that
-    copy (``Registry.stale`` says why; the registry check shows it red)."""
+    copy (``Registry.stale`` says why; the registry check shows it red). A loaded registry's mapping profiles and
+    rules are compiled before anything uses it: an entry with an unknown profile or a bad rule is refused, naming
+    entry and file (``records.mapping.check_registry``)."""
 
     path: str
     last_good_in: str | None = None
     last_good_s3: dict[str, Any] = Field(default_factory=dict)
 
     def load(self) -> Registry:
+        from ingest_assets.records.mapping import check_registry  # the profiles load with the first registry
+
         kept = None
         if self.last_good_in:
             kept = StoredText(storage_opener(self.last_good_in, self.last_good_s3)(), registry_copy_key())
-        return load_registry(self.path, kept)
+        registry = load_registry(self.path, kept)
+        check_registry(registry)
+        return registry
 
     @classmethod
     def keeping_copies_in(cls, path: str, storage: StorageResource) -> "RegistryResource":
         return cls(path=path, last_good_in=storage.url, last_good_s3=storage.s3)
-
-
-class StoredText:
-    """A mutable text document at a storage key (the registry's last good copy)."""
-
-    def __init__(self, storage: Storage, key: str):
-        self.storage, self.key = storage, key
-
-    def read(self) -> str | None:
-        return self.storage.read_bytes(self.key).decode("utf-8") if self.storage.exists(self.key) else None
-
-    def write(self, text: str) -> None:
-        self.storage.write_bytes(self.key, text.encode("utf-8"), overwrite=True)
 
 
 @cache

@@ -1,4 +1,5 @@
 """A record's lineage: index document -> enriched -> mapped -> original -> the harvest request that fetched it.
+A record a full harvest no longer held goes index deletion -> that harvest (absent) -> the harvest that last held it.
 
 The record (a local id or its DPLA id) is looked for in the provider's outputs of the last activity first
 (indexing, newest output first, then enrichment, mapping, harvest), then each step back follows the
@@ -35,13 +36,16 @@ class Hit:
     record: dict
 
 
-def record_lineage(storage: Storage, provider: str, record_id: str, day: date | None = None) -> Lineage:
-    """The lineage of ``record_id`` (local or DPLA id) of ``provider``, from its newest output (of ``day``)."""
-    dpla_ids = {record_id, mint_id(provider, record_id)}
+def record_lineage(storage: Storage, provider: str, record_id: str, day: date | None = None,
+                   mint: Callable[[str], str] | None = None) -> Lineage:
+    """The lineage of ``record_id`` (local or DPLA id) of ``provider``, from its newest output (of ``day``);
+    ``mint`` makes a local id's DPLA id (default: prefixed with the provider's name)."""
+    mint = mint or (lambda local_id: mint_id(provider, local_id))
+    dpla_ids = {record_id, mint(record_id)}
 
     def matches(activity: str) -> Callable[[dict], bool]:
         if activity == "harvest":
-            return lambda record: record["id"] == record_id or mint_id(provider, record["id"]) == record_id
+            return lambda record: record["id"] == record_id or mint(record["id"]) == record_id
         return lambda record: record["id"] in dpla_ids
 
     hit = _newest_hit(storage, provider, day, matches)
@@ -53,6 +57,8 @@ def record_lineage(storage: Storage, provider: str, record_id: str, day: date | 
     while hit.output.activity != "harvest":
         inputs = Manifest.from_bytes(storage.read_bytes(hit.output.manifest)).inputs
         found = next((h for key in inputs if (h := _find(storage, layout.parse_output(key), matches)) is not None), None)
+        if found is None and hit.output.activity == "indexing" and hit.record.get("deleted"):
+            found = _absence(storage, layout.parse_output(inputs[-1]), matches, steps)
         if found is None:
             raise NotFoundError(f"the record is in {storage.uri(hit.output.folder)} but in none of its inputs {inputs}",
                                 provider=provider, record=record_id)
@@ -60,7 +66,21 @@ def record_lineage(storage: Storage, provider: str, record_id: str, day: date | 
         steps.append(_step(storage, hit))
     steps.append(_request(storage, hit))
     local_id = hit.record["id"]
-    return Lineage(f"record {local_id} of {provider} (DPLA id {mint_id(provider, local_id)})", steps)
+    return Lineage(f"record {local_id} of {provider} (DPLA id {mint(local_id)})", steps)
+
+
+def _absence(storage: Storage, harvest: layout.ActivityOutput, matches: Matcher, steps: list[Step]) -> Hit | None:
+    """An index deletion of a record its full harvest no longer held: the harvest it was absent from, then the
+    newest earlier harvest that held it."""
+    earlier = [o for o in layout.complete_outputs(storage, harvest.provider, "harvest") if o.started < harvest.started]
+    for output in reversed(earlier):
+        found = _find(storage, output, matches)
+        if found is not None:
+            steps.append(Step("absent from a full harvest", storage.uri(harvest.folder), {
+                "note": "the full harvest no longer held the record, so it was deleted from the index",
+                "last held by": storage.uri(output.folder)}))
+            return found
+    return None
 
 
 def _newest_hit(storage: Storage, provider: str, day: date | None, matches: Matcher) -> Hit | None:

@@ -27,6 +27,7 @@ from ingest_assets.core.digests import hash_stream
 from ingest_assets.core.errors import ParseError, context
 from ingest_assets.core.http import HttpClient
 from ingest_assets.linked_data import formats
+from ingest_assets.linked_data.dump_state import DumpState
 from ingest_assets.linked_data.triplestore import Term
 from ingest_assets.core.xml_input import HARDENED
 
@@ -52,6 +53,8 @@ class Download:
     content_type: str | None
     size: int = 0
     sha256: str = ""
+    state: DumpState = DumpState()  # the server's validators and the sha256 (see dump_state)
+    not_modified: bool = False  # a conditional request answered 304: nothing was sent
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,16 @@ class _Limited(io.RawIOBase):
         return len(data)
 
 
-def download(http: HttpClient, url: str, target: Path, *, provider: str, max_bytes: int) -> Download:
-    """Stream ``url`` to ``target`` (hashed with sha256 on the way); refuses more than ``max_bytes``."""
+def download(http: HttpClient, url: str, target: Path, *, provider: str, max_bytes: int,
+             headers: dict[str, str] | None = None) -> Download:
+    """Stream ``url`` to ``target`` (hashed with sha256 on the way); refuses more than ``max_bytes``. With
+    conditional ``headers``, a ``304`` answer is a Download marked ``not_modified`` (and an empty file)."""
     with context(provider=provider):
-        got = http.download(url, target, max_bytes=max_bytes, hashes=("sha256",))
-    return Download(url, target, got.headers.get("Content-Type"), got.size, got.digests["sha256"])
+        got = http.download(url, target, max_bytes=max_bytes, hashes=("sha256",), headers=headers)
+    sha256 = got.digests["sha256"]
+    not_modified = got.status == 304
+    return Download(url, target, got.headers.get("Content-Type"), got.size, sha256,
+                    DumpState.of(got.headers, None if not_modified else sha256), not_modified)
 
 
 def screen_rdfxml(stream, *, provider: str, url: str) -> None:
@@ -97,6 +105,7 @@ def screen_rdfxml(stream, *, provider: str, url: str) -> None:
     an external DTD or entity, parameter entities, entities that refer to other entities or hold markup,
     more than ``MAX_ENTITIES`` or longer than ``MAX_ENTITY_CHARS``, a prolog over ``MAX_PROLOG_BYTES``.
     Nothing is expanded: entity references stay references while the rest of the document is scanned.
+    A document whose root element is not closed when the bytes end (truncated) is a ParseError too.
     """
 
     def refuse(reason: str) -> ParseError:
@@ -151,6 +160,7 @@ def screen_rdfxml(stream, *, provider: str, url: str) -> None:
                     del element.getparent()[0]
         chunk = stream.read(64 * 1024)
         if not chunk:
+            _check_complete(parser, provider=provider, url=url)
             return
         try:
             parser.feed(chunk)
@@ -159,6 +169,16 @@ def screen_rdfxml(stream, *, provider: str, url: str) -> None:
             if _too_deep(exc):
                 raise refuse(f"elements nest deeper than {MAX_RDFXML_DEPTH} ({exc})") from exc
             return  # not well-formed: pyoxigraph reports it with a line number
+
+
+def _check_complete(parser: etree.XMLPullParser, *, provider: str, url: str) -> None:
+    """At the end of the bytes the root element must be closed: pyoxigraph would take a document cut short (a
+    transfer that ended early) as the triples before the cut."""
+    try:
+        parser.close()
+    except etree.XMLSyntaxError as exc:
+        raise ParseError(f"RDF/XML dump ends before its document does (truncated?): {exc}", provider=provider,
+                         file=url) from exc
 
 
 def _too_deep(exc: etree.XMLSyntaxError) -> bool:

@@ -135,13 +135,15 @@ class ProviderGraphs:
     def forget_discard(self, graph: str) -> str:
         return f"DELETE DATA {{ GRAPH {iri(self.meta)} {{ {iri(self.name)} {DISCARD} {iri(graph)} }} }}"
 
-    def _stamp(self, modified: datetime, modified_text: str, imported: datetime, where: str) -> str:
-        """Replace the harvested ``modified`` and import time, if ``where`` matches."""
+    def _stamp(self, modified: datetime | None, modified_text: str | None, imported: datetime, where: str) -> str:
+        """Replace the harvested ``modified`` (none, for a VoID that gives none) and import time, if ``where``
+        matches."""
         meta, me = iri(self.meta), iri(self.name)
+        dated = "" if modified is None else (
+            f"{me} {MODIFIED} {_datetime(modified)} . {me} {MODIFIED_TEXT} {_literal(modified_text or '')} . ")
         return (
             f"DELETE {{ GRAPH {meta} {{ {me} {MODIFIED} ?m . {me} {MODIFIED_TEXT} ?t . {me} {IMPORTED} ?i }} }} "
-            f"INSERT {{ GRAPH {meta} {{ {me} {MODIFIED} {_datetime(modified)} . "
-            f"{me} {MODIFIED_TEXT} {_literal(modified_text)} . {me} {IMPORTED} {_datetime(imported)} }} }} "
+            f"INSERT {{ GRAPH {meta} {{ {dated}{me} {IMPORTED} {_datetime(imported)} }} }} "
             f"WHERE {{ {where} "
             f"OPTIONAL {{ GRAPH {meta} {{ {me} {MODIFIED} ?m }} }} "
             f"OPTIONAL {{ GRAPH {meta} {{ {me} {MODIFIED_TEXT} ?t }} }} "
@@ -149,7 +151,7 @@ class ProviderGraphs:
         )
 
     def switch(
-        self, new: str, expected: str | None, modified: datetime, modified_text: str, imported: datetime,
+        self, new: str, expected: str | None, modified: datetime | None, modified_text: str | None, imported: datetime,
         subsets: SubsetStamp = SubsetStamp(),
     ) -> str:
         """One update: ``new`` becomes current (if ``expected`` still is), the old version is to be dropped."""
@@ -169,8 +171,8 @@ class ProviderGraphs:
         current: str,
         staging: str,
         delete_batches: list[str],
-        modified: datetime,
-        modified_text: str,
+        modified: datetime | None,
+        modified_text: str | None,
         imported: datetime,
         subsets: SubsetStamp = SubsetStamp(),
     ) -> str:

@@ -24,15 +24,17 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 from ingest_assets.core.errors import IngestError, context
 from ingest_assets.core.http import HttpClient, check_url
 from ingest_assets.linked_data import dumps
+from ingest_assets.linked_data.dump_state import DumpState
 from ingest_assets.linked_data.graphs import GraphState, ProviderGraphs, SubsetStamp
 from ingest_assets.linked_data.triplestore import Term, TripleStore, batches, delete_subjects_sparql
 from ingest_assets.linked_data.void import VoidDescription, parse_void
@@ -71,6 +73,10 @@ def fetch_void(http: HttpClient, source: ProviderSource) -> VoidDescription:
     )
 
 
+def _may_have_changed(part: VoidDescription) -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class Check:
     provider: str
@@ -78,14 +84,19 @@ class Check:
     state: GraphState
     baseline: datetime | None  # the newer of the registry's and the harvested ``modified``
     registry: datetime | None = None  # the registry's ``modified`` (a subset's baseline with its own)
+    # for a part without ``modified``: whether its dumps changed (see dump_state; unknown: they may have)
+    dumps_changed: Callable[[VoidDescription], bool] = _may_have_changed
 
     @property
     def parts(self) -> tuple[VoidDescription, ...]:
-        """What is due: the subsets whose ``modified`` is newer than their own record, or the whole dataset."""
+        """What is due: the subsets whose ``modified`` is newer than their own record, or the whole dataset; a
+        part without ``modified`` when its dumps changed."""
         if not self.void.subsets:
-            return (self.void,) if _newer(self.void.modified, self.baseline) else ()
-        return tuple(s for s in self.void.subsets
-                     if _newer(s.modified, self.registry, self.state.subsets.get(s.dataset)))
+            return (self.void,) if self._due(self.void, self.baseline) else ()
+        return tuple(s for s in self.void.subsets if self._due(s, self.registry, self.state.subsets.get(s.dataset)))
+
+    def _due(self, part: VoidDescription, *known: datetime | None) -> bool:
+        return self.dumps_changed(part) if part.modified is None else _newer(part.modified, *known)
 
     @property
     def due(self) -> bool:
@@ -102,9 +113,10 @@ def _newer(modified: datetime, *known: datetime | None) -> bool:
     return all(k is None or modified > k for k in known)
 
 
-def check(source: ProviderSource, void: VoidDescription, state: GraphState) -> Check:
+def check(source: ProviderSource, void: VoidDescription, state: GraphState,
+          dumps_changed: Callable[[VoidDescription], bool] = _may_have_changed) -> Check:
     known = [m for m in (source.modified, state.modified) if m is not None]
-    return Check(source.provider, void, state, max(known) if known else None, source.modified)
+    return Check(source.provider, void, state, max(known) if known else None, source.modified, dumps_changed)
 
 
 @dataclass(frozen=True)
@@ -114,6 +126,7 @@ class ImportResult:
     void: VoidDescription
     state: GraphState
     files: tuple[dumps.StagedDump, ...] = field(default_factory=tuple)
+    dumps: Mapping[str, DumpState] = field(default_factory=dict)  # what this run saw of each dump it asked for
 
     @property
     def triples_loaded(self) -> int:
@@ -130,31 +143,39 @@ def import_update(
     tmp_dir: Path | None = None,
     now: datetime | None = None,
     writer: Callable[[], AbstractContextManager[TripleStore]] | None = None,
+    seen: Mapping[str, DumpState] | None = None,
 ) -> ImportResult:
     """Bring the provider graph up to the VoID's ``modified`` (re-read here unless given).
 
     Downloads and parsing only read ``store``; with ``writer`` (an embedded store has one writer
     process), a writable store is opened just for applying, so other imports are not held up meanwhile.
+    A part whose VoID gives no ``modified`` is imported only when its dumps changed since ``seen`` (what earlier
+    imports saw of them, :mod:`.dump_state`): asked conditionally, else compared by sha256.
     """
     if graphs.provider != source.provider:
         raise ValueError("graphs and source name different providers")
     void = void or fetch_void(http, source)
     now = now or datetime.now(timezone.utc)
-    found = check(source, void, graphs.read_state(store))
-    if not found.due:
-        return ImportResult(source.provider, "unchanged", void, found.state)
-    parts = found.parts
+    candidates = check(source, void, graphs.read_state(store))
+    if not candidates.due:
+        return ImportResult(source.provider, "unchanged", void, candidates.state)
     with context(provider=source.provider):
-        for part in parts:  # refuse every bad URL before fetching anything
+        for part in candidates.parts:  # refuse every bad URL before fetching anything
             for url in part.dumps:
                 check_url(url, allow_private=source.allow_private)
     with tempfile.TemporaryDirectory(prefix="linked-data-", dir=tmp_dir) as work:
+        fetched, states = _fetch_undated(source, candidates.parts, seen or {}, http, Path(work))
+        changed = partial(_dumps_changed, fetched)
+        found = check(source, void, candidates.state, changed)
+        if not found.due:
+            return ImportResult(source.provider, "unchanged", void, found.state, dumps=states)
+        parts = found.parts
         subjects: set[Term] | None = None if found.replaces else set()
-        staged = tuple(_stage_all(source, parts, http, Path(work), subjects))
-        stamp = SubsetStamp(tuple((p.dataset, p.modified, p.modified_text) for p in parts if void.subsets),
-                            replace_all=found.replaces)
+        staged = tuple(_stage_all(source, parts, http, Path(work), subjects, fetched, states))
+        stamp = SubsetStamp(tuple((p.dataset, p.modified, p.modified_text) for p in parts
+                                  if void.subsets and p.modified is not None), replace_all=found.replaces)
         with writer() if writer else nullcontext(store) as target:
-            latest = check(source, void, graphs.read_state(target))
+            latest = check(source, void, graphs.read_state(target), changed)
             if latest.parts != parts:  # another import got there while this one was downloading
                 return ImportResult(source.provider, "unchanged", void, latest.state)
             strategy, expected = _apply(target, graphs, latest.state, void, staged, subjects, now, stamp)
@@ -164,16 +185,45 @@ def import_update(
             "the graph pointer changed during the import (two imports of this provider at once?)",
             provider=source.provider,
         )
-    return ImportResult(source.provider, strategy, void, state, staged)
+    return ImportResult(source.provider, strategy, void, state, staged, states)
 
 
-def _stage_all(source, parts, http, work: Path, subjects):
+def _dumps_changed(fetched: Mapping[str, dumps.Download], part: VoidDescription) -> bool:
+    return any(url in fetched for url in part.dumps)
+
+
+def _fetch_undated(source: ProviderSource, parts, seen: Mapping[str, DumpState], http: HttpClient, work: Path):
+    """Ask for the dumps of the parts without ``modified``: ``(downloads of the dumps that changed, what was seen
+    of each)``. A ``304`` answer or the bytes' sha256 as seen before is "unchanged"."""
+    fetched: dict[str, dumps.Download] = {}
+    states: dict[str, DumpState] = {}
+    for part in parts:
+        for url in part.dumps if part.modified is None else ():
+            before = seen.get(url)
+            download = dumps.download(http, url, work / f"undated-{len(states)}.download", provider=source.provider,
+                                      max_bytes=source.max_dump_bytes, headers=before.conditions() if before else None)
+            if download.not_modified:
+                states[url] = DumpState(download.state.etag or before.etag,
+                                        download.state.last_modified or before.last_modified, before.sha256)
+            else:
+                states[url] = download.state
+                if download.state.same_as(before):
+                    download.path.unlink()
+                else:
+                    fetched[url] = download
+    return fetched, states
+
+
+def _stage_all(source, parts, http, work: Path, subjects, fetched: Mapping[str, dumps.Download],
+               states: dict[str, DumpState]):
+    """Stage every dump of ``parts`` (downloading those not already ``fetched``; what was seen goes to ``states``)."""
     number = 0
     for part in parts:
         for url in part.dumps:
             number += 1
-            download = dumps.download(http, url, work / f"{number}.download", provider=source.provider,
-                                      max_bytes=source.max_dump_bytes)
+            download = fetched.get(url) or dumps.download(http, url, work / f"{number}.download",
+                                                          provider=source.provider, max_bytes=source.max_dump_bytes)
+            states[url] = download.state
             yield from dumps.stage_all(download, work / str(number), provider=source.provider,
                                        hint=part.dump_format, max_bytes=source.max_dump_bytes, subjects=subjects)
             download.path.unlink()

@@ -1,16 +1,21 @@
 """The per-provider status document (JSON in the storage layout), also the acknowledgement of a harvest.
 
 A provider polls it to learn which ``dcterms:modified`` was last harvested (``harvested.modified_text``
-is the value exactly as its VoID published it). The sensor updates the check fields, an import the
-harvest fields; each keeps the other's.
+is the value exactly as its VoID published it) and, for datasets its VoID gives no ``modified``, what the
+imports saw of each dump (``harvested.dumps``: ETag, Last-Modified, sha256; see :mod:`.dump_state`). The sensor
+updates the check fields (``last_check``, ``last_error``: the latest check's outcome), an import the harvest
+fields; each keeps the other's. ``last_failure`` (time and message of the last failed import) stays until an
+import succeeds, whatever the checks in between say.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from ingest_assets.linked_data.dump_state import DumpState
 from ingest_assets.linked_data.graphs import GraphState
 from ingest_assets.linked_data.importer import ImportResult
 from ingest_assets.core.modified import format_modified
@@ -33,7 +38,9 @@ def read_status(storage: Storage, provider: str) -> dict[str, Any]:
     return json.loads(storage.read_bytes(key)) if storage.exists(key) else {"provider": provider}
 
 
-def harvest_fields(graph: str, state: GraphState, triples: int | None) -> dict[str, Any]:
+def harvest_fields(graph: str, state: GraphState, triples: int | None,
+                   dumps: Mapping[str, DumpState] | None = None) -> dict[str, Any]:
+    """A successful import: the graph's state, what was seen of each dump, and no failure any more."""
     return {
         "graph": graph,
         "harvested": {
@@ -41,8 +48,15 @@ def harvest_fields(graph: str, state: GraphState, triples: int | None) -> dict[s
             "modified_text": state.modified_text,
             "imported": _time(state.imported),
             "triples": triples,
+            "dumps": {url: seen.to_json() for url, seen in sorted((dumps or {}).items())},
         },
+        "last_failure": None,
     }
+
+
+def failure_fields(failed: datetime, void_url: str, error: str) -> dict[str, Any]:
+    """A failed import: the check fields say it, and ``last_failure`` keeps it until an import succeeds."""
+    return {**check_fields(failed, void_url, None, error), "last_failure": {"time": _time(failed), "message": error}}
 
 
 def lineage_fields(previous: dict[str, Any], void_url: str, result: ImportResult, version: str) -> dict[str, Any]:

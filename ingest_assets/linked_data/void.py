@@ -1,9 +1,13 @@
 """A provider's VoID file: the one ``void:Dataset`` (or its ``void:subset`` datasets) with its
 ``dcterms:modified``, features and dumps.
 
-Required (GeoLink harvester): ``rdf:type void:Dataset``, one ``dcterms:modified``, at least one
-``void:feature`` naming FullDump or PartialDump, at least one ``void:dataDump``. Syntax features from
-https://www.w3.org/ns/formats/ are kept as a hint for the dumps' syntax.
+Required: ``rdf:type void:Dataset`` and at least one ``void:dataDump``. The GeoLink harvester also required
+``dcterms:modified`` and a ``void:feature`` FullDump or PartialDump; VoIDs as the LOD cloud publishes them
+(worldbank.270a.info's) have neither, so here a dataset without the feature is a full dump and one without
+``modified`` (at most one value) has its changes told by its dumps (see :mod:`.dump_state`). Syntax features
+from https://www.w3.org/ns/formats/ are kept as a hint for the dumps' syntax. A dataset is named as the file
+wrote it: its IRI, or ``_:`` and the blank node's ``rdf:nodeID`` (RDF/XML) or label (N-Triples, N-Quads);
+a blank node the syntax gives no name keeps the parser's.
 
 Parsing never fetches: a JSON-LD VoID whose ``@context`` (at any depth) or ``@import`` is a reference
 rather than an inline object is refused, since rdflib would fetch it itself, bypassing
@@ -39,8 +43,8 @@ MAX_DUMPS = 1024  # per VoID
 @dataclass(frozen=True)
 class VoidDescription:
     dataset: str
-    modified: datetime
-    modified_text: str
+    modified: datetime | None  # None: the VoID does not say; the dumps' own state tells a change
+    modified_text: str | None
     full: bool
     dumps: tuple[str, ...]
     dump_format: RdfFormat | None
@@ -92,17 +96,38 @@ def _graph(data: bytes, *, provider: str, url: str, content_type: str | None) ->
         except (UnsafeXML, etree.XMLSyntaxError) as exc:
             raise ParseError(f"VoID is not acceptable XML: {exc}", provider=provider, file=url) from exc
     graph = rdflib.Graph()
+    names = _BLANK_NODE_NAMES.get(rdf_format, dict)()
     with _LEXICAL:
         normalize, rdflib.NORMALIZE_LITERALS = rdflib.NORMALIZE_LITERALS, False
         try:
-            graph.parse(data=data, format=formats.RDFLIB_NAMES[rdf_format], publicID=url)
+            graph.parse(data=data, format=formats.RDFLIB_NAMES[rdf_format], publicID=url, **names)
         except Exception as exc:  # rdflib raises many unrelated types for bad syntax
             raise ParseError(
                 f"VoID is not valid {formats.RDFLIB_NAMES[rdf_format]}: {exc}", provider=provider, file=url
             ) from exc
         finally:
             rdflib.NORMALIZE_LITERALS = normalize
+    for written, node in names.get("bnode_context", {}).items():
+        graph.add((node, _WRITTEN_AS, rdflib.Literal(written)))
     return graph
+
+
+# keeping blank node names as written: rdflib's RDF/XML reader keeps rdf:nodeID on request; its N-Triples and
+# N-Quads readers say which node each label became
+_BLANK_NODE_NAMES = {
+    RdfFormat.RDF_XML: lambda: {"preserve_bnode_ids": True},
+    RdfFormat.N_TRIPLES: lambda: {"bnode_context": {}},
+    RdfFormat.N_QUADS: lambda: {"bnode_context": {}},
+}
+_WRITTEN_AS = rdflib.URIRef("urn:x-ingest-assets:void#writtenAs")  # added beside the VoID's own triples
+
+
+def _name(graph: rdflib.Graph, node) -> str:
+    """The dataset as the file wrote it: its IRI, or ``_:`` + its blank node name."""
+    if not isinstance(node, rdflib.BNode):
+        return str(node)
+    written = graph.value(node, _WRITTEN_AS)
+    return f"_:{written if written is not None else node}"
 
 
 def parse_void(data: bytes, *, provider: str, url: str, content_type: str | None = None) -> VoidDescription:
@@ -128,7 +153,7 @@ def parse_void(data: bytes, *, provider: str, url: str, content_type: str | None
             f"VoID describes {len(with_dumps)} void:Dataset resources with dumps; exactly one is expected",
             provider=provider,
             file=url,
-            record=", ".join(str(d) for d in with_dumps),
+            record=", ".join(_name(graph, d) for d in with_dumps),
         )
     return _describe(graph, with_dumps[0], provider=provider, url=url)
 
@@ -136,8 +161,8 @@ def parse_void(data: bytes, *, provider: str, url: str, content_type: str | None
 def _with_subsets(graph: rdflib.Graph, tops: list, *, provider: str, url: str) -> VoidDescription:
     if len(tops) > 1:
         raise ValidationError(f"VoID has {len(tops)} top datasets with void:subset; exactly one is expected",
-                              provider=provider, file=url, record=", ".join(str(d) for d in tops))
-    top, record = tops[0], str(tops[0])
+                              provider=provider, file=url, record=", ".join(_name(graph, d) for d in tops))
+    top, record = tops[0], _name(graph, tops[0])
     if (top, VOID.dataDump, None) in graph:
         raise ValidationError("VoID has void:dataDump on a dataset that also has void:subset: dumps belong to "
                               "the subsets", provider=provider, file=url, record=record)
@@ -158,21 +183,19 @@ def _with_subsets(graph: rdflib.Graph, tops: list, *, provider: str, url: str) -
     if len(dumps) > MAX_DUMPS:
         raise ValidationError(f"VoID lists {len(dumps)} dumps (at most {MAX_DUMPS})",
                               provider=provider, file=url, record=record)
-    newest = max(subsets, key=lambda s: s.modified)
-    own = _modified(graph, top, provider=provider, url=url, required=False)
-    modified, modified_text = own if own and own[0] > newest.modified else (newest.modified, newest.modified_text)
+    dated = [(s.modified, s.modified_text) for s in subsets if s.modified is not None]
+    own = _modified(graph, top, provider=provider, url=url)
+    modified, modified_text = max([*dated, *([own] if own else [])], key=lambda m: m[0], default=(None, None))
     return VoidDescription(record, modified, modified_text, all(s.full for s in subsets), tuple(dumps), None,
                            tuple(subsets))
 
 
-def _modified(graph: rdflib.Graph, dataset, *, provider: str, url: str, required: bool = True):
-    """The dataset's ``dcterms:modified`` and its text (``None`` when absent and not ``required``)."""
-    record = str(dataset)
+def _modified(graph: rdflib.Graph, dataset, *, provider: str, url: str) -> tuple[datetime, str] | None:
+    """The dataset's ``dcterms:modified`` and its text (``None`` when it has none)."""
+    record = _name(graph, dataset)
     values = list(graph.objects(dataset, DCTERMS.modified))
     if not values:
-        if not required:
-            return None
-        raise ValidationError("VoID lacks dcterms:modified", provider=provider, file=url, record=record)
+        return None
     if len(values) > 1:
         raise ValidationError("VoID has several dcterms:modified values", provider=provider, file=url, record=record)
     try:
@@ -184,18 +207,16 @@ def _modified(graph: rdflib.Graph, dataset, *, provider: str, url: str, required
 
 
 def _describe(graph: rdflib.Graph, dataset, *, provider: str, url: str, inherited=None) -> VoidDescription:
-    """One dataset with dumps; features it does not declare itself come from ``inherited`` (its top dataset)."""
-    record = str(dataset)
+    """One dataset with dumps; features it does not declare itself come from ``inherited`` (its top dataset).
+    Neither FullDump nor PartialDump: a full dump."""
+    record = _name(graph, dataset)
 
     def features_of(node) -> set[str]:
         return {str(f) for f in graph.objects(node, VOID.feature)} if node is not None else set()
 
     own, parent = features_of(dataset), features_of(inherited)
     kinds = ({_local_name(f) for f in own} & {FULL, PARTIAL}) or ({_local_name(f) for f in parent} & {FULL, PARTIAL})
-    modified, modified_text = _modified(graph, dataset, provider=provider, url=url)
-    if not kinds:
-        raise ValidationError("VoID lacks a void:feature FullDump or PartialDump", provider=provider, file=url,
-                              record=record if inherited is not None else None)
+    modified, modified_text = _modified(graph, dataset, provider=provider, url=url) or (None, None)
     if len(kinds) > 1:
         raise ValidationError("VoID declares both FullDump and PartialDump", provider=provider, file=url, record=record)
     syntaxes = ({formats.FORMAT_FEATURES[f] for f in own if f in formats.FORMAT_FEATURES}
@@ -215,7 +236,7 @@ def _describe(graph: rdflib.Graph, dataset, *, provider: str, url: str, inherite
         dataset=record,
         modified=modified,
         modified_text=modified_text,
-        full=kinds == {FULL},
+        full=kinds != {PARTIAL},
         dumps=tuple(sorted(dumps)),
         dump_format=syntaxes.pop() if len(syntaxes) == 1 else None,
     )

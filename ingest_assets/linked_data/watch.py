@@ -1,9 +1,11 @@
 """One provider's VoID check, as the sensor runs it every minute: fetch the VoID, compare it with the graph's
-state, record the outcome in the provider's status document, and say whether an import is due."""
+state (and, for parts without ``modified``, ask the server about their dumps: :mod:`.dump_state`), record the
+outcome in the provider's status document, and say whether an import is due."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -11,6 +13,7 @@ from typing import Any
 from ingest_assets.core.errors import IngestError
 from ingest_assets.core.modified import format_modified
 from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.linked_data import dump_state
 from ingest_assets.linked_data.graphs import ProviderGraphs
 from ingest_assets.linked_data.importer import ProviderSource, check, fetch_void
 from ingest_assets.linked_data.status import check_fields, read_status, update_status
@@ -29,38 +32,45 @@ class VoidCheck:
     error: IngestError | None = None
     void: VoidDescription | None = None
     due: bool = False  # an import is due
+    dump_tokens: tuple[str, ...] = ()  # what the undated parts' dumps showed (:func:`dump_state.run_token`)
 
     @property
     def run_key(self) -> str:
-        """The same VoID change gives the same key, whatever the spelling of its dates; a change of any subset's
-        ``modified`` is a new change (the subsets' dates are hashed into the key)."""
         if self.void is None:
             raise ValueError(f"{self.provider}: no VoID was read")
-        return run_key(self.provider, self.void)
+        return run_key(self.provider, self.void, self.dump_tokens)
 
 
-def run_key(provider: str, void: VoidDescription) -> str:
-    key = f"{provider}@{format_modified(void.modified)}"
-    if not void.subsets:
+def run_key(provider: str, void: VoidDescription, dump_tokens: Sequence[str] = ()) -> str:
+    """The same VoID change gives the same key, whatever the spelling of its dates; a change of any subset's
+    ``modified``, or of an undated part's dumps (``dump_tokens``), is a new change (hashed into the key)."""
+    key = f"{provider}@{format_modified(void.modified) if void.modified else 'undated'}"
+    if not void.subsets and not dump_tokens:
         return key
-    dates = "\n".join(f"{s.dataset} {format_modified(s.modified)}" for s in void.subsets)
-    return f"{key}+{hashlib.sha256(dates.encode()).hexdigest()[:16]}"
+    dates = [f"{s.dataset} {format_modified(s.modified)}" for s in void.subsets if s.modified is not None]
+    return f"{key}+{hashlib.sha256(chr(10).join([*dates, *dump_tokens]).encode()).hexdigest()[:16]}"
 
 
 def check_provider(entry: ProviderEntry, store: TripleStore, graphs: ProviderGraphs, storage: Storage, now: datetime,
-                   *, timeout: tuple[float, float]) -> VoidCheck:
-    """Check ``entry``'s VoID (one attempt within ``timeout``) against its graph's state in ``store``; a bad or
-    unreachable VoID is recorded as the status's error and returned, never raised."""
-    void, due, error = None, False, None
+                   *, timeout: tuple[float, float], probe_seconds: float = dump_state.PROBE_SECONDS) -> VoidCheck:
+    """Check ``entry``'s VoID (one attempt within ``timeout``) against its graph's state in ``store``, asking about
+    the dumps of its undated parts for ``probe_seconds`` at most; a bad or unreachable VoID is recorded as the
+    status's error and returned, never raised."""
+    void, due, error, tokens = None, False, None, ()
+    before = read_status(storage, entry.name)
     try:
         source = ProviderSource.of(entry)
-        void = fetch_void(source.client(timeout=timeout, retries=0), source)
-        due = check(source, void, graphs.read_state(store)).due
+        client = source.client(timeout=timeout, retries=0)
+        void = fetch_void(client, source)
+        undated = dump_state.undated_dumps(void)
+        probes = dump_state.probe_all(client, undated, probe_seconds)
+        changed = dump_state.changed_by_probes(probes, dump_state.seen_dumps(before))
+        due = check(source, void, graphs.read_state(store), changed).due
+        tokens = tuple(dump_state.run_token(url, probes[url], now) for url in undated)
         fields = check_fields(now, source.void_url, void.modified, None)
     except IngestError as exc:
         error = exc
         fields = check_fields(now, entry.settings.void, None, str(exc))
-    before = read_status(storage, entry.name)
     document = update_status(storage, entry.name, fields)
     changed = any(before.get(k) != document.get(k) for k in OBSERVED)
-    return VoidCheck(entry.name, document, changed, error, void, due and error is None)
+    return VoidCheck(entry.name, document, changed, error, void, due and error is None, tokens)

@@ -5,15 +5,13 @@ webhooks all read its ``text``), each on when its setting is given (``INGEST_NOT
 from __future__ import annotations
 
 import json
-import smtplib
-import ssl
 from abc import ABC, abstractmethod
 from email.message import EmailMessage
-from urllib.parse import unquote, urlsplit
 
+from ingest_assets.core import smtp
 from ingest_assets.core.errors import FetchError
 from ingest_assets.core.http import HttpClient
-from ingest_assets.core.settings import SMTP_SCHEMES, Settings
+from ingest_assets.core.settings import Settings
 from ingest_assets.operations.failures import Failure
 
 TIMEOUT_SECONDS = 20
@@ -38,35 +36,18 @@ class Notifier(ABC):
 
 
 class EmailNotifier(Notifier):
-    """``smtp://[user@]host[:25]`` (plain), ``smtp+starttls://...:587`` or ``smtps://...:465`` (TLS)."""
+    """Through ``INGEST_SMTP_URL`` (:mod:`ingest_assets.core.smtp`)."""
 
     channel = "e-mail"
 
     def __init__(self, smtp_url: str, recipients: tuple[str, ...], sender: str, password: str | None = None):
-        parts = urlsplit(smtp_url)  # checked by the settings
-        self.scheme, self.host = parts.scheme, parts.hostname or "localhost"
-        self.port = parts.port or SMTP_SCHEMES[parts.scheme]
-        self.user = unquote(parts.username) if parts.username else None
-        self.password, self.recipients, self.sender = password, recipients, sender
+        self.smtp_url, self.password, self.recipients, self.sender = smtp_url, password, recipients, sender
 
     def send(self, failure: Failure) -> None:
         message = EmailMessage()
         message["Subject"], message["From"], message["To"] = failure.subject, self.sender, ", ".join(self.recipients)
         message.set_content(notice_text(failure))
-        try:
-            if self.scheme == "smtps":
-                client = smtplib.SMTP_SSL(self.host, self.port, timeout=TIMEOUT_SECONDS, context=ssl.create_default_context())
-            else:
-                client = smtplib.SMTP(self.host, self.port, timeout=TIMEOUT_SECONDS)
-            with client:
-                if self.scheme == "smtp+starttls":
-                    client.starttls(context=ssl.create_default_context())
-                if self.user:
-                    client.login(self.user, self.password or "")
-                client.send_message(message)
-        except (smtplib.SMTPException, OSError) as exc:
-            raise FetchError(f"e-mail notice not sent through {self.host}:{self.port}: {exc}", url=f"{self.scheme}://{self.host}",
-                             retryable=True) from exc
+        smtp.send(self.smtp_url, self.password, message, "e-mail notice")
 
 
 class WebhookNotifier(Notifier):

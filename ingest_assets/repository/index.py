@@ -7,7 +7,7 @@ commit, so after a crash the index always names at least every object that may e
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 
 from sqlalchemy import Engine, and_, delete, select
@@ -75,6 +75,20 @@ class ObjectIndex:
                                 .where(objects.c.kind == "collection", objects.c.state == "live")
                                 .order_by(objects.c.pid))
             return [(row.pid, row.harvesting_url) for row in rows]
+
+    def items(self, batch: int = 1000) -> Iterator[tuple[str, str | None, str | None]]:
+        """``(pid, harvesting_url, collection_pid)`` of every live collection member (for the verification
+        service), in PID order, read ``batch`` rows at a time (no connection held between batches)."""
+        last = ""
+        while True:
+            with self.engine.connect() as conn:
+                rows = conn.execute(select(objects.c.pid, objects.c.harvesting_url, objects.c.collection_pid)
+                                    .where(objects.c.kind == "member", objects.c.state == "live", objects.c.pid > last)
+                                    .order_by(objects.c.pid).limit(batch)).all()
+            if not rows:
+                return
+            yield from ((row.pid, row.harvesting_url, row.collection_pid) for row in rows)
+            last = rows[-1].pid
 
     def get(self, pid: str) -> dict | None:
         with self.engine.connect() as conn:

@@ -3,7 +3,8 @@
 * providers and collections: ``K2N:`` + homepage/collection URI without scheme, slashes -> ``_``,
   lower-cased; characters outside the PID alphabet are %-escaped (UPPER-case hex);
 * collection members: ``K2N:<type code>_<md5 of the item record>``;
-* every PID matches the Fedora PID regex, is at most 64 characters and never in ``fedora-system``.
+* every PID matches the Fedora PID regex, is at most 60 bytes (the specification's "PIDs limited to 60 bytes";
+  counted as UTF-8 bytes, so a character outside ASCII could never pass as one) and never in ``fedora-system``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from urllib.parse import unquote
 from ingest_assets.core.errors import ValidationError
 
 NAMESPACE = "K2N"
-MAX_LENGTH = 64
+MAX_BYTES = 60
 PID_RE = re.compile(r"([A-Za-z0-9]|-|\.)+:(([A-Za-z0-9])|-|\.|~|_|(%[0-9A-F]{2}))+")
 TYPE_CODES = {"sound": "sd", "image": "im", "movie": "mv", "taxonpage": "tp", "identification tool": "id"}
 TYPE_ALIASES = {"stillimage": "image", "still image": "image", "moving image": "movie", "movingimage": "movie",
@@ -38,8 +39,8 @@ def check_pid(pid: str) -> str:
     """Return ``pid`` if it is a valid, normalized PID of allowed length outside ``fedora-system``."""
     if not PID_RE.fullmatch(pid):
         raise ValidationError(f"PID {pid!r} does not match the Fedora PID pattern", record=pid)
-    if len(pid) > MAX_LENGTH:
-        raise ValidationError(f"PID {pid!r} is longer than {MAX_LENGTH} characters", record=pid)
+    if len(pid.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        raise ValidationError(f"PID {pid!r} is longer than {MAX_BYTES} bytes", record=pid)
     if pid.split(":", 1)[0].lower() == "fedora-system":
         raise ValidationError(f"PID {pid!r} is in the reserved fedora-system namespace", record=pid)
     for match in _ESCAPE_RE.finditer(pid):
@@ -49,8 +50,9 @@ def check_pid(pid: str) -> str:
 
 
 def _fit(local: str) -> str:
-    """Shorten an over-long local part to prefix + ``_`` + md5 (never cutting through a ``%XX``)."""
-    room = MAX_LENGTH - len(NAMESPACE) - 1
+    """Shorten an over-long local part (escaped: ASCII, one byte a character) to prefix + ``_`` + md5 (never
+    cutting through a ``%XX``)."""
+    room = MAX_BYTES - len(NAMESPACE) - 1
     if len(local) <= room:
         return local
     prefix = local[: room - 33]

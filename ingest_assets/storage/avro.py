@@ -60,9 +60,10 @@ def write_parts(
     provider: str | None = None,
     part_records: int = DEFAULT_PART_RECORDS,
     codec: tuple[str, int | None] | None = None,
+    first_part: int = 0,
 ) -> WriteStats:
-    """Stream ``records`` into part files of ``folder``; a record that does not fit the schema is an error
-    naming it (the caller's folder is then discarded whole)."""
+    """Stream ``records`` into part files of ``folder`` (numbered from ``first_part``); a record that does not fit
+    the schema is an error naming it (the caller's folder is then discarded whole)."""
     name, level = codec or default_codec()
     stats = WriteStats()
     handle = writer = None
@@ -72,7 +73,7 @@ def write_parts(
                 if writer is not None:
                     writer.flush()
                     handle.close()
-                part = f"part-{len(stats.parts):05d}.avro"
+                part = f"part-{first_part + len(stats.parts):05d}.avro"
                 handle = folder.open(part)
                 writer = Writer(handle, schema, codec=name, compression_level=level, validator=False)
                 stats.parts.append(part)

@@ -370,6 +370,19 @@ class S3Storage(Storage):
                 raise
 
 
+class StoredText:
+    """A mutable text document at a storage key (the registry's last good copy)."""
+
+    def __init__(self, storage: Storage, key: str):
+        self.storage, self.key = storage, key
+
+    def read(self) -> str | None:
+        return self.storage.read_bytes(self.key).decode("utf-8") if self.storage.exists(self.key) else None
+
+    def write(self, text: str) -> None:
+        self.storage.write_bytes(self.key, text.encode("utf-8"), overwrite=True)
+
+
 def open_storage(url: str, *, s3_client: Callable[[], Any] | None = None) -> Storage:
     """``/some/dir`` (or ``file:///some/dir``) -> local; ``s3://bucket/prefix`` -> S3, with the client
     ``s3_client()`` makes (the Dagster layer passes dagster-aws's ``S3Resource``), else boto3's defaults."""

@@ -13,7 +13,7 @@ from ingest_assets.cli.datasets import submit
 from ingest_assets.defs.datasets.assets import dataset_ingest_results
 from ingest_assets.defs.datasets.resources import DatasetIngestResource
 from ingest_assets.defs.datasets.sensors import dataset_requests_sensor
-from ingest_assets.defs.resources import SqlResource, StorageResource
+from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.core.errors import ValidationError
 from ingest_assets.core.registry import Registry
@@ -71,9 +71,11 @@ def test_asset_materializes_results_and_metadata(tmp_path, tmp_storage, platform
     ])  # fmt: skip
     key = submit(requests_file, storage=tmp_storage)["key"]
     sql = SqlResource(url=f"sqlite:///{tmp_path / 'r.sqlite3'}")
+    (tmp_path / "registry.yaml").write_text("{}\n")
     resources = {
         "storage": StorageResource(url=str(tmp_storage.root)),
         "sql": sql,
+        "registry": RegistryResource(path=str(tmp_path / "registry.yaml")),
         "dataset_ingest": DatasetIngestResource(allow_private=True),
         "resourcesync": ResourceSyncResource(search=str(tmp_path / "search"), sql=sql, base_url="http://127.0.0.1:8080"),
     }
@@ -100,7 +102,7 @@ def test_process_refuses_non_http_and_private_urls(tmp_path, monkeypatch):
     requests_file = tmp_path / "r.jsonl"
     write_requests(requests_file, [{"base_url": "file:///etc/passwd"}, {"base_url": "http://127.0.0.1:9/data.zip"}])
     summary = process(requests_file, settings=Settings.from_env())
-    assert summary["status"] == {"fetch-refused": 1, "invalid-request": 1}
+    assert summary["status"] == {"blocked-by-config": 1, "invalid-request": 1}  # the private one: not final
     assert summary["results"].startswith("_datasets-results/")
 
 
@@ -112,9 +114,11 @@ def test_stored_dataset_files_reach_a_resync_destination(tmp_path, tmp_storage, 
     mirror = Mirror(http_server, tmp_path / "client", "dataset-files")
     sql = SqlResource(url=f"sqlite:///{tmp_path / 'r.sqlite3'}")
     resourcesync = ResourceSyncResource(search=str(tmp_path / "search"), sql=sql, base_url=mirror.base)
+    (tmp_path / "registry.yaml").write_text("{}\n")
     resources = {
         "storage": StorageResource(url=str(tmp_storage.root)),
         "sql": sql,
+        "registry": RegistryResource(path=str(tmp_path / "registry.yaml")),
         "dataset_ingest": DatasetIngestResource(allow_private=True, web_max_file_size=100),  # large.csv -> item
         "resourcesync": resourcesync,
     }

@@ -118,7 +118,7 @@ def test_signposting_cite_as_and_citation_doi_lead_to_the_platform(platform, dat
 def test_landing_page_without_platform_is_no_platform_match(platform, make_ctx):
     platform.route("/about", "<html><body>nothing here</body></html>", content_type="text/html")
     result = ingest_request(IngestRequest(base_url=f"{platform.base}/about"), make_ctx())
-    assert result.status == "no-platform-match" and not is_retryable(result.status)
+    assert result.status == "no-platform-match" and is_retryable(result.status)  # other hosts configured may match
 
 
 def test_direct_file_is_web_file(platform, make_ctx, hashes):

@@ -9,7 +9,7 @@ import tarfile
 import pytest
 
 from ingest_assets_tests.support import Worker, tar_bytes
-from ingest_assets_tests.support.linked_data import OAI_BOMB, RDFXML_BOMB
+from ingest_assets_tests.support.linked_data import LAUGHS, OAI_BOMB, RDFXML_BOMB
 
 CAP_MB = 2048  # far below what the bombs below expand to (gigabytes), far above what a refusal needs
 
@@ -40,6 +40,22 @@ try:
 except IngestError as exc:
     print("REFUSED", exc)
 """
+
+
+MAP = """
+from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.records.mapping import mapper_for
+result = mapper_for(ProviderEntry("il", {"mapping": "illinois"})).map(
+    {"id": "x", "ingestDate": 1, "document": DOCUMENT, "mimetype": "application_xml"})
+print("MAPPED" if result.record else "REFUSED", [(m.kind, m.reason[:200]) for m in result.messages])
+"""
+# a record using prefixes it never declares (the path that parses twice), its description a billion laughs
+UNDECLARED_BOMB = (
+    f'<?xml version="1.0"?><!DOCTYPE record [<!ENTITY l0 "lol">{LAUGHS}]><record><metadata><oai_qdc:qualifieddc>'
+    "<dc:title>Laughs</dc:title><dc:description>&l9;</dc:description><dcterms:provenance>p</dcterms:provenance>"
+    "<dc:rights>r</dc:rights><edm:isShownAt>https://example.org/x</edm:isShownAt></oai_qdc:qualifieddc></metadata>"
+    "</record>"
+)
 
 
 def _serve_files(serve, files: dict[str, bytes]) -> str:
@@ -82,3 +98,10 @@ def test_an_entity_bomb_oai_page_is_refused_within_the_memory_cap(serve, tmp_pat
     status, out, err = Worker(code, {}, memory_mb=CAP_MB).finish()
     assert status == 0, f"the worker died (status {status}): {err[-2000:]}"
     assert "REFUSED page 1" in out and "provider 'bombed'" in out and "/oai?verb=ListRecords" in out
+
+
+def test_an_entity_bomb_record_with_undeclared_prefixes_is_refused_within_the_memory_cap():
+    status, out, err = Worker(MAP.replace("DOCUMENT", repr(UNDECLARED_BOMB)), {}, memory_mb=CAP_MB).finish()
+    assert status == 0, f"the worker died (status {status}): {err[-2000:]}"
+    # reading its undeclared prefixes changes no limit: the parser's own amplification limit refuses the record
+    assert out.startswith("REFUSED [('unparseable', 'not well-formed XML: Maximum entity amplification factor")

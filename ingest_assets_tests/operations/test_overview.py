@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import date, datetime, timezone
 from wsgiref.util import setup_testing_defaults
@@ -11,6 +12,7 @@ from wsgiref.util import setup_testing_defaults
 import dagster as dg
 import pytest
 
+from ingest_assets.cli.main import main
 from ingest_assets.core.registry import load_registry
 from ingest_assets.core.settings import Settings
 from ingest_assets.definitions import build_definitions
@@ -20,6 +22,7 @@ from ingest_assets.operations.failures import Failure, record_failure
 from ingest_assets.operations.overview import build_overview
 from ingest_assets.operations.page import render_page
 from ingest_assets.records.audit.counts import day_counts
+from ingest_assets.records.indexing import DEFAULT_ALIAS, open_search_index
 from ingest_assets.resourcesync.server import ResourceSyncApp
 from ingest_assets.storage import LocalStorage
 from ingest_assets.storage.layout import status_page_key
@@ -95,9 +98,17 @@ def test_hub_status_writes_the_page_and_the_ui_table_and_the_server_serves_it(hu
     assert set(rows) == {"demo", "lod", "typo"}
     assert rows["demo"]["last_good_day"] == DAYS[1].isoformat() and rows["demo"]["days_with_data"] == 2
     assert rows["typo"]["last_failure"].startswith("REFUSED: registry key 'typo.harvest.metadataprefix'")
+    # publishing's columns, from its status model: the demo's live index and its newest day's review state
+    index = open_search_index(settings.search)
+    [live] = [i for i in index.indices(DEFAULT_ALIAS) if i.aliased and i.provider == "demo"]
+    assert live.count > 0 and index.count(DEFAULT_ALIAS) == live.count
+    assert (rows["demo"]["live"], rows["demo"]["review"]) == (live.count, f"{DAYS[1]} published")
+    assert (rows["lod"]["live"], rows["lod"]["review"]) == (None, "")  # nothing of it is indexed or reviewed
     storage = LocalStorage(settings.storage_url)
     page = storage.read_bytes(status_page_key()).decode()
     assert 'data-provider="demo"' in page
+    summary = re.search(r'<tr id="summary-demo">.*?</tr>', page, re.S).group(0)
+    assert f'<td class="n">{live.count:,}</td><td>{DAYS[1]} published</td>' in summary
 
     app = ResourceSyncApp(storage, [])
     environ = {"PATH_INFO": "/status.html", "REQUEST_METHOD": "GET"}
@@ -106,3 +117,31 @@ def test_hub_status_writes_the_page_and_the_ui_table_and_the_server_serves_it(hu
     body = b"".join(app(environ, lambda status, headers: answer.update(status=status, headers=dict(headers))))
     assert answer["status"] == "200 OK" and answer["headers"]["Content-Type"] == "text/html; charset=utf-8"
     assert body.decode() == page
+
+
+def test_status_prints_the_registry_problems_and_the_same_columns(hub, monkeypatch, capsys):
+    """``ingest-assets status`` reads the status model the page reads, and says first what is wrong with the
+    registry: a refused entry, and a file that no longer loads (the hub then runs on its last good copy)."""
+    settings, _ = hub
+    monkeypatch.setattr(Settings, "current", staticmethod(lambda: settings))
+    assert main(["status", "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["registry"] == str(settings.registry_path)
+    assert [p[:47] for p in status["registry_problems"]] == ["entry 'typo' refused (the others run): registry"]
+    demo = next(p for p in status["providers"] if p["provider"] == "demo")
+    index = open_search_index(settings.search)
+    assert demo["live_count"] == index.count(DEFAULT_ALIAS) and demo["review"]["state"] == "published"
+
+    good = settings.registry_path.read_text()
+    settings.registry_path.write_text(good + "demo: [not, a, mapping\n")  # the file no longer parses
+    try:
+        assert main(["status"]) == 0
+    finally:
+        settings.registry_path.write_text(good)
+    out = capsys.readouterr().out
+    problems, first = out.split("\n\n")[:2]
+    assert problems.startswith(f"registry {settings.registry_path}: 2 problem(s)\n"
+                               "  REGISTRY FILE DOES NOT LOAD, running on its last good copy: ")
+    assert "  entry 'typo' refused (the others run): " in problems
+    assert first.startswith("demo (Riverside)\n  last harvest   2026-01-15")  # the last good copy's entry
+    assert f"live index     {demo['live_index']}: {demo['live_count']} documents" in out

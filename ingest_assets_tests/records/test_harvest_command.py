@@ -89,3 +89,17 @@ def test_what_cannot_run_is_refused_with_a_clear_error(hub, args, message):
     env, _ = hub
     refused = harvest(env, *args)
     assert refused.returncode == 2 and message in refused.stderr and refused.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ("mapping: marc", "registry key 'demo.mapping': unknown mapping 'marc'"),
+    ("mapping: oai_dc, mapping_overrides: {title: {xpath: 'dc:title', clean: shout}}", "mapping rule for 'title'"),
+])
+def test_a_bad_profile_or_rule_is_refused_before_any_harvest(hub, entry, message):
+    env, tmp_path = hub
+    registry = Path(env["INGEST_REGISTRY"])
+    registry.write_text(registry.read_text().replace("mapping: oai_dc", entry))
+    refused = harvest(env, "demo", "--date", "2026-01-15")
+    assert refused.returncode == 2 and message in refused.stderr and str(registry) in refused.stderr
+    assert refused.stderr.count("\n") == 1
+    assert not (tmp_path / "home" / "storage").exists()  # nothing was harvested

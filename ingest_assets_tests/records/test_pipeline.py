@@ -19,7 +19,8 @@ from ingest_assets.storage.manifest import Manifest
 
 DAY = date(2026, 1, 15)
 PARTITION = dg.MultiPartitionKey({"date": DAY.isoformat(), "provider": "demo"})
-CHECKS = ("harvest_count_drop", "mapping_failure_rate", "harvest_reconciles", "mapping_reconciles", "indexing_reconciles")
+CHECKS = ("harvest_count_drop", "mapping_failure_rate", "harvest_reconciles", "mapping_reconciles", "indexing_reconciles",
+          "index_queryable", "index_count", "index_health", "index_fields", "index_canary")
 
 
 @pytest.fixture
@@ -204,6 +205,8 @@ def test_a_backfill_range_runs_each_day_once_in_one_run(hub):
     for asset in ("original_records", "indexed_records", "search_index", "resourcesync_changes"):
         assert sorted(str(m.partition) for m in result.asset_materializations_for_node(asset)) == [f"{d}|demo" for d in days]
     indexed = {str(m.partition): m.metadata["indexed"].value for m in result.asset_materializations_for_node("search_index")}
+    # one candidate holds the range's days, applied in order, gated and promoted once
+    assert len({m.metadata["index"].value for m in result.asset_materializations_for_node("search_index")}) == 1
     index = open_search_index(settings.search)
     live = {r.identifier for r in sample_records(day=DAY) if not r.deleted and r.fields["rights"]}
     assert index.count("dpla-map4") == len(live) == sum(indexed.values())
@@ -230,6 +233,7 @@ def test_record_counts_table_reads_each_day_from_the_manifests(hub):
         "provider": "demo", "day": DAY.isoformat(), "harvested": len(window), "harvest_deleted": deleted, "harvest_failed": 0,
         "mapped": len(window) - deleted - no_rights, "mapping_failed": no_rights,
         "enriched": len(window) - deleted - no_rights, "indexed": len(window) - no_rights, "index_deletions": deleted,
+        "absent": 0,
     }
     assert [c.name for c in table.schema.columns][:3] == ["provider", "day", "harvested"]
     assert materialization.metadata["dagster/row_count"].value == 1
@@ -245,3 +249,24 @@ def test_record_counts_follow_indexing_by_their_automation_condition(hub):
     assert after_run.get_num_requested(key) == 1
     quiet = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=after_run.cursor)
     assert quiet.get_num_requested(key) == 0  # nothing indexed since: no new table
+
+
+def test_a_file_harvest_fetches_the_whole_source_so_it_is_full_for_the_count_drop_gate(hub, shared_fixtures):
+    """Harvard's page (10 records), then DataCite's (6) as the provider's whole file: each harvest is labelled
+    full in its _MANIFEST, so the second is compared with the first and blocked (-40%)."""
+    settings, instance, registry = hub
+    results = []
+    for page in ("harvard-librarycloud-listrecords-mods-resumption.xml", "datacite-oai-listrecords-resumption-final.xml"):
+        registry.write_text(
+            "demo:\n  harvest: {type: file, format: xml, path: '%s', record_xpath: '//oai:record',\n"
+            "    id_xpath: 'oai:header/oai:identifier', namespaces: {oai: 'http://www.openarchives.org/OAI/2.0/'}}\n"
+            "  mapping: oai_dc\n" % (shared_fixtures / "oai-pmh" / page)
+        )
+        results.append(run_job(settings, instance, selection=["original_records"]))
+    storage = LocalStorage(settings.storage_url)
+    manifests = [Manifest.from_bytes(storage.read_bytes(o.manifest))
+                 for o in layout.complete_outputs(storage, "demo", "harvest")]
+    assert [(m.record_count, m.extra["Summary mode"]) for m in manifests] == [(10, "full"), (6, "full")]
+    checks = [{e.asset_check_key.name: e for e in r.get_asset_check_evaluations()}["harvest_count_drop"] for r in results]
+    assert [c.passed for c in checks] == [True, False]
+    assert checks[1].metadata["previous"].value == 10 and checks[1].metadata["current"].value == 6

@@ -61,8 +61,8 @@ def test_a_complete_pipeline_balances_at_every_stage(tmp_storage, harvest):
     assert books.balanced and not books.missing
     # 30 harvested: 6 deleted at the source, 4 without rights (7, 14, 21, 28), 20 mapped
     assert books.equation() == "harvested 30 = mapped 20 + mapping failures 4 + deletions 6"
-    books = indexing_balance(tmp_storage, "riverside", DAY)
-    assert books.equation() == "enriched 20 + harvest deletions 6 = index documents and deletions 26"
+    books = indexing_balance(tmp_storage, ENTRY, DAY)
+    assert books.equation() == "enriched 20 + harvest deletions 6 + absences 0 = index documents and deletions 26"
     assert books.balanced
 
 
@@ -84,7 +84,7 @@ def test_an_index_that_loses_documents_and_deletions_names_them(tmp_storage, har
     lost = {mint_id("riverside", "oai:riverside:1"), mint_id("riverside", "oai:riverside:10")}  # a document, a deletion
     _stage(tmp_storage, "indexing", [enrichment, harvest], 3, drop=lost)
 
-    books = indexing_balance(tmp_storage, "riverside", DAY)
+    books = indexing_balance(tmp_storage, ENTRY, DAY)
     assert not books.balanced and set(books.missing) == lost
 
 
@@ -117,7 +117,7 @@ def test_the_harvest_against_the_size_its_source_announced(tmp_storage, announce
 def test_nothing_to_judge_without_an_announced_size_or_outputs(tmp_storage, harvest):
     assert harvest_balance(tmp_storage, "riverside", DAY) is None
     assert mapping_balance(tmp_storage, ENTRY, DAY) is None
-    assert indexing_balance(tmp_storage, "riverside", DAY) is None
+    assert indexing_balance(tmp_storage, ENTRY, DAY) is None
 
 
 def test_harvest_deletions_are_counted_when_the_harvest_summary_has_none(tmp_storage):
@@ -125,5 +125,23 @@ def test_harvest_deletions_are_counted_when_the_harvest_summary_has_none(tmp_sto
     harvest = _write(tmp_storage, "harvest", ORIGINAL_RECORD, RecordStream(_originals(30)), 0)
     mapping = _stage(tmp_storage, "mapping", [harvest], 1)
     _stage(tmp_storage, "indexing", [_stage(tmp_storage, "enrichment", [mapping], 2), harvest], 3)
-    books = indexing_balance(tmp_storage, "riverside", DAY)
-    assert books.balanced and books.equation() == "enriched 20 + harvest deletions 6 = index documents and deletions 26"
+    books = indexing_balance(tmp_storage, ENTRY, DAY)
+    assert books.balanced and books.equation() == "enriched 20 + harvest deletions 6 + absences 0 = index documents and deletions 26"
+
+
+def test_absences_are_counted_and_one_lost_by_indexing_is_named(tmp_storage):
+    def full(count: int, second: int) -> RecordSource:
+        summary = {"mode": "full", "records": count}
+        return _write(tmp_storage, "harvest", ORIGINAL_RECORD, RecordStream(_originals(count), summary=lambda: summary),
+                      second)
+
+    full(30, 10)
+    harvest = full(28, 20)  # 29 is gone (30 was deleted at the source already)
+    enrichment = _stage(tmp_storage, "enrichment", [_stage(tmp_storage, "mapping", [harvest], 21)], 22)
+    absent = mint_id("riverside", "oai:riverside:29")
+    indexing = _stage(tmp_storage, "indexing", [enrichment, harvest], 23, drop={absent})
+
+    assert indexing.manifest().extra["Summary absent"] == "1"
+    books = indexing_balance(tmp_storage, ENTRY, DAY)
+    assert not books.balanced and books.missing == (absent,)
+    assert books.equation() == "enriched 19 + harvest deletions 5 + absences 1 ≠ index documents and deletions 24"

@@ -144,7 +144,9 @@ def test_metadata_collection_and_member():
 
 def test_validation_against_vocabularies_and_rules():
     vocabularies = load_vocabularies()
-    assert {v.name for v in vocabularies} >= {"Type", "Languages", "Country Codes", "Interactivity"}
+    assert {v.name for v in vocabularies} == {  # the specification's ten controlled vocabularies
+        "Type", "Subtype", "Offline Use", "Interactivity", "Host Application", "Target System", "ID Tool Structure",
+        "Exchange Formats", "Country Codes", "Languages"}
     obj = RepositoryObject("K2N:im_x", "member", dc={"type": ["stillimage"], "language": ["de", "xx"],
                                                      "title": ["A, B, C"]},
                            k2n={"Country_Codes": ["DE", "QQ", "DE"], "Interactivity": ["Dynamic", "Static"]})
@@ -163,6 +165,20 @@ def test_validation_against_vocabularies_and_rules():
                                     k2n={"Best_Quality_URI": ["http://x.org/1"]})
     assert [(i.severity, i.field) for i in validate(unknown_type, vocabularies, record="r", url="")] == \
         [("error", "dc:type")]
+
+
+def test_an_identification_key_is_checked_against_subtype_target_system_and_exchange_formats():
+    key = make_record("Metadata", WIKI, "Lichens of Italy", {
+        "Type": "Identification Tool", "Title": "Lichens of Italy", "Collection Page": "Keys",
+        "Best Quality URI": "http://dryades.units.it/italic/", "Subtype": "color-photo",
+        "Target System": "WinXP; Symbian OS; Amiga", "Exchange Formats": "sdd1.1; DELTA; Lucid3"})
+    obj = map_metadata(key).obj
+    issues = validate(obj, load_vocabularies(), record="Lichens of Italy#Metadata[0]", url=WIKI + "Lichens_of_Italy")
+    assert {(i.severity, i.field, i.message) for i in issues} == {
+        ("warning", "Target_System", "'Amiga' is not in vocabulary Target System"),
+        ("warning", "Exchange_Formats", "'Lucid3' is not in vocabulary Exchange Formats"),
+    }  # freely extensible lists: warnings, the object is written
+    assert obj.k2n["Subtype"] == ["Color-photo"] and obj.k2n["Exchange_Formats"] == ["SDD1.1", "DELTA", "Lucid3"]
 
 
 def test_vocabulary_folder_errors(tmp_path):

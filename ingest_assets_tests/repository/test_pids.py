@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from ingest_assets.core.errors import ValidationError
 from ingest_assets.repository.pids import (
-    MAX_LENGTH,
+    MAX_BYTES,
     PID_RE,
     check_pid,
     member_pid,
@@ -51,8 +51,21 @@ def test_member_pid_is_type_code_and_md5():
 def test_long_uris_are_shortened_with_a_hash_never_splitting_an_escape():
     uri = "http://example.org/" + "%C3%A4" * 40
     pid = pid_from_uri(uri)
-    assert len(pid) <= MAX_LENGTH and PID_RE.fullmatch(pid)
+    assert len(pid.encode()) <= MAX_BYTES and PID_RE.fullmatch(pid)
     assert pid != pid_from_uri(uri + "x")
+
+
+def test_pids_are_limited_to_the_specifications_60_bytes():
+    # a page of the recorded WebPlatform wiki export as a collection page URI: 62 bytes unshortened
+    pid = pid_from_uri("http://docs.webplatform.org/wiki/dom/EventTarget/addEventListener")
+    assert len(pid.encode()) == 60 and PID_RE.fullmatch(pid)
+    local = "docs.webplatform.org_wiki_dom_eventtarget_addeventlistener"
+    assert pid == f"K2N:{local[:23]}_{__import__('hashlib').md5(local.encode()).hexdigest()}"  # prefix + md5
+    japanese = pid_from_uri("https://ja.wikipedia.org/wiki/地衣類")  # 31 characters, 48 bytes escaped
+    assert japanese == "K2N:ja.wikipedia.org_wiki_%E5%9C%B0%E8%A1%A3%E9%A1%9E" and len(japanese.encode()) <= 60
+    assert check_pid("K2N:" + "a" * 56) == "K2N:" + "a" * 56
+    with pytest.raises(ValidationError, match="longer than 60 bytes"):
+        check_pid("K2N:" + "a" * 57)
 
 
 uris = st.builds(lambda scheme, rest: f"{scheme}://{rest}", st.sampled_from(["http", "https", "ftp"]),
@@ -64,7 +77,7 @@ uris = st.builds(lambda scheme, rest: f"{scheme}://{rest}", st.sampled_from(["ht
 def test_every_uri_pid_is_valid_short_and_stable(uri):
     pid = pid_from_uri(uri)
     assert PID_RE.fullmatch(pid)
-    assert len(pid) <= MAX_LENGTH
+    assert len(pid.encode()) <= MAX_BYTES
     assert not pid.lower().startswith("fedora-system:")
     assert pid.startswith("K2N:")
     assert pid_from_uri(uri) == pid
@@ -74,7 +87,7 @@ def test_every_uri_pid_is_valid_short_and_stable(uri):
 @given(st.sampled_from(["sd", "im", "mv", "tp", "id"]), st.binary(max_size=500))
 def test_every_member_pid_is_valid(code, record):
     pid = member_pid(code, record)
-    assert PID_RE.fullmatch(pid) and len(pid) <= MAX_LENGTH
+    assert PID_RE.fullmatch(pid) and len(pid.encode()) <= MAX_BYTES
 
 
 def test_pids_are_stable_across_processes():

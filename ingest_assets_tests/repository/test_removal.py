@@ -62,3 +62,40 @@ def test_removal_only_on_repeated_404_or_410(tmp_path, http_server):
     for name in ("K2N:w_flaky", "K2N:sd_flaky", "K2N:w_here", "K2N:sd_here", "K2N:w_deleted"):
         assert repo.exists(name)
     engine.dispose()
+
+
+def test_items_whose_own_page_is_gone_are_removed_too(tmp_path, http_server):
+    """Members mapped from pages of their own (a wiki's image pages) are checked at those pages, each page once a
+    run however many items it holds, with the collection's grace and its refusal to act on 5xx."""
+    status = {"/wiki/Pollen_collection": "200 OK", "/wiki/Pollen_1": "404 Not Found", "/wiki/Pollen_2": "200 OK",
+              "/wiki/Pollen_3": "503 Service Unavailable"}
+    heads = []
+
+    def app(environ, start_response):
+        heads.append(environ["PATH_INFO"])
+        start_response(status[environ["PATH_INFO"]], [("Content-Type", "text/html")])
+        return [b""]
+
+    base = http_server(app=app)
+    engine = make_engine(f"sqlite:///{tmp_path / 'ingest.sqlite3'}")
+    index, repo = ObjectIndex(engine), OcflRepository(tmp_path / "ocfl")
+    collection = RepositoryObject("K2N:w_pollen_collection", "collection", harvesting_url=f"{base}/wiki/Pollen_collection")
+    items = [RepositoryObject(f"K2N:im_{n}{'a' * 31}", "member", collection=collection.pid,
+                              harvesting_url=f"{base}/wiki/Pollen_{page}") for n, page in enumerate((1, 1, 2, 3))]
+    with repo.transaction() as tx:
+        for obj in (collection, *items):
+            tx.put(obj)
+    index.confirm([collection, *items], {collection.pid: collection.harvesting_url})
+    collector = GarbageCollector(index, repo, HttpClient(allow_private=True, retries=0), min_misses=2,
+                                 grace=timedelta(days=7))
+    day0 = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    first = collector.run(day0)
+    assert first.checked == 5 and sorted(heads) == sorted(status)  # Pollen_1 asked once for its two items
+    assert first.missing == [items[0].pid, items[1].pid] and first.removed == []
+    assert list(first.unreachable) == [items[3].pid]
+    assert collector.run(day0 + timedelta(days=3)).removed == []  # two misses, within the grace period
+    assert collector.run(day0 + timedelta(days=8)).removed == [items[0].pid, items[1].pid]
+    assert not repo.exists(items[0].pid) and index.get(items[1].pid) is None
+    for kept in (collection, items[2], items[3]):  # its collection, a page still there, a page answering 503
+        assert repo.exists(kept.pid) and index.get(kept.pid)
+    engine.dispose()

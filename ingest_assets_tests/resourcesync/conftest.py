@@ -59,7 +59,7 @@ def resync():
 def es(es, search_backend, live_servers):
     """The root's ``es``: the live server behind the recording proxy, its ``resourcesync-*`` indices (fixed names)
     used by no other process of the run (an xdist worker) while the test runs."""
-    with live_servers.exclusive(f"{search_backend}-resourcesync"):
+    with live_servers.exclusive(f"{search_backend}-fixed-names"):
         yield es
         es.close()  # its indices deleted before another process may create them
 

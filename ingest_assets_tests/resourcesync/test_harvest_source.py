@@ -140,3 +140,21 @@ def test_interrupted_increment_resumes_up_to_its_own_end_and_the_next_run_takes_
     assert ids[:3] == got and harvest.checkpoint.load() is None
     assert second.stats.log_text().count(f"until {until}") == 1  # the interrupted run's end, not this run's start
     assert [r["id"] for r in harvest(src, window=DAY)] == [f"{src.base}/set1/resources/late.xml"]
+
+
+def test_a_failure_before_an_interruption_is_still_tried_again_after_the_resumed_run(source, t0, harvest, monkeypatch):
+    monkeypatch.setattr(harvester, "PAGE_SIZE", 2)
+    src = source(limit=4)
+    for i in range(8):
+        src.put(f"r{i}.xml", xml(f"R{i}"), t0 + timedelta(hours=i), mime="application/xml")
+    src.publish()
+    (src.root / "r1.xml").write_bytes(xml("X1"))  # same length, other bytes than listed: r1 fails on page 1
+    with pytest.raises(FetchError, match="503"):
+        for record in harvest(src):
+            fetched = set(src.server.paths)
+            src.server.before = lambda path: 503 if "resourcelist" in path and path not in fetched else None
+    src.server.before = None
+    rerun = harvest(src)
+    assert len(list(rerun)) == 7 and rerun.stats.resumed and rerun.stats.failed == 0  # r1's failure was spooled
+    retry = harvest.checkpoint.load_state("resourcesync")["retry"]
+    assert [(e["uri"], e["attempts"]) for e in retry] == [(f"{src.base}/set1/resources/r1.xml", 1)]

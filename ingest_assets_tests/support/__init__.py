@@ -73,6 +73,18 @@ class Worker:
         return self.process.returncode, out, err
 
 
+def run_with_reader_gone(*args: str, **options) -> subprocess.CompletedProcess:
+    """``ingest-assets *args`` with its stdout a pipe whose reader has already gone (as ``| head`` leaves it once
+    ``head`` has its lines): every write meets EPIPE."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run([sys.executable, "-m", "ingest_assets.cli", *args], stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=120, **options)
+    finally:
+        os.close(write)
+
+
 def wait_for_ui(base: str, process: subprocess.Popen, timeout: float = 300, log: Path | None = None) -> None:
     """Wait until the Dagster webserver at ``base`` answers (``ingest-assets ui`` started as ``process``); fail
     with the end of ``log`` if the process exits first."""

@@ -8,8 +8,8 @@ from typing import Any
 
 from ingest_assets.datasets.detect import PlatformMatch
 from ingest_assets.datasets.model import PlatformManifest
-from ingest_assets.datasets.status import DatasetIngestFailure
-from ingest_assets.core.errors import FetchError
+from ingest_assets.datasets.status import DatasetIngestFailure, blocked_by_config
+from ingest_assets.core.errors import FetchError, RefusedAddress
 from ingest_assets.core.http import HttpClient
 
 
@@ -28,6 +28,8 @@ def api_json(client: HttpClient, url: str, *, platform: str, record: str, max_by
     try:
         response = client.get(url, headers={"Accept": "application/json"}, max_bytes=max_bytes)
         return response.json()
+    except RefusedAddress as exc:
+        raise blocked_by_config(f"{platform} API {url} for {record}", exc) from exc
     except FetchError as exc:
         status = {404: "platform-404", 410: "platform-404", 401: "platform-restricted", 403: "platform-restricted"}
         raise DatasetIngestFailure(

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import dagster as dg
 
 from ingest_assets.defs.datasets.resources import DatasetIngestResource
-from ingest_assets.defs.resources import SqlResource, StorageResource
+from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.storage.layout import dataset_key
 
@@ -28,13 +28,14 @@ def dataset_ingest_results(
     storage: StorageResource,
     sql: SqlResource,
     resourcesync: ResourceSyncResource,
+    registry: RegistryResource,
 ) -> dg.MaterializeResult:
     """Fetch, detect, verify and archive every dataset request of one file; counts per status/platform; the
     stored files are published through the ``datasets`` change feed."""
     from ingest_assets.datasets.ingest import run_requests  # the platform clients load with the first run
 
     feed = resourcesync.capability_feed("datasets", storage.get_client())
-    ctx = dataset_ingest.context(storage.get_client(), sql.get_client(), feed)
+    ctx = dataset_ingest.context(storage.get_client(), sql.get_client(), feed, registry.load().values())
     started = datetime.now(timezone.utc)
     name = config.requests_key.rsplit("/", 1)[-1]
     results_key = dataset_key("results", name, started)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import dagster as dg
-from pydantic import Field
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+import dagster as dg
+from pydantic import Field
+
+from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.datasets.platforms import PlatformConfig
 from ingest_assets.datasets.strategy import Thresholds
 from ingest_assets.storage import Storage
@@ -38,14 +41,19 @@ class DatasetIngestResource(dg.ConfigurableResource):
     ia_access_key: str | None = None
     ia_secret_key: str | None = None
 
-    def context(self, storage: Storage, engine: "Engine", feed: "ChangeFeed | None" = None) -> "IngestContext":
-        """The ingest context; ``feed`` publishes the stored files."""
+    def context(self, storage: Storage, engine: "Engine", feed: "ChangeFeed | None" = None,
+                registry: Iterable[ProviderEntry] = ()) -> "IngestContext":
+        """The ingest context; ``feed`` publishes the stored files; the ``datasets:`` blocks of the ``registry``
+        entries add platform hosts beside ``extra_hosts``."""
+        from ingest_assets.datasets.detect import PlatformHosts
         from ingest_assets.datasets.ingest import make_context
 
+        extra = {name: tuple(hosts) for name, hosts in self.extra_hosts.items()}
         return make_context(
             storage,
             engine,
             allow_private=self.allow_private,
+            platform_hosts=PlatformHosts.of(registry, extra),
             ia_access_key=self.ia_access_key,
             ia_secret_key=self.ia_secret_key,
             thresholds=Thresholds(
@@ -60,7 +68,6 @@ class DatasetIngestResource(dg.ConfigurableResource):
                 figshare_bundle_base=self.figshare_bundle_base,
                 archiveorg_collection=self.archiveorg_collection,
             ),
-            hosts={name: tuple(hosts) for name, hosts in self.extra_hosts.items()},
             doi_resolver=self.doi_resolver,
             feed=feed,
         )

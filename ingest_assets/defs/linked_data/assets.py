@@ -33,8 +33,13 @@ def status_metadata(document: dict) -> dict[str, dg.MetadataValue]:
         "last_import": dg.MetadataValue.text(str(harvested.get("imported"))),
         "triples": dg.MetadataValue.int(int(harvested.get("triples") or 0)),
         "last_error": dg.MetadataValue.text(str(document.get("last_error") or "")),
+        "last_failure": dg.MetadataValue.text(_failure(document.get("last_failure"))),
         "graph": dg.MetadataValue.text(str(document.get("graph"))),
     }
+
+
+def _failure(failure: dict | None) -> str:
+    return f"{failure['time']}: {failure['message']}" if failure else ""
 
 
 @dg.asset(
@@ -52,18 +57,24 @@ def provider_graph(
 ):
     """The provider's named graph, brought up to its VoID's ``dcterms:modified`` (delete-by-subject)."""
     from ingest_assets.linked_data.importer import ProviderSource, cleanup, import_update
-    from ingest_assets.linked_data.status import check_fields, harvest_fields, lineage_fields, read_status, update_status
+    from ingest_assets.linked_data.dump_state import seen_dumps
+    from ingest_assets.linked_data.status import (
+        check_fields, failure_fields, harvest_fields, lineage_fields, read_status, update_status)
 
     provider = context.partition_key
     source = ProviderSource.of(registry.load()[provider])
     graphs = triplestore.graphs(provider)
     started = datetime.now(timezone.utc)
+    seen = seen_dumps(read_status(storage.get_client(), provider))
     try:
         with triplestore.get_client(writable=False) as snapshot:
             writer = partial(triplestore.get_client, writable=True)
-            result = import_update(source, snapshot, source.client(), graphs, now=started, writer=writer)
+            result = import_update(source, snapshot, source.client(), graphs, now=started, writer=writer, seen=seen)
     except IngestError as exc:
-        update_status(storage.get_client(), provider, check_fields(started, source.void_url, None, str(exc)))
+        failed = update_status(storage.get_client(), provider, failure_fields(started, source.void_url, str(exc)))
+        # recorded now (an event logged by a failing step is lost): the UI shows the failure on the partition
+        context.instance.report_runless_asset_event(
+            dg.AssetObservation(provider_graph.key, partition=provider, metadata=status_metadata(failed)))
         if exc.retryable:
             raise dg.RetryRequested(max_retries=3, seconds_to_wait=60) from exc
         raise
@@ -76,7 +87,7 @@ def provider_graph(
             provider,
             {
                 **check_fields(started, source.void_url, result.void.modified, None),
-                **harvest_fields(graphs.name, result.state, triples),
+                **harvest_fields(graphs.name, result.state, triples, {**seen, **result.dumps}),
                 **lineage,
             },
         )
@@ -92,7 +103,7 @@ def provider_graph(
             "dumps": dg.MetadataValue.json(
                 [{"url": f.url, "format": f.rdf_format.name, "triples": f.triples} for f in result.files]
             ),
-            "modified": dg.MetadataValue.text(format_modified(result.void.modified)),
+            "modified": dg.MetadataValue.text(format_modified(result.void.modified) if result.void.modified else ""),
         }
     )
 

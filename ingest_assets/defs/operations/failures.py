@@ -9,7 +9,7 @@ import dagster as dg
 
 from ingest_assets.defs.records.partitions import RANGE_END_TAG, RANGE_START_TAG
 from ingest_assets.defs.resources import StorageResource
-from ingest_assets.operations.failures import Failure, record_failure
+from ingest_assets.operations.failures import Failure, last_failure, record_failure
 from ingest_assets.operations.notify import Notifier, notify
 
 CHECK_FAILED = "DagsterAssetCheckFailedError"  # the error of a step whose blocking check failed
@@ -51,6 +51,9 @@ def failure_sensor(channels: list[Notifier], ui_url: str) -> dg.SensorDefinition
                            description="Records each failed run as its provider's last failure; notifies the configured channels")
     def record_and_notify(context: dg.RunFailureSensorContext, storage: StorageResource):
         failure = failure_of(context, ui_url)
+        kept = last_failure(storage.get_client(), failure.provider) if failure.provider else None
+        if kept is not None and kept.run_id == failure.run_id:
+            failure = kept  # the run recorded its failure itself, with more to say (a gate's evidence and remedy)
         record_failure(storage.get_client(), failure)
         for problem in notify(failure, channels):
             context.log.warning(f"notice not sent: {problem}")

@@ -8,8 +8,10 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
+from ingest_assets.defs.records.publishing import PublishingResource
+from ingest_assets.defs.records.resources import SearchIndexResource
 from ingest_assets.defs.resources import RegistryResource, StorageResource
-from ingest_assets.operations.overview import WINDOW_DAYS, HubOverview, build_overview
+from ingest_assets.operations.overview import WINDOW_DAYS, HubOverview
 from ingest_assets.operations.page import render_page
 from ingest_assets.storage.layout import status_page_key
 
@@ -17,7 +19,7 @@ JOB = "hub_status_job"
 SUMMARY = dg.TableSchema(columns=[dg.TableColumn(name, kind) for name, kind in (
     ("provider", "string"), ("capabilities", "string"), ("last_good_day", "string"), ("days_with_data", "int"),
     ("newest_day", "string"), ("harvested", "int"), ("mapped", "int"), ("failed", "int"), ("indexed", "int"),
-    ("last_failure", "string"), ("review", "string"),
+    ("last_failure", "string"), ("live", "int"), ("review", "string"),
 )])
 
 
@@ -36,17 +38,23 @@ def summary_rows(overview: HubOverview) -> list[dict]:
             "indexed": newest.indexed if newest else 0,
             "last_failure": (f"REFUSED: {p.problem}" if p.problem else
                              f"{failure.days_text} at {failure.stage}: {failure.message} ({failure.run_url})" if failure else ""),
+            "live": p.live_in_index,  # None: nothing of it in the index (or the index did not answer)
             "review": p.review_state or "",
         })
     return rows
 
 
 @dg.asset(group_name="operations", kinds={"html"})
-def hub_status(storage: StorageResource, registry: RegistryResource) -> dg.MaterializeResult:
+def hub_status(storage: StorageResource, registry: RegistryResource, search: SearchIndexResource,
+               publishing: PublishingResource) -> dg.MaterializeResult:
     """Per provider: last good day, the newest day's counts, the last failure (stage, message, run), registry
-    problems; and the status page with each provider's last 90 days plotted."""
+    problems, what the live index holds for it and its review state; and the status page with each provider's
+    last 90 days plotted."""
+    from ingest_assets.records.publishing.status import hub_overview  # SQLAlchemy loads with the run
+
     store = storage.get_client()
-    overview = build_overview(store, registry.load(), datetime.now(timezone.utc), WINDOW_DAYS)
+    overview = hub_overview(store, search.get_client(), search.alias, publishing.engine(), registry.load(),
+                            datetime.now(timezone.utc), WINDOW_DAYS)
     store.write_bytes(status_page_key(), render_page(overview).encode("utf-8"), overwrite=True)
     rows = summary_rows(overview)
     return dg.MaterializeResult(metadata={

@@ -1,6 +1,7 @@
 """Record pipeline wiring (DPLA Ingestion 3 style), built on the record partitions of the settings: the record
-assets and their IO manager, quality checks, the search index, the Parquet export, the refresh sensor, and the
-engine and search resources."""
+assets and their IO manager, quality checks, publishing (report, review gate, gated promotion of each provider's
+index, the rebuild, their checks and the review sensor), the Parquet export, the refresh sensor, and the engine,
+search and publishing resources."""
 
 import dagster as dg
 
@@ -10,29 +11,37 @@ from ingest_assets.defs.records.counts import record_counts
 from ingest_assets.defs.records.io_managers import RecordIOManager
 from ingest_assets.defs.records.parquet import parquet_asset
 from ingest_assets.defs.records.partitions import record_partitions
+from ingest_assets.defs.records.publishing import PublishingResource, publishing_assets, publishing_checks, review_sensor
 from ingest_assets.defs.records.refresh import refresh_sensor
 from ingest_assets.defs.records.resources import RecordEngineResource, SearchIndexResource
-from ingest_assets.defs.records.search import search_assets
 from ingest_assets.defs.resources import shared_resources
 from ingest_assets.core.settings import Settings, is_search_server
 
 
 def build_defs(settings: Settings) -> dg.Definitions:
     partitions = record_partitions(settings.partition_start)
+    shared = shared_resources(settings)
     job = dg.define_asset_job(
         "record_pipeline",
         selection=dg.AssetSelection.groups(RECORDS),
-        description="Harvest, map, enrich and index one provider for one day.",
+        description="Harvest, map, enrich, report, review and publish one provider for one day.",
+    )
+    publish = dg.define_asset_job(
+        "record_publish",
+        selection=dg.AssetSelection.assets("review_gate").downstream() & dg.AssetSelection.groups(RECORDS),
+        description="Publish a provider's day from its review gate on (for days approved after their run).",
     )
     search_kind = "elasticsearch" if is_search_server(settings.search) else "sqlite"
     return dg.Definitions(
-        assets=[*record_assets(partitions), *search_assets(partitions, search_kind), parquet_asset(partitions), record_counts],
-        asset_checks=quality_checks(partitions),
-        sensors=[refresh_sensor(job.name, settings.partition_start)],
-        jobs=[job],
+        assets=[*record_assets(partitions), *publishing_assets(partitions, search_kind, RECORDS), parquet_asset(partitions),
+                record_counts],
+        asset_checks=[*quality_checks(partitions), *publishing_checks(partitions)],
+        sensors=[refresh_sensor(job.name, settings.partition_start), review_sensor(publish.name)],
+        jobs=[job, publish],
         resources={
-            "record_io_manager": RecordIOManager(storage=shared_resources(settings)["storage"]),
+            "record_io_manager": RecordIOManager(storage=shared["storage"]),
             "record_engine": RecordEngineResource.from_settings(settings),
             "search": SearchIndexResource(target=settings.search),
+            "publishing": PublishingResource.from_settings(settings, shared["sql"]),
         },
     )

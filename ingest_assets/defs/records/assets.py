@@ -44,7 +44,7 @@ def record_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefiniti
             kinds={"avro"},
             retry_policy=RETRY,
             backfill_policy=BACKFILL,
-        )(_final_errors(compute))
+        )(final_errors(compute))
         for compute, activity, schema in (
             (original_records, "harvest", ORIGINAL_RECORD),
             (mapped_records, "mapping", MAP_RECORD),
@@ -54,7 +54,9 @@ def record_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefiniti
     ]
 
 
-def _final_errors(compute):
+def final_errors(compute):
+    """``compute`` failing for good on an error a retry cannot help (others go to the retry policy)."""
+
     @functools.wraps(compute)
     def run(*args, **kwargs):
         with final_unless_retryable():
@@ -97,7 +99,7 @@ def original_records(registry: RegistryResource, storage: StorageResource) -> Pa
             run,
             started=started,
             logs=run.logs,
-            summary=lambda: {"mode": "incremental" if window else "full", **run.metadata()},
+            summary=lambda: {"mode": run.mode, **run.metadata()},
         )
 
     return PartitionStreams(harvest)

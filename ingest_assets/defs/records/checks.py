@@ -19,7 +19,7 @@ from ingest_assets.storage.activities import latest_source
 
 
 
-def _judge_each(context: dg.AssetCheckExecutionContext, judge) -> dg.AssetCheckResult:
+def judge_each(context: dg.AssetCheckExecutionContext, judge) -> dg.AssetCheckResult:
     """``judge(provider, day)`` for each partition of the run. One partition: its result. Several: one
     evaluation per partition, then the run's result (passed only if every partition passed)."""
     parts = run_parts(context.partition_keys)
@@ -56,8 +56,8 @@ def quality_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDe
                        description="Harvested = mapped + mapping failures + deletions; names the ids "
                                    "lost")(mapping_reconciles),
         dg.asset_check(asset="indexed_records", partitions_def=partitions, blocking=True, name="indexing_reconciles",
-                       description="Index documents + index deletions = enriched + harvest deletions; names the "
-                                   "ids lost")(indexing_reconciles),
+                       description="Index documents + index deletions = enriched + harvest deletions + absences "
+                                   "from a full harvest; names the ids lost")(indexing_reconciles),
     ]
 
 
@@ -74,20 +74,28 @@ def _balance_result(balance: Balance | None) -> dg.AssetCheckResult:
 
 
 def harvest_reconciles(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> dg.AssetCheckResult:
-    return _judge_each(context, lambda provider, day: _balance_result(harvest_balance(storage.get_client(), provider, day)))
+    return judge_each(context, lambda provider, day: _balance_result(harvest_balance(storage.get_client(), provider, day)))
 
 
 def mapping_reconciles(
     context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource
 ) -> dg.AssetCheckResult:
+    return _judge_entries(context, storage, registry, mapping_balance)
+
+
+def indexing_reconciles(
+    context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource
+) -> dg.AssetCheckResult:
+    return _judge_entries(context, storage, registry, indexing_balance)
+
+
+def _judge_entries(context: dg.AssetCheckExecutionContext, storage: StorageResource, registry: RegistryResource,
+                   balance) -> dg.AssetCheckResult:
+    """A balance that needs the provider's registry entry (its mapper, or how it mints DPLA ids), per partition."""
     entries = registry.load()
-    return _judge_each(
-        context, lambda provider, day: _balance_result(mapping_balance(storage.get_client(), entries[provider], day))
+    return judge_each(
+        context, lambda provider, day: _balance_result(balance(storage.get_client(), entries[provider], day))
     )
-
-
-def indexing_reconciles(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> dg.AssetCheckResult:
-    return _judge_each(context, lambda provider, day: _balance_result(indexing_balance(storage.get_client(), provider, day)))
 
 
 def harvest_count_drop(
@@ -103,7 +111,7 @@ def harvest_count_drop(
             metadata={"current": result.current, "previous": result.previous or 0, "drop": result.drop or 0.0, "limit": limit},
         )
 
-    return _judge_each(context, judge)
+    return judge_each(context, judge)
 
 
 def mapping_failure_rate(
@@ -117,4 +125,4 @@ def mapping_failure_rate(
             passed=rate <= limit, metadata={"failure_rate": rate, "attempted": attempted, "failed": failed, "limit": limit}
         )
 
-    return _judge_each(context, judge)
+    return judge_each(context, judge)

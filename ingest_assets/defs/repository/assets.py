@@ -119,7 +119,7 @@ def repository_assets(settings: Settings) -> tuple[dg.AssetsDefinition, dg.Asset
 
 
     @dg.asset(group_name=GROUP, deps=[repository_collections],
-              description="Verification service: removes collections whose HarvestingURL answered 404/410 "
+              description="Verification service: removes collections and items whose HarvestingURL answered 404/410 "
                           "repeatedly over the grace period (never on timeouts or server errors).")
     def repository_verification(context: dg.AssetExecutionContext, sql: SqlResource, storage: StorageResource,
                                 repository: RepositoryResource,

@@ -6,8 +6,10 @@ from datetime import datetime
 import dagster as dg
 
 from ingest_assets.defs.records.io_managers import BACKFILL, Part, run_parts
+from ingest_assets.defs.records.publishing import PublishingResource
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
+from ingest_assets.records.publishing.candidates import without
 from ingest_assets.resourcesync.feed import FeedReport, feed_index_records
 from ingest_assets.resourcesync.outputs import feed_outputs
 from ingest_assets.storage import layout
@@ -39,9 +41,9 @@ def resourcesync_documents(
 
 
 def changes_asset(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
-    return dg.asset(partitions_def=partitions, group_name="records", kinds={"xml"}, backfill_policy=BACKFILL)(
-        resourcesync_changes
-    )
+    """After the partition's search index is published (a day held for review or refused publishes nothing)."""
+    return dg.asset(partitions_def=partitions, group_name="records", kinds={"xml"}, backfill_policy=BACKFILL,
+                    deps=["search_index"])(resourcesync_changes)
 
 
 def resourcesync_changes(
@@ -49,6 +51,7 @@ def resourcesync_changes(
     resourcesync: ResourceSyncResource,
     storage: StorageResource,
     registry: RegistryResource,
+    publishing: PublishingResource,
     indexed_records: dict[Part, RecordSource],
 ) -> dg.MaterializeResult:
     """Each partition's IndexRecords (oldest day first) as the item documents (files) and created/updated/
@@ -59,11 +62,16 @@ def resourcesync_changes(
     change recorded after a publish that ran during the harvest is listed after that publish's Resource List.
     """
     sets = {s.name: s for s in resourcesync.sets(registry.load())}
+    ledger, takedowns = publishing.ledger(), publishing.takedowns()
     for key, (provider, day) in run_parts(context.partition_keys):
+        blocked = ledger.blocked(provider, day)
+        if blocked:
+            raise dg.Failure(f"not published: {blocked}", allow_retries=False)
         source = indexed_records[provider, day]
         outputs = [layout.parse_output(k) for k in source.manifest().inputs]
         observed = next((o.started for o in outputs if o.activity == "harvest"), source.output.started)
-        report = feed_indexed_records(resourcesync, registry, storage, provider, source, observed)
+        records = without(source, takedowns.suppressed(provider))  # a takedown is published as deleted, for good
+        report = feed_indexed_records(resourcesync, registry, storage, provider, records, observed)
         if report is None:
             context.add_asset_metadata({"resource_set": "none (no resourcesync: block in the registry)"}, partition_key=key)
             continue

@@ -27,6 +27,7 @@ class DayCounts:
     enriched: int
     indexed: int  # IndexRecords written: documents + index deletions
     index_deletions: int  # of those, deletions passed on from the harvest (indexed - index_deletions = documents)
+    absent: int  # index deletions of records a full harvest no longer held (not among index_deletions)
 
     def as_table_row(self) -> dict[str, str | int]:
         """Field -> value, the day as ISO text (a table cell)."""
@@ -59,6 +60,7 @@ def day_counts(storage: Storage, provider: str, day: date) -> DayCounts | None:
         enriched=enrichment.record_count if enrichment else 0,
         indexed=indexing.record_count if indexing else 0,
         index_deletions=_summary(indexing, "deletions"),
+        absent=_summary(indexing, "absent"),
     )
 
 

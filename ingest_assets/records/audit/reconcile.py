@@ -2,7 +2,7 @@
 
     harvest:  records the source announced (OAI-PMH ``completeListSize``) = harvested + unreadable + duplicates
     mapping:  harvested = mapped + mapping failures + deletions
-    indexing: enriched + harvest deletions = index documents + index deletions (IndexRecords written)
+    indexing: enriched + harvest deletions + absences = index documents + index deletions (IndexRecords written)
 
 The counts come from the ``_MANIFEST`` files. Only when they disagree are the outputs read, to name the ids
 that went missing: the id sets live in a temporary SQLite file, so memory stays flat at any size.
@@ -16,8 +16,9 @@ from datetime import date
 from itertools import chain
 
 from ingest_assets.records.harvest.original import SeenIds
-from ingest_assets.records.mapping import mapper_for, mint_id
+from ingest_assets.records.mapping import mapper_for, minter_for
 from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.records.publishing.absences import Absences
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource, latest_source
 from ingest_assets.storage.backends import Storage
@@ -101,27 +102,32 @@ def mapping_balance(storage: Storage, entry: ProviderEntry, day: date) -> Balanc
         return balance
     mapper = mapper_for(entry)
     mapped = (record["id"] for record in mapping)
-    unmapped = _absent((r for r in harvest if not r["deleted"]), mapped, lambda r: mint_id(provider, r["id"]))
-    lost = (mint_id(provider, r["id"]) for r in unmapped if mapper.map(r).record is not None)
+    unmapped = _absent((r for r in harvest if not r["deleted"]), mapped, lambda r: mapper.mint(r["id"]))
+    lost = (mapper.mint(r["id"]) for r in unmapped if mapper.map(r).record is not None)
     return _with_missing(balance, lost)
 
 
-def indexing_balance(storage: Storage, provider: str, day: date) -> Balance | None:
-    """Enriched + harvest deletions = IndexRecords written (documents and deletions), against the outputs the
-    indexing read; missing ids are those of enriched records and harvest deletions without an IndexRecord."""
+def indexing_balance(storage: Storage, entry: ProviderEntry, day: date) -> Balance | None:
+    """Enriched + harvest deletions + absences (records a full harvest no longer holds) = IndexRecords written
+    (documents and deletions), against the outputs the indexing read; missing ids are those of enriched records,
+    harvest deletions and absences without an IndexRecord."""
+    provider = entry.name
     indexing = latest_source(storage, provider, "indexing", day)
     inputs = _inputs(indexing) if indexing else []
     if len(inputs) != 2:
         return None
     enrichment, harvest = inputs
     balance = Balance(
-        "indexing", provider, day, (("enriched", _count(enrichment)), ("harvest deletions", _deletions(harvest))),
+        "indexing", provider, day,
+        (("enriched", _count(enrichment)), ("harvest deletions", _deletions(harvest)),
+         ("absences", _summary(indexing, "absent"))),
         (("index documents and deletions", _count(indexing)),),
     )
     if balance.balanced:
         return balance
-    wanted = chain((r["id"] for r in enrichment),
-                    (mint_id(provider, r["id"]) for r in harvest if r["deleted"]))
+    mint = minter_for(entry)
+    wanted = chain((r["id"] for r in enrichment), (mint(r["id"]) for r in harvest if r["deleted"]),
+                   (mint(i) for i in Absences(harvest).ids()))
     return _with_missing(balance, _absent(wanted, (r["id"] for r in indexing), lambda key: key))
 
 

@@ -4,8 +4,9 @@ One Spark task per input part file (parts hold up to 250,000 records, like a fil
 its part through the activity's step (:mod:`ingest_assets.records.engines.steps`, built once per task), writes one
 Avro part to a local temporary file, uploads it under ``_spark-staging/<job>/`` with a name unique to the
 task attempt, and returns its record count and report. The driver copies the winning attempt of each
-task into the output folder as ``part-NNNNN.avro`` (input order), merges the reports in the same order, and
-``write_activity`` adds ``_LOGS`` and ``_MANIFEST`` last, then ``-prov.json`` and the plan entry.
+task into the output folder as ``part-NNNNN.avro`` (input order), merges the reports in the same order, writes
+the activity's tail (indexing: a full harvest's absences) as the last part, and ``write_activity`` adds
+``_LOGS`` and ``_MANIFEST`` last, then ``-prov.json`` and the plan entry.
 
 A failed, killed or retried attempt leaves at most a staged file nobody reads, deleted with the job's
 staging folder; an aborted job leaves no output folder. Tasks use the DataFrame API (``mapInArrow``), so
@@ -125,6 +126,10 @@ def spark_stream(
                         shutil.copyfileobj(source, target, COPY_BUFFER)
                     stats.parts.append(name)
                     stats.records += row["records"]
+            tail = write_parts(folder, schema, activity.tail(report, inputs), provider=activity.entry.name,
+                               first_part=len(stats.parts))
+            stats.parts += tail.parts
+            stats.records += tail.records
         finally:
             storage.delete(layout.spark_staging_key(tasks.job))
         return stats

@@ -11,46 +11,59 @@ Each engine applies the same steps; Spark builds them once per task and merges t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
+from itertools import chain
 from typing import Any
 
 from ingest_assets.records.enrichment import EnrichmentReport, chain_for
 from ingest_assets.records.indexing import deletion_record, index_record
-from ingest_assets.records.mapping import MappingReport, mapper_for, mint_id
+from ingest_assets.records.mapping import MappingReport, mapper_for, minter_for
 from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.records.publishing.absences import Absences
 from ingest_assets.storage.activities import RecordSource, RecordStream
 
 Step = Callable[[dict], "dict | None"]
 
 
 class IndexingReport:
-    """Counts of the indexing activity: documents built, deletions passed on from the harvest."""
+    """Counts of the indexing activity: documents built, deletions passed on from the harvest, and deletions
+    of records a full harvest no longer holds (``absent``; ``absences`` says why none were looked for)."""
 
     def __init__(self) -> None:
         self.documents = 0
         self.deletions = 0
+        self.absent = 0
+        self.absences = ""
 
     def merge(self, other: "IndexingReport") -> None:
         self.documents += other.documents
         self.deletions += other.deletions
+        self.absent += other.absent
 
-    def metadata(self) -> dict[str, int]:
-        return {"documents": self.documents, "deletions": self.deletions}
+    def metadata(self) -> dict[str, int | str]:
+        figures: dict[str, int | str] = {"documents": self.documents, "deletions": self.deletions, "absent": self.absent}
+        if self.absences:
+            figures["absences"] = self.absences
+        return figures
 
     def csv(self) -> bytes:
         """The totals, in the mapping and enrichment reports' ``kind,field,count`` shape."""
-        rows = ["kind,field,count", f"total,documents,{self.documents}", f"total,deletions,{self.deletions}"]
+        rows = ["kind,field,count", f"total,documents,{self.documents}", f"total,deletions,{self.deletions}",
+                f"total,absent,{self.absent}"]
         return ("\n".join(rows) + "\n").encode("utf-8")
 
 
 @dataclass(frozen=True)
 class RecordActivity:
     """One record activity of one provider: ``mapping`` (input: harvest), ``enrichment`` (input: mapping)
-    or ``indexing`` (inputs: enrichment, then harvest for its deletions)."""
+    or ``indexing`` (inputs: enrichment, then harvest for its deletions and, when it is full, its absences;
+    ``never_published``: days left out of the provider's previous state)."""
 
     activity: str
     entry: ProviderEntry
+    never_published: frozenset[date] = frozenset()
 
     def new_report(self):
         return {"mapping": MappingReport, "enrichment": EnrichmentReport, "indexing": IndexingReport}[self.activity]()
@@ -75,7 +88,7 @@ class RecordActivity:
                 return result
 
             return [enrich_one]
-        provider = self.entry.name
+        mint = minter_for(self.entry)
 
         def document(record: dict) -> dict:
             report.documents += 1
@@ -85,9 +98,20 @@ class RecordActivity:
             if not original.get("deleted"):
                 return None
             report.deletions += 1
-            return deletion_record(mint_id(provider, original["id"]))
+            return deletion_record(mint(original["id"]))
 
         return [document, deletion]
+
+    def tail(self, report, inputs: Sequence[RecordSource]) -> Iterator[dict]:
+        """Records the activity adds after its inputs' (run by the driver, not per part): indexing's deletions
+        of the records a full harvest no longer holds."""
+        if self.activity != "indexing":
+            return
+        absences = Absences(inputs[1], self.never_published)
+        report.absences = absences.skipped
+        for local_id in absences.ids():
+            report.absent += 1
+            yield deletion_record(minter_for(self.entry)(local_id))
 
     def logs(self, report) -> Mapping[str, bytes]:
         """The ``_LOGS`` files of the output."""
@@ -101,7 +125,10 @@ def in_process(activity: RecordActivity, inputs: Sequence[RecordSource]) -> Reco
     """The activity in this process: a lazy stream over its inputs, one record at a time."""
     report = activity.new_report()
     steps = activity.steps(report)
-    records = (out for step, source in zip(steps, inputs, strict=True) for out in map(step, source) if out is not None)
+    records = chain(
+        (out for step, source in zip(steps, inputs, strict=True) for out in map(step, source) if out is not None),
+        activity.tail(report, inputs),
+    )
     return RecordStream(
         records, inputs=list(inputs), logs=lambda: activity.logs(report), summary=lambda: activity.summary(report)
     )

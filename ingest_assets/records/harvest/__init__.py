@@ -12,6 +12,9 @@ page or file and URL; a bad record is skipped, counted and kept in ``run.stats.e
 A paged harvest (OAI-PMH, JSON API) that failed is resumed by the next run of the same request: it
 re-yields the records of the pages before the failure from the checkpoint's spool, then fetches the rest
 (see :mod:`.progress`), so each run's records are the whole list.
+
+Each harvest type is a :class:`~.base.Harvester` subclass named in :data:`HARVESTERS` for its block's ``type``
+(adding a type: its registry block in :mod:`ingest_assets.core.registry`, its class, its line here).
 """
 
 from __future__ import annotations
@@ -19,23 +22,22 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 from datetime import datetime
+from importlib import import_module
 
 from ingest_assets.core.http import HttpClient
-from ingest_assets.records.harvest.api import ApiHarvester
+from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.records.harvest.base import HarvestContext, Harvester
 from ingest_assets.records.harvest.checkpoint import Checkpoint, StorageCheckpoint
-from ingest_assets.records.harvest.files import FileHarvester
-from ingest_assets.records.harvest.oai import OaiHarvester
 from ingest_assets.records.harvest.original import (
     MIMETYPE_SYMBOLS,
     HarvestStats,
-    ingest_date,
     mimetype_from_symbol,
     mimetype_symbol,
 )
 from ingest_assets.records.harvest.requests import REQUEST_LOG, RequestLog
-from ingest_assets.core.registry import ApiHarvest, FileHarvest, HarvestBlock, OaiHarvest, ProviderEntry, ResourceSyncHarvest
 
 __all__ = [
+    "HARVESTERS",
     "MIMETYPE_SYMBOLS",
     "Checkpoint",
     "HarvestRun",
@@ -44,16 +46,38 @@ __all__ = [
     "RequestLog",
     "StorageCheckpoint",
     "harvest_records",
+    "harvester_class",
     "mimetype_from_symbol",
     "mimetype_symbol",
 ]
 
+# harvest block ``type`` -> "module:class" below this package (imported when a harvest of that type runs:
+# resync, for one, loads with the first ResourceSync harvest, not with the code location)
+HARVESTERS = {
+    "oai": "oai:OaiHarvester",
+    "api": "api:ApiHarvester",
+    "file": "files:FileHarvester",
+    "resourcesync": "resourcesync:ResourceSyncHarvester",
+}
+
+
+def harvester_class(kind: str) -> type[Harvester]:
+    """The :class:`Harvester` of the harvest type ``kind`` (a block's ``type``)."""
+    module, name = HARVESTERS[kind].split(":")
+    return getattr(import_module(f"{__name__}.{module}"), name)
+
 
 class HarvestRun(Iterator[dict]):
-    """The records of one harvest (an iterator) plus its :class:`HarvestStats` and :class:`RequestLog`."""
+    """The records of one harvest (an iterator) plus its :class:`HarvestStats`, :class:`RequestLog` and mode."""
 
-    def __init__(self, records: Iterator[dict], stats: HarvestStats, config: HarvestBlock, requests: RequestLog):
-        self._records, self.stats, self.config, self.requests = records, stats, config, requests
+    def __init__(self, harvester: Harvester):
+        self.harvester, self._records = harvester, harvester.records()
+        self.stats, self.config, self.requests = harvester.stats, harvester.config, harvester.requests
+
+    @property
+    def mode(self) -> str:
+        """``full`` or ``incremental`` (:attr:`Harvester.mode`; settled once the run is exhausted)."""
+        return self.harvester.mode
 
     def __next__(self) -> dict:
         return next(self._records)
@@ -86,9 +110,9 @@ def harvest_records(
 
     ``started`` (aware) is every record's ``ingestDate``; ``window`` (aware, half-open) restricts an OAI-PMH
     harvest to records changed in it (ignored when the block says ``full: true``, and by API and file
-    harvests: they have no standard date filter); a ResourceSync harvest with a window takes the changes
-    since its last run, without one a baseline. The block's ``allow_private`` decides whether ``http``
-    may reach loopback/private addresses.
+    harvests: they have no standard date filter, so they always fetch the whole source); a ResourceSync
+    harvest with a window takes the changes since its last run, without one a baseline. ``run.mode`` says
+    which it was. The block's ``allow_private`` decides whether ``http`` may reach loopback/private addresses.
     """
     config = provider.require("harvest")
     if config.full:
@@ -97,23 +121,5 @@ def harvest_records(
         http = copy.copy(http)
         http.allow_private = config.allow_private
     stats, requests = HarvestStats(provider.name), RequestLog()
-    ts = ingest_date(started)
-    if isinstance(config, OaiHarvest):
-        harvester = OaiHarvester(
-            provider.name, config, ingest_ts=ts, window=window, http=http, checkpoint=checkpoint, stats=stats,
-            requests=requests,
-        )
-    elif isinstance(config, ResourceSyncHarvest):
-        from ingest_assets.records.harvest.resourcesync import ResourceSyncHarvester  # resync loads when used
-
-        harvester = ResourceSyncHarvester(
-            provider.name, config, ingest_ts=ts, started=started, incremental=window is not None, http=http,
-            checkpoint=checkpoint, stats=stats, requests=requests,
-        )
-    elif isinstance(config, ApiHarvest):
-        harvester = ApiHarvester(provider.name, config, ingest_ts=ts, http=http, checkpoint=checkpoint, stats=stats,
-                                 requests=requests)
-    else:
-        assert isinstance(config, FileHarvest)
-        harvester = FileHarvester(provider.name, config, ingest_ts=ts, http=http, stats=stats, requests=requests)
-    return HarvestRun(harvester.records(), stats, config, requests)
+    context = HarvestContext(started, window, http, checkpoint, stats, requests)
+    return HarvestRun(harvester_class(config.type)(provider.name, config, context))

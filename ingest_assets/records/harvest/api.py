@@ -26,12 +26,10 @@ import requests
 
 from ingest_assets.core import json_input
 from ingest_assets.core.errors import IngestError, ParseError, ValidationError, context
-from ingest_assets.core.http import HttpClient, HttpResponse
-from ingest_assets.records.harvest.checkpoint import Checkpoint
-from ingest_assets.core.registry import ApiHarvest
-from ingest_assets.records.harvest.original import HarvestStats, original_record
-from ingest_assets.records.harvest.progress import Progress
-from ingest_assets.records.harvest.requests import RequestLog
+from ingest_assets.core.http import HttpResponse
+from ingest_assets.core.registry import ApiHarvest, Paging
+from ingest_assets.records.harvest.base import Harvester
+from ingest_assets.records.harvest.original import original_record
 
 log = logging.getLogger(__name__)
 
@@ -57,33 +55,19 @@ def record_id(record: Any, id_path: str, provider: str) -> str:
     return str(value).strip()
 
 
-class ApiHarvester:
-    def __init__(
-        self,
-        provider: str,
-        config: ApiHarvest,
-        *,
-        ingest_ts: int,
-        http: HttpClient,
-        checkpoint: Checkpoint,
-        stats: HarvestStats,
-        requests: RequestLog,
-    ):
-        self.provider, self.config, self.ingest_ts = provider, config, ingest_ts
-        self.http, self.checkpoint, self.stats, self.requests = http, checkpoint, stats, requests
-        self.paging = config.paging
+class ApiHarvester(Harvester):
+    config: ApiHarvest
+
+    @property
+    def paging(self) -> Paging:
+        return self.config.paging
 
     def records(self) -> Iterator[dict]:
         request = {"endpoint": self.config.endpoint, "params": dict(self.config.params), "paging": self.paging.style}
-        progress = Progress(
-            self.provider, self.checkpoint, "api", request, "position", stats=self.stats, ingest_ts=self.ingest_ts,
-            bounds=self.config.bounds,
-        )
+        progress = self.progress("api", request, "position")
         requested: set[str] = set()
         try:
-            position = (yield from progress.resume()) or self.first_position()
-            if self.stats.resumed:
-                self.requests.spooled(self.stats.pages, range(self.stats.records))
+            position = (yield from self.resume(progress)) or self.first_position()
             while position is not None:
                 requested.add(_position_key(position))
                 self.stats.pages += 1

@@ -22,22 +22,22 @@ from lxml import etree
 
 from ingest_assets.core import archives, json_input
 from ingest_assets.core.errors import ArchiveError, ConfigError, IngestError, ParseError, ValidationError, context
-from ingest_assets.core.http import HttpClient
-from ingest_assets.records.harvest.api import record_id
-from ingest_assets.records.harvest.original import HarvestStats, SeenIds, original_record
-from ingest_assets.records.harvest.requests import RequestLog
 from ingest_assets.core.registry import FileHarvest
 from ingest_assets.core.xml_input import UnresolvedEntity, UnsafeXML, iter_elements, standalone
+from ingest_assets.records.harvest.api import record_id
+from ingest_assets.records.harvest.base import HarvestContext, Harvester
+from ingest_assets.records.harvest.original import SeenIds, original_record
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
-class FileHarvester:
-    def __init__(self, provider: str, config: FileHarvest, *, ingest_ts: int, http: HttpClient, stats: HarvestStats,
-                 requests: RequestLog):
-        self.provider, self.config, self.ingest_ts, self.http, self.stats = provider, config, ingest_ts, http, stats
+class FileHarvester(Harvester):
+    config: FileHarvest
+
+    def __init__(self, provider: str, config: FileHarvest, context: HarvestContext):
+        super().__init__(provider, config, context)
         self.id_xpath = etree.XPath(config.id_xpath, namespaces=config.namespaces) if config.id_xpath else None
-        self.requests, self.fetched = requests, None
+        self.fetched = None
 
     def records(self) -> Iterator[dict]:
         seen = SeenIds()

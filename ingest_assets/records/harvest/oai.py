@@ -16,7 +16,8 @@
   attributes) or self-closing token. ``noRecordsMatch`` is an empty list, not an error (on a resumed
   page, where some servers send it once the rest of the list has gone, it ends the list).
 * A page that is not well-formed is repaired only by dropping XML-1.0-illegal control characters
-  (see :mod:`ingest_assets.core.xml_input`); otherwise :class:`ParseError` names the provider, page number and URL.
+  (see :mod:`ingest_assets.core.xml_input`), and the harvest log says which, on which page and where;
+  otherwise :class:`ParseError` names the provider, page number and URL.
   Transport retries and backoff are :class:`HttpClient`'s.
 
 Checkpoint, spool and token policy
@@ -41,7 +42,6 @@ issued in this pass over the list is an error too, never an endless loop.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -49,15 +49,13 @@ from datetime import datetime, timedelta, timezone
 from lxml import etree
 
 from ingest_assets.core.errors import FetchError, IngestError, LimitError, ParseError, ValidationError, context
-from ingest_assets.core.http import HttpClient, HttpResponse
-from ingest_assets.records.harvest.checkpoint import Checkpoint
+from ingest_assets.core.http import HttpResponse
 from ingest_assets.core.registry import OaiHarvest
-from ingest_assets.records.harvest.original import HarvestStats, original_record
+from ingest_assets.records.harvest.base import FULL, INCREMENTAL, Harvester
+from ingest_assets.records.harvest.original import original_record
 from ingest_assets.records.harvest.progress import Progress
-from ingest_assets.records.harvest.requests import RequestLog
 from ingest_assets.core.xml_input import UnresolvedEntity, UnsafeXML, parse_xml, standalone
 
-log = logging.getLogger(__name__)
 
 OAI = "http://www.openarchives.org/OAI/2.0/"
 NS = {"oai": OAI}
@@ -70,34 +68,20 @@ def _q(name: str) -> str:
     return f"{{{OAI}}}{name}"
 
 
-class OaiHarvester:
-    def __init__(
-        self,
-        provider: str,
-        config: OaiHarvest,
-        *,
-        ingest_ts: int,
-        window: tuple[datetime, datetime] | None,
-        http: HttpClient,
-        checkpoint: Checkpoint,
-        stats: HarvestStats,
-        requests: RequestLog,
-    ):
-        self.provider, self.config, self.ingest_ts = provider, config, ingest_ts
-        self.window, self.http, self.checkpoint, self.stats = window, http, checkpoint, stats
-        self.requests = requests
+class OaiHarvester(Harvester):
+    config: OaiHarvest
+
+    @property
+    def mode(self) -> str:
+        """Incremental when the lists are limited to a window (from/until), else full."""
+        return FULL if self.window is None else INCREMENTAL
 
     def records(self) -> Iterator[dict]:
         request = self.list_request()
-        progress = Progress(
-            self.provider, self.checkpoint, "oai", request, "position", stats=self.stats, ingest_ts=self.ingest_ts,
-            bounds=self.config.bounds,
-        )
+        progress = self.progress("oai", request, "position")
         sets = request.get("sets") or [None]
         try:
-            position = yield from progress.resume()
-            if self.stats.resumed:
-                self.requests.spooled(self.stats.pages, range(self.stats.records))
+            position = yield from self.resume(progress)
             if position and position.get("set") not in sets:
                 raise IngestError(
                     f"the harvest checkpoint is at set {position.get('set')!r}, not one of {sets}; clear it to restart",
@@ -275,7 +259,7 @@ class OaiHarvester:
             raise ParseError(f"{what}: {exc}", provider=self.provider, file=response.url) from exc
         if removed:
             self.stats.repaired_pages += 1
-            log.warning("harvest %s: %s: removed %d illegal control characters (%s)", self.provider, what, removed, response.url)
+            self.stats.note(f"repaired {what} ({response.url}): {removed}")
         if root.tag != _q("OAI-PMH"):
             raise ParseError(f"{what} is not an OAI-PMH response (root {root.tag})", provider=self.provider, file=response.url)
         return root

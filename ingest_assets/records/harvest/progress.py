@@ -49,6 +49,7 @@ class Progress:
         self.stale_pages = 0
         self.seen = SeenIds()
         self.spooled = 0
+        self.extra: dict = {}  # what the harvester saved beside the position (the run's failures so far, ...)
         self._page: list[dict] = []
 
     def resume(self) -> Generator[dict, None, Any]:
@@ -61,6 +62,7 @@ class Progress:
             return None
         pages, expected = state["page"], state["spooled"]
         self.stats.resumed, self.stats.pages = True, pages
+        self.extra = dict(state.get("extra") or {})
         log.info("harvest %s: resuming after page %d (%d spooled records) at %r", self.provider, pages, expected,
                  state[self.position_key])
         for record in self.checkpoint.spooled(self.request, pages):
@@ -89,17 +91,17 @@ class Progress:
                 yield record
         self.stale_pages = 0 if self._page else self.stale_pages + 1
 
-    def save(self, page: int, position: Any, url: str) -> None:
+    def save(self, page: int, position: Any, url: str, extra: dict | None = None) -> None:
         """Page ``page`` (fetched from ``url``) is done and the next one starts at ``position``: a
-        :class:`LimitError` if the list has run past one of its bounds, else spool the page, then checkpoint."""
+        :class:`LimitError` if the list has run past one of its bounds, else spool the page, then checkpoint
+        (with ``extra``, handed back as :attr:`extra` when the run is resumed)."""
         self._check_bounds(page, url)
         self.checkpoint.spool_page(self.request, page, self._page)
         self.spooled += len(self._page)
         self._page = []
-        self.checkpoint.save({
-            "kind": self.kind, "request": self.request, "page": page, "spooled": self.spooled,
-            self.position_key: position,
-        })
+        state = {"kind": self.kind, "request": self.request, "page": page, "spooled": self.spooled,
+                 self.position_key: position}
+        self.checkpoint.save({**state, "extra": extra} if extra else state)
 
     def _check_bounds(self, page: int, url: str) -> None:
         bounds = self.bounds

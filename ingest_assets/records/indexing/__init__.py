@@ -2,6 +2,7 @@
 
     index = open_search_index(settings.search)
     stats = index.full_build("dpla-map4", (index_record(r) for r in map_records))
+    index.update_alias("dpla-map4", add=[new], remove=[old])   # one atomic flip naming what it replaces
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from ingest_assets.core.settings import is_search_server
 from ingest_assets.records.indexing.documents import deletion_record, index_record
 from ingest_assets.records.indexing.embedded_index import EmbeddedSearchIndex
 from ingest_assets.records.indexing.results import IndexBuildRefused, IndexStats, Reconciliation
-from ingest_assets.records.indexing.search_index import SearchIndex
+from ingest_assets.records.indexing.search_index import AliasChanged, IndexHealth, PhysicalIndex, SearchIndex
 
 DEFAULT_ALIAS = "dpla-map4"
 
 __all__ = [
-    "DEFAULT_ALIAS", "EmbeddedSearchIndex", "IndexBuildRefused", "IndexStats",
-    "Reconciliation", "SearchIndex", "deletion_record", "index_record", "open_search_index",
+    "DEFAULT_ALIAS", "AliasChanged", "EmbeddedSearchIndex", "IndexBuildRefused", "IndexHealth", "IndexStats",
+    "PhysicalIndex", "Reconciliation", "SearchIndex", "deletion_record", "index_record", "open_search_index",
 ]
 
 

@@ -54,7 +54,7 @@ def index_record(map_record: dict) -> dict:
             raise ValidationError(f"MAPRecord has no {name}", **where)
         if name.endswith("rovider") and not isinstance(value, (str, dict)):
             raise ValidationError(f"MAPRecord {name} must be a string or an agent, got {value!r}", **where)
-    item_uri = ITEM_URI + record_id
+    item_uri = map_record.get("dplaUri") or ITEM_URI + record_id
     # Built already pruned (no None, empty strings, lists or objects): values of known shape go in as they
     # are, values of free shape through _pruned.
     document = {
@@ -74,9 +74,13 @@ def index_record(map_record: dict) -> dict:
     _put(document, "isShownAt", map_record["isShownAt"])
     _put(document, "object", map_record.get("object"))
     _put(document, "rights", map_record.get("rightsStatement"))
+    _put(document, "iiifManifest", map_record.get("iiifManifest"))  # at the top level, as DPLA's documents carry it
     intermediate = _strings(map_record.get("intermediateProvider"))
     if intermediate:
         document["intermediateProvider"] = intermediate
+    masters = _strings(map_record.get("mediaMaster"))
+    if masters:  # URLs at the top level, as DPLA's documents carry them
+        document["mediaMaster"] = masters
     views = _strings(map_record.get("hasView"))
     if views:
         document["hasView"] = [{"@id": uri} for uri in views]
@@ -182,7 +186,7 @@ def _agent(value: Any, uri: str | None, exact_match: list[str] | None) -> dict:
 
 def _concept(value: Any) -> dict:
     if isinstance(value, dict):
-        return {"name": _label(value), "scheme": value.get("inScheme")}
+        return {"name": _label(value), "scheme": value.get("inScheme"), "exactMatch": value.get("exactMatch")}
     return {"name": value}
 
 

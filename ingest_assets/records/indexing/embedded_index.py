@@ -1,32 +1,28 @@
 """Embedded search index: SQLite FTS5 files in a directory, no server needed.
 
-Each physical index is ``<dir>/<alias>-<yyyymmddhhmmss>.sqlite3`` holding the documents (``docs``) and a
-full-text table (``fts``, same rowids). ``<dir>/<alias>.alias`` names the index the alias points at; it is
-replaced atomically (``os.replace``), so a full build swaps in like an Elasticsearch alias. Incremental
-updates run in one transaction: readers see all of an update or none of it.
+Each physical index is ``<dir>/<name>.sqlite3`` (names from :mod:`.naming`) holding the documents (``docs``)
+and a full-text table (``fts``, same rowids). ``<dir>/<alias>.alias`` lists the indices the alias points at,
+one a line; it is updated under a file lock and replaced atomically (``os.replace``), so a flip is one action
+like an Elasticsearch alias update. Writes run in one transaction: readers see all of an update or none of it.
+A search over several indices ranks each by bm25 and merges them, as Elasticsearch merges its shards.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
-from contextlib import closing
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from ingest_assets.core.errors import NotFoundError
-from ingest_assets.records.indexing.naming import NO_INDEX_HINT, build_name, check_alias
-from ingest_assets.records.indexing.results import (
-    DEFAULT_MAX_FAILURE_RATE,
-    IndexBuildRefused,
-    IndexStats,
-    Tally,
-    utc_now,
-)
-from ingest_assets.records.indexing.search_index import SearchIndex
+from ingest_assets.core.errors import IngestError, NotFoundError
+from ingest_assets.records.indexing.naming import NO_INDEX_HINT, build_name, check_alias, parse_index
+from ingest_assets.records.indexing.results import IndexStats, Tally, utc_now
+from ingest_assets.records.indexing.search_index import MAX_IDS, AliasChanged, IndexHealth, PhysicalIndex, SearchIndex
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, document TEXT NOT NULL);
@@ -37,6 +33,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 FTS_COLUMNS = ("title", "creator", "subject", "description", "place", "provider", "text")
 RANK = "bm25(fts, 10.0, 5.0, 5.0, 2.0, 3.0, 3.0, 1.0)"  # weights follow FTS_COLUMNS
 WRITE_LOCK_TIMEOUT = 600.0  # seconds a writer waits for another process's update of the same index
+BACKUP_PAGES = 4096  # pages copied per step of a copy (the source stays readable between steps)
 QUERY_PART = re.compile(r'"([^"]*)"?|(\S+)')
 WORD = re.compile(r"\w+")
 
@@ -48,83 +45,139 @@ class EmbeddedSearchIndex(SearchIndex):
         self.directory = Path(directory)
         self._clock = clock
 
-    def full_build(
-        self, alias: str, records: Iterable[dict], *, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE
-    ) -> IndexStats:
-        """Load ``records`` into a new index file, then point ``alias`` at it and delete the previous one.
-        Deletion records are counted, nothing is stored for them. Refuses the swap (IndexBuildRefused)
-        when more than ``max_failure_rate`` of the input failed."""
-        check_alias(alias)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        previous = self._target(alias)
-        name = self._new_index(alias)
-        try:
-            with closing(self._open(name)) as conn:
-                tally = Tally(alias, name)
-                self._load(conn, tally, records, store_deletes=False)
-                conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-                conn.commit()
-                stats = tally.finish(0, _count(conn))
-            if tally.failure_rate > max_failure_rate:
-                raise IndexBuildRefused(
-                    f"{stats.failed} of {tally.input} documents failed (more than {max_failure_rate:.0%}); "
-                    f"alias {alias!r} left unchanged", stats=stats,
-                )
-            self._point(alias, name)
-        except BaseException:
-            self._drop(name)
-            raise
-        if previous and previous != name:
-            self._drop(previous)
-        return stats
+    # -- physical indices -----------------------------------------------------------------------------
 
-    def apply(self, alias: str, records: Iterable[dict]) -> IndexStats:
-        """Upsert and delete (``deleted=True``) records in the index behind ``alias`` (created if missing),
-        in one transaction."""
-        check_alias(alias)
+    def create_index(self, alias: str, provider: str | None = None) -> str:
         self.directory.mkdir(parents=True, exist_ok=True)
-        name = self._target(alias)
-        if name is None:
-            name = self._new_index(alias)
-            self._open(name).close()
-            self._point(alias, name)
-        with closing(self._open(name)) as conn:
+        name = build_name(alias, self._clock(), lambda candidate: not self._reserve(candidate), provider)
+        self._open(name).close()
+        return name
+
+    def write(self, index: str, records: Iterable[dict]) -> IndexStats:
+        """In one transaction: readers see all of the update or none of it."""
+        with closing(self._open(self._existing(index))) as conn:
             before = _count(conn)
-            tally = Tally(alias, name)
+            tally = Tally(index, index)
             try:
-                self._load(conn, tally, records, store_deletes=True)
+                self._load(conn, tally, records)
                 conn.commit()
             except BaseException:
                 conn.rollback()
                 raise
             return tally.finish(before, _count(conn))
 
-    def count(self, alias: str) -> int:
-        with closing(self._read(alias)) as conn:
-            return _count(conn)
+    def copy(self, source: str, target: str) -> int:
+        """SQLite's online backup, page by page (the full-text index comes along, nothing is tokenized again)."""
+        with closing(_read_only(self._file(self._existing(source)))) as origin, \
+                closing(sqlite3.connect(self._file(self._existing(target)), timeout=WRITE_LOCK_TIMEOUT)) as copy:
+            origin.backup(copy, pages=BACKUP_PAGES)
+            return _count(copy)
 
-    def search(self, alias: str, query: str, size: int = 10) -> list[dict]:
-        """Documents matching all words of ``query``, best first. ``"a phrase"`` and ``prefix*`` work;
-        '' or '*' matches all documents."""
+    def drop(self, index: str) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{self._file(check_alias(index))}{suffix}").unlink(missing_ok=True)
+
+    def health(self, index: str) -> IndexHealth:
+        """Green when the file passes SQLite's ``quick_check``, red otherwise (or when it is missing)."""
+        path = self._file(check_alias(index))
+        if not path.exists():
+            return IndexHealth(False, "red", {"engine": "sqlite", "file": str(path), "problem": "missing"})
+        try:
+            with closing(_read_only(path)) as conn:
+                verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
+        except sqlite3.DatabaseError as err:  # not a database any more
+            verdict = str(err)
+        ok = verdict == "ok"
+        return IndexHealth(ok, "green" if ok else "red", {"engine": "sqlite", "file": str(path), "quick_check": verdict})
+
+    def indices(self, alias: str) -> list[PhysicalIndex]:
+        behind = set(self.aliased(alias))
+        found = []
+        for path in self.directory.glob(f"{check_alias(alias)}-*.sqlite3"):
+            parsed = parse_index(alias, path.name.removesuffix(".sqlite3"))
+            if parsed is not None:
+                found.append(PhysicalIndex(parsed.name, parsed.provider, parsed.created, self._count_of(parsed.name),
+                                           parsed.name in behind))
+        return sorted(found, key=lambda index: (index.created, index.name))
+
+    def _count_of(self, name: str) -> int | None:
+        """The index's document count, None when its file cannot be read (listed still, so it can be seen)."""
+        try:
+            return self.count(name)
+        except IngestError:
+            return None
+
+    # -- the alias --------------------------------------------------------------------------------------
+
+    def aliased(self, alias: str) -> list[str]:
+        try:
+            text = self._alias_file(check_alias(alias)).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        return sorted(line.strip() for line in text.splitlines() if line.strip())
+
+    def update_alias(self, alias: str, add: Sequence[str] = (), remove: Sequence[str] = ()) -> None:
+        """Compare and swap under an exclusive lock on ``<alias>.alias.lock``; the file is replaced atomically."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / f"{check_alias(alias)}.alias.lock", "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            current = set(self.aliased(alias))
+            gone = sorted(set(remove) - current)
+            if gone:
+                raise AliasChanged(f"alias {alias!r} no longer points at {gone} (it points at {sorted(current)}): "
+                                   "another update got there first; nothing changed", file=str(self.directory))
+            for name in add:
+                self._existing(name)
+            self._point(alias, sorted((current - set(remove)) | set(add)))
+
+    # -- reading ----------------------------------------------------------------------------------------
+
+    def count(self, target: str) -> int:
+        total = 0
+        for path in self._files(target):
+            with _reading(path) as conn:
+                total += _count(conn)
+        return total
+
+    def search(self, target: str, query: str, size: int = 10) -> list[dict]:
+        """Documents matching all words of ``query``, best first (each index ranked by bm25, then merged).
+        ``"a phrase"`` and ``prefix*`` work; '' or '*' matches all documents."""
         match = fts_query(query)
-        with closing(self._read(alias)) as conn:
-            if match is None:
-                rows = conn.execute("SELECT document FROM docs ORDER BY rowid LIMIT ?", (size,))
-            else:
-                rows = conn.execute(
-                    f"SELECT d.document FROM fts JOIN docs d ON d.rowid = fts.rowid WHERE fts MATCH ? "
-                    f"ORDER BY {RANK} LIMIT ?", (match, size),
-                )
-            return [json.loads(document) for (document,) in rows]
+        ranked: list[tuple[float, int, int, str]] = []
+        for number, path in enumerate(self._files(target)):
+            with _reading(path) as conn:
+                if match is None:
+                    rows = conn.execute("SELECT 0, rowid, document FROM docs ORDER BY rowid LIMIT ?", (size,))
+                else:
+                    rows = conn.execute(
+                        f"SELECT {RANK}, d.rowid, d.document FROM fts JOIN docs d ON d.rowid = fts.rowid "
+                        f"WHERE fts MATCH ? ORDER BY {RANK} LIMIT ?", (match, size),
+                    )
+                ranked += [(rank, number, rowid, document) for rank, rowid, document in rows]
+        return [json.loads(document) for *_, document in sorted(ranked)[:size]]
 
-    def _load(self, conn: sqlite3.Connection, tally: Tally, records: Iterable[dict], store_deletes: bool) -> None:
+    def documents(self, target: str, ids: Sequence[str]) -> dict[str, dict]:
+        wanted = list(dict.fromkeys(ids))
+        if len(wanted) > MAX_IDS:
+            raise ValueError(f"at most {MAX_IDS} ids per call, got {len(wanted)}")
+        found: dict[str, dict] = {}
+        marks = ", ".join("?" * len(wanted))
+        for path in self._files(target) if wanted else ():
+            with _reading(path) as conn:
+                for record_id, document in conn.execute(f"SELECT id, document FROM docs WHERE id IN ({marks})", wanted):
+                    found.setdefault(record_id, json.loads(document))
+        return found
+
+    # -- files ------------------------------------------------------------------------------------------
+
+    def _load(self, conn: sqlite3.Connection, tally: Tally, records: Iterable[dict]) -> None:
         for record_id, deleted, document in tally.valid(records):
             row = conn.execute("SELECT rowid FROM docs WHERE id = ?", (record_id,)).fetchone()
             if deleted:
-                if row and store_deletes:
+                if row:
                     conn.execute("DELETE FROM docs WHERE rowid = ?", row)
                     conn.execute("DELETE FROM fts WHERE rowid = ?", row)
-                tally.deleted(found=bool(row and store_deletes))
+                tally.deleted(found=bool(row))
                 continue
             try:
                 columns = fts_columns(json.loads(document))
@@ -141,9 +194,6 @@ class EmbeddedSearchIndex(SearchIndex):
                          (rowid, *columns))
             tally.indexed(created=row is None)
 
-    def _new_index(self, alias: str) -> str:
-        return build_name(alias, self._clock(), lambda candidate: not self._reserve(candidate))
-
     def _reserve(self, name: str) -> bool:
         """Create the (empty) index file exclusively, so concurrent builds never share one."""
         try:
@@ -155,27 +205,23 @@ class EmbeddedSearchIndex(SearchIndex):
     def _file(self, name: str) -> Path:
         return self.directory / f"{name}.sqlite3"
 
+    def _existing(self, index: str) -> str:
+        if not self._file(check_alias(index)).exists():
+            raise NotFoundError(f"no search index {index!r}", file=str(self.directory),
+                                hint="see `ingest-assets index status` for the indices kept")
+        return index
+
     def _alias_file(self, alias: str) -> Path:
         return self.directory / f"{alias}.alias"
 
-    def _target(self, alias: str) -> str | None:
-        try:
-            return self._alias_file(alias).read_text(encoding="utf-8").strip() or None
-        except FileNotFoundError:
-            return None
-
-    def _point(self, alias: str, name: str) -> None:
-        """Point ``alias`` at index ``name`` atomically."""
+    def _point(self, alias: str, names: list[str]) -> None:
+        """Write the alias file (one index name a line) atomically."""
         temporary = self.directory / f".{alias}.alias.{os.getpid()}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(name + "\n")
+            handle.write("".join(f"{name}\n" for name in names))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, self._alias_file(alias))
-
-    def _drop(self, name: str) -> None:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{self._file(name)}{suffix}").unlink(missing_ok=True)
 
     def _open(self, name: str) -> sqlite3.Connection:
         conn = sqlite3.connect(self._file(name), timeout=WRITE_LOCK_TIMEOUT)
@@ -184,12 +230,31 @@ class EmbeddedSearchIndex(SearchIndex):
         conn.executescript(SCHEMA)
         return conn
 
-    def _read(self, alias: str) -> sqlite3.Connection:
-        name = self._target(check_alias(alias))
-        path = self._file(name) if name else None
-        if path is None or not path.exists():
-            raise NotFoundError(f"no search index behind alias {alias!r}", file=str(self.directory), hint=NO_INDEX_HINT)
-        return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
+    def _files(self, target: str) -> list[Path]:
+        """The index files behind ``target``: a physical index, or every index its alias points at."""
+        if self._file(check_alias(target)).exists() and not self._alias_file(target).exists():
+            return [self._file(target)]
+        paths = [self._file(name) for name in self.aliased(target)]
+        if not paths or not all(path.exists() for path in paths):
+            raise NotFoundError(f"no search index behind alias {target!r}", file=str(self.directory), hint=NO_INDEX_HINT)
+        return paths
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to ``path`` whose SQLite errors come out as an IngestError naming the file (a
+    damaged file is not worth a retry, a locked one is)."""
+    try:
+        with closing(_read_only(path)) as conn:
+            yield conn
+    except sqlite3.DatabaseError as err:
+        raise IngestError(f"search index file cannot be read: {err}", file=str(path),
+                          retryable=isinstance(err, sqlite3.OperationalError),
+                          hint="see `ingest-assets index status`; roll back from it or rebuild it") from err
 
 
 def _count(conn: sqlite3.Connection) -> int:

@@ -1,10 +1,12 @@
 """Search index on an Elasticsearch or OpenSearch server (one client API: :mod:`ingest_assets.core.search_clients`):
-alias-swapped full builds and incremental bulk upserts/deletes, with 429 back-off and per-document failures
-counted, not fatal."""
+physical indices per build, bulk upserts and deletes with 429 back-off and per-document failures counted (not
+fatal), copies through a point in time, alias updates that name what they replace (``must_exist``), and cluster
+health per index."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
@@ -15,18 +17,14 @@ from ingest_assets import schemas
 from ingest_assets.core.search_clients import connect, error_type, reason, redacted, translated
 from ingest_assets.core import errors
 from ingest_assets.core.errors import FetchError, IngestError
-from ingest_assets.records.indexing.naming import NO_INDEX_HINT
-from ingest_assets.records.indexing.naming import build_name, check_alias
-from ingest_assets.records.indexing.results import (
-    DEFAULT_MAX_FAILURE_RATE,
-    IndexBuildRefused,
-    IndexStats,
-    Tally,
-    utc_now,
-)
-from ingest_assets.records.indexing.search_index import SearchIndex
+from ingest_assets.records.indexing.naming import NO_INDEX_HINT, build_name, check_alias, parse_index
+from ingest_assets.records.indexing.results import IndexStats, Tally, utc_now
+from ingest_assets.records.indexing.search_index import MAX_IDS, AliasChanged, IndexHealth, PhysicalIndex, SearchIndex
 
 MAPPING = "search-dpla-map4-mapping.json"
+KEEP_ALIVE = "5m"
+COPY_PAGE = 1000
+HEALTH_WAIT = "30s"  # how long a health check waits for a new index's shards to be assigned
 
 
 class ElasticsearchIndex(SearchIndex):
@@ -64,74 +62,146 @@ class ElasticsearchIndex(SearchIndex):
     def close(self) -> None:
         self._client.close()
 
-    def full_build(
-        self, alias: str, records: Iterable[dict], *, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE
-    ) -> IndexStats:
-        """Load ``records`` into a new index ``<alias>-<yyyymmddhhmmss>``, swap ``alias`` onto it atomically,
-        then delete the indices the alias left. Deletion records are counted, nothing is sent for them.
-        If more than ``max_failure_rate`` of the input failed, the new index is dropped and the alias kept
-        (IndexBuildRefused carries the stats)."""
-        check_alias(alias)
-        with self._translated("full build", alias):
-            previous = self._alias_targets(alias)
-            name = self._create(alias)
-            try:
-                tally = Tally(alias, name)
-                self._bulk(name, tally, tally.valid(records), send_deletes=False)
-                self._client.indices.refresh(index=name)
-                stats = tally.finish(0, self._client.count(index=name)["count"])
-                if tally.failure_rate > max_failure_rate:
-                    raise IndexBuildRefused(
-                        f"{stats.failed} of {tally.input} documents failed (more than {max_failure_rate:.0%}); "
-                        f"alias {alias!r} left unchanged", stats=stats,
-                    )
-                actions = [{"add": {"index": name, "alias": alias}}]
-                actions += [{"remove": {"index": old, "alias": alias}} for old in previous]
-                self._client.indices.update_aliases(actions=actions)
-            except BaseException:
-                self._client.indices.delete(index=name, ignore_unavailable=True)
-                raise
-            for old in previous:
-                self._client.indices.delete(index=old, ignore_unavailable=True)
-        return stats
+    # -- physical indices -----------------------------------------------------------------------------
 
-    def apply(self, alias: str, records: Iterable[dict]) -> IndexStats:
-        """Upsert and delete (``deleted=True``) records in the index behind ``alias`` (created if missing).
-        A delete of an id the index does not hold (404) counts as deleted."""
-        check_alias(alias)
-        with self._translated("incremental update", alias):
-            targets = self._alias_targets(alias)
-            if not targets:
-                targets = [self._create(alias, aliases={alias: {}})]
-            if len(targets) > 1:
-                raise IngestError(f"alias {alias!r} points at several indices {targets}", file=alias)
-            index = targets[0]
+    def create_index(self, alias: str, provider: str | None = None) -> str:
+        with self._translated("index creation", alias):
+            return self._create(alias, provider)
+
+    def write(self, index: str, records: Iterable[dict]) -> IndexStats:
+        """Bulk upserts and deletes; a delete of an id the index does not hold (404) counts as deleted."""
+        with self._translated("update", check_alias(index)):
             self._client.indices.refresh(index=index)
             before = self._client.count(index=index)["count"]
-            tally = Tally(alias, index)
-            self._bulk(index, tally, tally.valid(records), send_deletes=True)
+            tally = Tally(index, index)
+            self._bulk(index, tally, tally.valid(records))
             self._client.indices.refresh(index=index)
             return tally.finish(before, self._client.count(index=index)["count"])
 
-    def count(self, alias: str) -> int:
-        with self._translated("count", alias, reading=True):
-            return self._client.count(index=check_alias(alias))["count"]
+    def copy(self, source: str, target: str) -> int:
+        """Pages of ``source`` read through a point in time (sorted by ``id``, ``search_after``) and bulk-indexed
+        into ``target``: works on every cluster, no reindex module needed."""
+        tally = Tally(target, target)
+        with self._translated("copy", check_alias(source)):
+            self._bulk(target, tally, tally.valid(self._scan(source)))
+            self._client.indices.refresh(index=target)
+        if tally.stats.failed:
+            raise IngestError(f"copy of {source!r} into {target!r} failed for {tally.stats.failed} documents: "
+                              f"{tally.stats.failures[:3]}", file=self.url)
+        return tally.stats.indexed
 
-    def search(self, alias: str, query: str, size: int = 10) -> list[dict]:
+    def drop(self, index: str) -> None:
+        with self._translated("deletion", check_alias(index)):
+            self._client.indices.delete(index=index, ignore_unavailable=True)
+
+    def health(self, index: str) -> IndexHealth:
+        """The cluster green or yellow, and every shard of ``index`` the cluster can place assigned: green, or
+        yellow only because there are fewer data nodes than copies of a shard (a single-node cluster)."""
+        # a wait that times out answers 408 with the figures as they are: those are the evidence
+        health = self._client.options(ignore_status=408).cluster.health
+        with self._translated("health check", check_alias(index)):
+            cluster = health()
+            shards = health(index=index, wait_for_status="yellow", timeout=HEALTH_WAIT)
+            # a yellow index has every primary active: its shard count over its primaries is the copies of a shard
+            copies = (shards["active_shards"] + shards["unassigned_shards"]) // max(shards["active_primary_shards"], 1)
+            if shards["status"] == "yellow" and shards["number_of_data_nodes"] >= copies:
+                shards = health(index=index, wait_for_status="green", timeout=HEALTH_WAIT)
+        evidence = {key: shards[key] for key in (
+            "number_of_data_nodes", "active_primary_shards", "active_shards", "unassigned_shards")}
+        evidence.update(cluster_status=cluster["status"], index_status=shards["status"])
+        placeable = shards["status"] == "green" or (
+            shards["status"] == "yellow" and shards["number_of_data_nodes"] < copies)
+        if shards["status"] == "yellow":
+            evidence["copies_per_shard"] = copies
+        ok = cluster["status"] in ("green", "yellow") and placeable
+        return IndexHealth(ok, shards["status"], evidence)
+
+    def indices(self, alias: str) -> list[PhysicalIndex]:
+        with self._translated("listing", check_alias(alias)):
+            held = self._client.indices.get_alias(index=f"{alias}-*").body
+            found = []
+            for name, info in held.items():
+                parsed = parse_index(alias, name)
+                if parsed is not None:
+                    count = self._client.count(index=name)["count"]
+                    found.append(PhysicalIndex(name, parsed.provider, parsed.created, count, alias in info["aliases"]))
+        return sorted(found, key=lambda index: (index.created, index.name))
+
+    # -- the alias --------------------------------------------------------------------------------------
+
+    def aliased(self, alias: str) -> list[str]:
+        with self._translated("alias lookup", check_alias(alias)):
+            return self._alias_targets(alias)
+
+    def update_alias(self, alias: str, add: Sequence[str] = (), remove: Sequence[str] = ()) -> None:
+        """One ``_aliases`` request; each ``remove`` carries ``must_exist`` so the whole action fails (404) when the
+        alias moved meanwhile."""
+        actions = [{"remove": {"index": name, "alias": alias, "must_exist": True}} for name in remove]
+        actions += [{"add": {"index": name, "alias": alias}} for name in add]
+        if not actions:
+            return
+        try:
+            with self._translated("alias update", check_alias(alias)):
+                self._client.indices.update_aliases(actions=actions)
+        except FetchError as err:
+            if _moved(err.__cause__, remove):
+                raise AliasChanged(
+                    f"alias {alias!r} no longer points at all of {list(remove)} (it points at "
+                    f"{self.aliased(alias)}): another update got there first; nothing changed", file=self.url,
+                ) from err.__cause__
+            raise
+
+    # -- reading ----------------------------------------------------------------------------------------
+
+    def count(self, target: str) -> int:
+        with self._translated("count", target, reading=True):
+            return self._client.count(index=check_alias(target))["count"]
+
+    def search(self, target: str, query: str, size: int = 10) -> list[dict]:
         """Documents matching all words of ``query`` (simple query string syntax; '' or '*' matches all)."""
         if query.strip() in ("", "*"):
             clause = {"match_all": {}}
         else:
             clause = {"simple_query_string": {"query": query, "default_operator": "and"}}
-        with self._translated("search", alias, reading=True):
-            response = self._client.search(index=check_alias(alias), query=clause, size=size)
+        with self._translated("search", target, reading=True):
+            response = self._client.search(index=check_alias(target), query=clause, size=size)
         return [hit["_source"] for hit in response["hits"]["hits"]]
 
-    def _create(self, alias: str, **extra) -> str:
-        """Create ``<alias>-<yyyymmddhhmmss>`` with the schema file's settings and mappings."""
-        name = build_name(alias, self._clock(), lambda candidate: bool(self._client.indices.exists(index=candidate)))
-        self._client.indices.create(index=name, settings=self._settings, mappings=self._mappings, **extra)
+    def documents(self, target: str, ids: Sequence[str]) -> dict[str, dict]:
+        """An ``ids`` query (it spans every index behind an alias, unlike a get by id)."""
+        wanted = list(dict.fromkeys(ids))
+        if len(wanted) > MAX_IDS:
+            raise ValueError(f"at most {MAX_IDS} ids per call, got {len(wanted)}")
+        if not wanted:
+            return {}
+        with self._translated("lookup", target, reading=True):
+            response = self._client.search(index=check_alias(target), query={"ids": {"values": wanted}},
+                                           size=len(wanted))
+        return {hit["_id"]: hit["_source"] for hit in response["hits"]["hits"]}
+
+    def _create(self, alias: str, provider: str | None) -> str:
+        """Create ``<alias>-[<provider>-]<yyyymmddhhmmss>`` with the schema file's settings and mappings."""
+        name = build_name(alias, self._clock(), lambda candidate: bool(self._client.indices.exists(index=candidate)),
+                          provider)
+        self._client.indices.create(index=name, settings=self._settings, mappings=self._mappings)
         return name
+
+    def _scan(self, index: str) -> Iterator[dict]:
+        """Every document of ``index`` as an IndexRecord, in pages through a point in time."""
+        pit = self._client.open_point_in_time(index=index, keep_alive=KEEP_ALIVE)["id"]
+        try:
+            after = None
+            while True:
+                page = self._client.search(pit={"id": pit, "keep_alive": KEEP_ALIVE}, sort=[{"id": "asc"}],
+                                           size=COPY_PAGE, search_after=after, track_total_hits=False)
+                hits = page["hits"]["hits"]
+                for hit in hits:
+                    yield {"id": hit["_id"], "deleted": False, "document": _dumps(hit["_source"])}
+                if len(hits) < COPY_PAGE:
+                    return
+                pit, after = page.get("pit_id", pit), hits[-1]["sort"]
+        finally:
+            self._client.close_point_in_time(id=pit)
 
     def _alias_targets(self, alias: str) -> list[str]:
         try:
@@ -139,15 +209,13 @@ class ElasticsearchIndex(SearchIndex):
         except NotFoundError:
             return []
 
-    def _bulk(self, index: str, tally: Tally, records: Iterator[tuple[str, bool, str]], send_deletes: bool) -> None:
+    def _bulk(self, index: str, tally: Tally, records: Iterator[tuple[str, bool, str]]) -> None:
         def actions():
             for record_id, deleted, document in records:
                 if not deleted:
                     yield {"index": {"_index": index, "_id": record_id}}, document
-                elif send_deletes:
-                    yield {"delete": {"_index": index, "_id": record_id}}, None
                 else:
-                    tally.deleted(found=False)
+                    yield {"delete": {"_index": index, "_id": record_id}}, None
 
         results = streaming_bulk(
             self._client, actions(), expand_action_callback=lambda pair: pair,
@@ -187,4 +255,17 @@ def _error(item: dict) -> tuple[str, str]:
     if isinstance(exception, ApiError):
         return error_type(exception), reason(exception)
     return "bulk_request_failed", str(error)
+
+
+def _moved(error: BaseException | None, remove: Sequence[str]) -> bool:
+    """Whether a failed alias update failed because an index it was to remove is no longer behind the alias."""
+    if not isinstance(error, NotFoundError) or not remove:
+        return False
+    body = error.body.get("error") if isinstance(error.body, dict) else None
+    kind = body.get("type") if isinstance(body, dict) else None
+    return kind == "aliases_not_found_exception" or (
+        kind == "index_not_found_exception" and body.get("index") in remove)
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
 

@@ -4,8 +4,11 @@
     result = mapper.map(original_record)     # MappingResult(record | None, messages)
     report.add(result)                       # MappingReport: summary(), csv(), metadata()
 
-Profiles are data files (``profiles/*.yaml``: oai_dc, qdc, mods, nara, mdl, cdl; see ``profiles/__init__.py``) whose
-field rules (``rules.py``) hold XPaths for XML sources or JMESPath expressions for JSON ones. Registry example::
+Profiles are data files (``profiles/*.yaml``: the stock oai_dc, qdc, mods and one per ingestion3 hub mapping; see
+``profiles/__init__.py``) whose field rules hold XPaths for XML sources or JMESPath expressions for JSON ones: the
+rule language is checked by ``model.py`` and compiled by ``rules.py`` (clean functions ``cleaning.py``, shipped
+vocabularies ``vocabularies.py``). ``check_registry`` compiles a loaded registry's profiles and overrides before
+anything runs. Registry example::
 
     maryland:
       label: Digital Maryland
@@ -21,7 +24,16 @@ field rules (``rules.py``) hold XPaths for XML sources or JMESPath expressions f
 A Mapper compiles its paths once and keeps its own lxml parser: build one per thread or process.
 """
 
-from ingest_assets.records.mapping.mapper import Mapper, MappingResult, Message, mapper_for, mint_id
+from ingest_assets.records.mapping.mapper import (
+    Mapper,
+    MappingResult,
+    Message,
+    check_registry,
+    mapper_for,
+    minter_for,
+    mint_id,
+)
 from ingest_assets.records.mapping.report import MappingReport
 
-__all__ = ["Mapper", "MappingReport", "MappingResult", "Message", "mapper_for", "mint_id"]
+__all__ = ["Mapper", "MappingReport", "MappingResult", "Message", "check_registry", "mapper_for", "minter_for",
+           "mint_id"]

@@ -1,4 +1,5 @@
-"""Where each mappable MAPRecord (MAP4_x) field lives and what shape its values take."""
+"""Where each mappable MAPRecord (MAP4_x) field lives, what shape its values take, and the sub-properties a
+rule may give its structured values (a subject's scheme, a place's coordinates, ...)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ FIELDS: dict[str, tuple[str, str]] = {
     "isShownAt": ("top", "one"),
     "object": ("top", "one"),
     "preview": ("top", "one"),  # the thumbnail; defaults to object, else isShownAt
-    "providerUri": ("top", "one"),  # the provider's (hub's) URI, e.g. http://dp.la/api/contributor/nara
+    "iiifManifest": ("top", "one"),  # the IIIF presentation manifest (DPLA documents carry it at the top level)
     "rightsStatement": ("top", "one"),
     "hasView": ("top", "strings"),
+    "mediaMaster": ("top", "strings"),  # the master files' URLs (DPLA documents carry them at the top level)
     "intermediateProvider": ("top", "strings"),
     "alternative": ("sr", "strings"),
     "collection": ("sr", "collection"),
@@ -44,6 +46,17 @@ SR_FIELDS = tuple(name for name, (section, _) in FIELDS.items() if section == "s
 
 # sourceResource fields the schema declares as required arrays (never null).
 SR_REQUIRED_ARRAYS = ("rights", "title")
+
+# The sub-properties of each structured shape a rule may fill, and whether each holds a list (else one string).
+SUB_PROPERTIES: dict[str, dict[str, bool]] = {
+    "agent": {"note": False, "inScheme": False, "exactMatch": True, "closeMatch": True},
+    "concept": {"note": False, "inScheme": False, "exactMatch": True, "closeMatch": True},
+    "place": {"city": False, "county": False, "state": False, "country": False, "region": False,
+              "coordinates": False},
+    "timespan": {"begin": False, "end": False},
+    "collection": {"description": False},
+}
+ALL_SUB_PROPERTIES = frozenset(name for names in SUB_PROPERTIES.values() for name in names)
 
 
 def labelled(label: str) -> dict[str, Any]:

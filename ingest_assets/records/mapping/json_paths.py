@@ -1,4 +1,6 @@
-"""The JMESPath expressions of one mapper over JSON documents, with the interface of ``paths.Paths``."""
+"""The JMESPath expressions of one mapper over JSON documents, with the interface of ``paths.Paths``: text
+expressions (``add``), the values a rule's ``each`` iterates over (``add_nodes``) and conditions
+(``add_condition``, JMESPath's truthiness). ``@`` is the current value, as JMESPath has it."""
 
 from __future__ import annotations
 
@@ -10,15 +12,19 @@ from jmespath.parser import ParsedResult
 
 
 class JsonPaths:
-    """Register expressions with ``add`` (compiled once); ``select(document)`` answers them for a parsed document."""
+    """Register expressions (compiled once); ``select(document)`` answers them for a parsed document."""
 
     KEY = "path"  # the rule key that holds these expressions
+    SELF = "@"
+    hint = "JMESPath expressions, https://jmespath.org/specification.html"
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
         self._compiled: list[ParsedResult] = []
 
-    hint = "JMESPath expressions, https://jmespath.org/specification.html"
+    def child(self) -> JsonPaths:
+        """An empty set, for expressions relative to ``each`` items."""
+        return JsonPaths()
 
     def add(self, expr: str) -> int:
         """The id of ``expr`` (raises ``ValueError`` when it is not a JMESPath expression)."""
@@ -33,29 +39,49 @@ class JsonPaths:
             self._compiled.append(compiled)
         return self._ids[expr]
 
-    def select(self, document: Any) -> JsonSelection:
+    add_nodes = add_condition = add  # one result per expression; the selection reads it as each needs
+
+    def select(self, document: Any, record: Any = None) -> JsonSelection:
         return JsonSelection(document, self._compiled)
 
 
 class JsonSelection:
-    """The answers for one document, each evaluated once when first asked for."""
+    """The answers for one document (or ``each`` item), each evaluated once when first asked for."""
 
-    __slots__ = ("_document", "_compiled", "_texts")
+    __slots__ = ("_document", "_compiled", "_results")
 
     def __init__(self, document: Any, compiled: list[ParsedResult]):
         self._document = document
         self._compiled = compiled
-        self._texts: dict[int, list[str]] = {}
+        self._results: dict[int, Any] = {}
+
+    @property
+    def record(self) -> Any:
+        return self._document
+
+    def _result(self, key: int) -> Any:
+        if key not in self._results:
+            try:
+                self._results[key] = self._compiled[key].search(self._document)
+            except JMESPathError:  # a function given a value of the wrong type in this document
+                self._results[key] = None
+        return self._results[key]
 
     def strings(self, key: int) -> list[str]:
-        texts = self._texts.get(key)
-        if texts is None:
-            try:
-                result = self._compiled[key].search(self._document)
-            except JMESPathError:  # a function given a value of the wrong type in this document
-                result = None
-            texts = self._texts[key] = strings(result)
-        return list(texts)
+        return strings(self._result(key))
+
+    def nodes(self, key: int) -> list:
+        result = self._result(key)
+        return result if isinstance(result, list) else [] if result is None else [result]
+
+    def holds(self, key: int) -> bool:
+        result = self._result(key)
+        if isinstance(result, (str, list, dict)):
+            return len(result) > 0
+        return result is not None and result is not False
+
+    def header(self, name: str) -> list[str]:
+        return []  # JSON records have no OAI-PMH header (refused when the profile loads)
 
 
 def strings(result: Any) -> list[str]:

@@ -4,24 +4,38 @@ Most mapping XPaths are unions of child steps (``dc:title``, ``mods:originInfo/m
 with attribute tests (``mods:url[@access='preview' and not(@usage)]``) and a final attribute step
 (``mods:accessCondition/@xlink:href``). Those are merged into one tree of steps and answered by a single walk
 of the document, in document order as XPath gives them; any other expression is evaluated by lxml.
+
+Three kinds of expression are registered: text (``add``: the strings a rule maps), nodes (``add_nodes``: the
+elements a rule's ``each`` iterates over, answered by the same walk) and conditions (``add_condition``: a
+rule's ``when``, XPath's ``boolean()``; attribute tests such as ``@code='v' or @code='x'`` are answered
+without lxml). ``.`` is the context element's own text, ``@name`` one of its attributes. The expressions
+relative to ``each`` items live in a ``child()`` set, selected per item.
 """
 
 from __future__ import annotations
 
+import math
+import operator
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from lxml import etree
 
-from ingest_assets.records.mapping.xml import NAMESPACES, strings
+from ingest_assets.core.xml_input import NAMESPACES
 
 Test = Callable[[etree._Element], bool]
 
 _NAME = r"(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*"
 _STEP = re.compile(rf"({_NAME})((?:\[[^\[\]]*\])*)$")
 _ATTRIBUTE_STEP = re.compile(rf"@({_NAME})$")
-_TOKEN = re.compile(rf"\s*(?:(@{_NAME})|'([^']*)'|\"([^\"]*)\"|(not)\s*\(|(and|or)\b|(=|\(|\)))")
+_TOKEN = re.compile(
+    rf"\s*(?:(@{_NAME}|@\*)|'([^']*)'|\"([^\"]*)\"|(not)\s*\(|(and|or)\b|(!=|<=|>=|=|<|>|\(|\))|(\d+(?:\.\d+)?))"
+)
+_XPATH_NUMBER = re.compile(r"\s*-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*$")
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "=": operator.eq,
+            "!=": operator.ne}
 
 
 class _Unsupported(Exception):
@@ -29,27 +43,90 @@ class _Unsupported(Exception):
 
 
 class _Step:
-    """One element step of the merged tree: the ids of the expressions ending here (``ends``), the
-    attribute steps after it (``attributes``: (name, id)) and the element steps below it (``children``)."""
+    """One element step of the merged tree: the ids of the text expressions ending here (``ends``), of the node
+    expressions ending here (``nodes``), the attribute steps after it (``attributes``: (name, id)) and the
+    element steps below it (``children``: tag -> :class:`_Branches`)."""
 
-    __slots__ = ("ends", "attributes", "children")
+    __slots__ = ("ends", "nodes", "attributes", "children")
 
     def __init__(self) -> None:
         self.ends: list[int] = []
+        self.nodes: list[int] = []
         self.attributes: list[tuple[str, int]] = []
-        self.children: dict[str, list[tuple[str, Test | None, _Step]]] = {}
+        self.children: dict[str, _Branches] = {}
+
+
+class _Branches:
+    """The steps below one tag, one per distinct test: ``always`` (no test), ``tested`` (a test of the element) and,
+    per attribute, the steps whose test reads only that attribute (``@tag='245'``, ``@tag >= 500``): those are
+    decided once per attribute value and remembered (at most :data:`_MEMO` values), so a MARC record's datafields
+    find their steps by one lookup."""
+
+    __slots__ = ("sources", "always", "tested", "by_attribute")
+
+    def __init__(self) -> None:
+        self.sources: dict[str, _Step] = {}
+        self.always: list[_Step] = []
+        self.tested: list[tuple[Test, _Step]] = []
+        self.by_attribute: dict[str, tuple[list[tuple[Test, _Step]], dict[str | None, list[_Step]]]] = {}
+
+    def step(self, source: str, test: Test | None) -> _Step:
+        found = self.sources.get(source)
+        if found is None:
+            found = self.sources[source] = _Step()
+            attribute = getattr(test, "attribute", None)
+            if test is None:
+                self.always.append(found)
+            elif attribute is None:
+                self.tested.append((test, found))
+            else:
+                tests, memo = self.by_attribute.setdefault(attribute, ([], {}))
+                tests.append((test, found))
+                memo.clear()
+        return found
+
+    def matching(self, element: etree._Element) -> list[_Step]:
+        """The steps ``element`` takes, in no particular order (no two lead one expression to one element)."""
+        if not self.tested and not self.by_attribute:
+            return self.always
+        if not self.always and not self.tested and len(self.by_attribute) == 1:
+            ((attribute, (tests, memo)),) = self.by_attribute.items()
+            return _decided(element, attribute, tests, memo)
+        steps = list(self.always)
+        steps.extend(step for test, step in self.tested if test(element))
+        for attribute, (tests, memo) in self.by_attribute.items():
+            steps.extend(_decided(element, attribute, tests, memo))
+        return steps
+
+
+_MEMO = 512  # attribute values remembered per attribute of a tag
+
+
+def _decided(element: etree._Element, attribute: str, tests: list[tuple[Test, _Step]],
+             memo: dict[str | None, list[_Step]]) -> list[_Step]:
+    value = element.get(attribute)
+    found = memo.get(value)
+    if found is None:
+        found = [step for test, step in tests if test(element)]
+        if len(memo) < _MEMO:
+            memo[value] = found
+    return found
 
 
 class Paths:
     """Register expressions with ``add`` (compiled once); ``select(root)`` answers all of them for a document.
-    ``namespaces`` maps the prefixes the expressions may use (default: ``xml.NAMESPACES``)."""
+    ``namespaces`` maps the prefixes the expressions may use (default: ``xml_input.NAMESPACES``)."""
 
     KEY = "xpath"  # the rule key that holds these expressions
 
+    SELF = "."  # the context element's own text
+
     def __init__(self, namespaces: dict[str, str] | None = None) -> None:
         self.namespaces = NAMESPACES if namespaces is None else namespaces
-        self._ids: dict[str, int] = {}
+        self._ids: dict[tuple[str, str], int] = {}
         self._xpaths: dict[int, etree.XPath] = {}
+        self._tests: dict[int, Test] = {}  # conditions answered by attribute tests
+        self._own: list[tuple[int, str | None]] = []  # (id, attribute name or None: the text) of the context
         self._top = _Step()
 
     @property
@@ -57,69 +134,117 @@ class Paths:
         """What expressions may use, for error messages."""
         return f"prefixes: {sorted(self.namespaces)}"
 
+    def child(self) -> Paths:
+        """An empty set with the same prefixes, for expressions relative to ``each`` items."""
+        return Paths(self.namespaces)
+
     def add(self, expr: str) -> int:
-        """The id of ``expr`` (raises ``etree.XPathError``/``TypeError`` when lxml rejects it)."""
-        xpath = etree.XPath(expr, namespaces=self.namespaces, smart_strings=False)
-        xpath(etree.Element("probe"))  # unknown prefixes and functions only show on evaluation
-        if expr in self._ids:
-            return self._ids[expr]
-        key = len(self._ids)
-        self._ids[expr] = key
+        """The id of text expression ``expr`` (raises ``etree.XPathError``/``TypeError`` when lxml rejects it)."""
+        own = expr.strip()
+        match = _ATTRIBUTE_STEP.match(own)
+        if own == self.SELF or match:
+            if ("text", own) not in self._ids:
+                self._own.append((self._new(("text", own)), _clark(match.group(1), self.namespaces) if match else None))
+            return self._ids[("text", own)]
+        return self._register("text", expr, expr)
+
+    def add_nodes(self, expr: str) -> int:
+        """The id of node expression ``expr``: the elements it selects, in document order."""
+        return self._register("nodes", expr, expr)
+
+    def add_condition(self, expr: str) -> int:
+        """The id of condition ``expr``: XPath's ``boolean()`` of it. Attribute tests are decided on the element,
+        a path (``mods:namePart[not(@*)]``) by whether the walk finds a node; anything else by lxml."""
         try:
-            self._merge(_alternatives(expr, self.namespaces), key)
+            test = _test(expr, self.namespaces)
+        except _Unsupported:
+            return self._register("exists", expr, f"boolean({expr})")
+        key = self._register("condition", expr, f"boolean({expr})")
+        self._tests[key] = test
+        return key
+
+    def select(self, root: etree._Element, record: etree._Element | None = None) -> Selection:
+        """The answers for the document (or ``each`` item) ``root``; ``record`` is the whole record, whose OAI-PMH
+        header rules may read (default: ``root``)."""
+        texts: dict[int, list] = {}
+        if self._top.children:
+            _walk(root, self._top.children, texts)
+        for key, attribute in self._own:
+            text = (root.text if len(root) == 0 else "".join(root.itertext())) if attribute is None else root.get(attribute)
+            text = text.strip() if text else ""
+            texts[key] = [text] if text else []
+        return Selection(root, root if record is None else record, texts, self._xpaths, self._tests)
+
+    def _new(self, ident: tuple[str, str]) -> int:
+        key = len(self._ids)
+        self._ids[ident] = key
+        return key
+
+    def _register(self, kind: str, expr: str, source: str) -> int:
+        xpath = etree.XPath(source, namespaces=self.namespaces, smart_strings=False)
+        xpath(etree.Element("probe"))  # unknown prefixes and functions only show on evaluation
+        if (kind, expr) in self._ids:
+            return self._ids[(kind, expr)]
+        key = self._new((kind, expr))
+        try:
+            if kind == "condition":
+                raise _Unsupported(expr)
+            self._merge(_alternatives(expr, self.namespaces), key, nodes=kind in ("nodes", "exists"))
         except _Unsupported:
             self._xpaths[key] = xpath
         return key
 
-    def select(self, root: etree._Element) -> Selection:
-        texts: dict[int, list[str]] = {}
-        if self._top.children:
-            _walk(root, self._top.children, texts)
-        return Selection(root, texts, self._xpaths)
-
-    def _merge(self, alternatives: list[tuple[list[tuple[str, str, Test | None]], str | None]], key: int) -> None:
-        # Within one union, two alternatives may not reach the same element through different tests (the walk
-        # would give it twice or out of document order), nor take two attributes of one element (XPath orders
-        # those as the document does).
-        attributes: dict[tuple, set[str]] = {}
-        for steps, attribute in alternatives:
-            for other, _ in alternatives:
-                for depth in range(1, min(len(steps), len(other)) + 1):
-                    tags = [step[0] for step in steps[:depth]] == [step[0] for step in other[:depth]]
-                    if tags and [step[:2] for step in steps[:depth]] != [step[:2] for step in other[:depth]]:
-                        raise _Unsupported(steps)
-            if attribute is not None:
-                attributes.setdefault(tuple(step[:2] for step in steps), set()).add(attribute)
-        if any(len(names) > 1 for names in attributes.values()):
-            raise _Unsupported(attributes)
+    def _merge(self, alternatives: list[tuple[list[tuple[str, str, Test | None]], str | None]], key: int,
+               nodes: bool = False) -> None:
+        _check_mergeable(alternatives, nodes)
         for steps, attribute in alternatives:
             node = self._top
             for tag, source, test in steps:
-                branches = node.children.setdefault(tag, [])
-                for branch_source, _, child in branches:
-                    if branch_source == source:
-                        node = child
-                        break
-                else:
-                    child = _Step()
-                    branches.append((source, test, child))
-                    node = child
+                branches = node.children.get(tag) or node.children.setdefault(tag, _Branches())
+                node = branches.step(source, test)
+            ends = node.nodes if nodes else node.ends
             if attribute is None:
-                if key not in node.ends:
-                    node.ends.append(key)
+                if key not in ends:
+                    ends.append(key)
             elif (attribute, key) not in node.attributes:
                 node.attributes.append((attribute, key))
 
 
+def _check_mergeable(alternatives: list[tuple[list[tuple[str, str, Test | None]], str | None]], nodes: bool) -> None:
+    """Within one union, two alternatives may not reach the same element through different tests (the walk would
+    give it twice or out of document order), nor take two attributes of one element (XPath orders those as the
+    document does); a node expression takes no attributes."""
+    attributes: dict[tuple, set[str]] = {}
+    for steps, attribute in alternatives:
+        for other, _ in alternatives:
+            for depth in range(1, min(len(steps), len(other)) + 1):
+                tags = [step[0] for step in steps[:depth]] == [step[0] for step in other[:depth]]
+                if tags and [step[:2] for step in steps[:depth]] != [step[:2] for step in other[:depth]]:
+                    raise _Unsupported(steps)
+        if attribute is not None:
+            attributes.setdefault(tuple(step[:2] for step in steps), set()).add(attribute)
+    if any(len(names) > 1 for names in attributes.values()) or (nodes and attributes):
+        raise _Unsupported(attributes)
+
+
 class Selection:
-    """The answers for one document: ``strings(id)`` is ``xml.strings`` of the XPath's result."""
+    """The answers for one document (or ``each`` item): ``strings(id)`` is :func:`strings` of the XPath's result,
+    ``nodes(id)`` its elements, ``holds(id)`` a condition's truth, ``header(name)`` the texts of the record's
+    OAI-PMH header children called ``name`` (in any namespace: ``identifier``, ``datestamp``, ``setSpec``)."""
 
-    __slots__ = ("_root", "_texts", "_xpaths")
+    __slots__ = ("_root", "_record", "_texts", "_xpaths", "_tests")
 
-    def __init__(self, root: etree._Element, texts: dict[int, list[str]], xpaths: dict[int, etree.XPath]):
+    def __init__(self, root: etree._Element, record: etree._Element, texts: dict[int, list],
+                 xpaths: dict[int, etree.XPath], tests: dict[int, Test]):
         self._root = root
+        self._record = record
         self._texts = texts
         self._xpaths = xpaths
+        self._tests = tests
+
+    @property
+    def record(self) -> etree._Element:
+        return self._record
 
     def strings(self, key: int) -> list[str]:
         texts = self._texts.get(key)
@@ -128,38 +253,94 @@ class Selection:
         xpath = self._xpaths.get(key)
         return strings(xpath(self._root)) if xpath is not None else []
 
+    def nodes(self, key: int) -> list[etree._Element]:
+        found = self._texts.get(key)
+        if found is None:
+            xpath = self._xpaths.get(key)
+            found = xpath(self._root) if xpath is not None else []
+            found = [item for item in found if isinstance(item, etree._Element)] if isinstance(found, list) else []
+        return found
 
-def _walk(parent: etree._Element, children: dict[str, list], texts: dict[int, list[str]]) -> None:
-    """Collect, per expression id, the stripped non-empty strings ``xml.strings`` makes of the nodes."""
+    def holds(self, key: int) -> bool:
+        test = self._tests.get(key)
+        if test is not None:
+            return bool(test(self._root))
+        xpath = self._xpaths.get(key)
+        return bool(xpath(self._root)) if xpath is not None else bool(self._texts.get(key))
+
+    def header(self, name: str) -> list[str]:
+        header = next((child for child in self._record.iterchildren(etree.Element) if _local(child.tag) == "header"),
+                      None)
+        if header is None:
+            return []
+        return strings([child for child in header.iterchildren(etree.Element) if _local(child.tag) == name])
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+def strings(results: object) -> list[str]:
+    """Non-empty stripped strings from an XPath result (elements, attributes, text nodes or a scalar string)."""
+    if not isinstance(results, list):
+        results = [results] if results not in (None, "") else []
+    out = []
+    for item in results:
+        if isinstance(item, str):
+            text = item
+        elif isinstance(item, etree._Element):
+            text = item.text if len(item) == 0 else "".join(item.itertext())
+        else:
+            continue
+        if text:
+            text = text.strip()
+            if text:
+                out.append(text)
+    return out
+
+
+def _walk(parent: etree._Element, children: dict[str, _Branches], texts: dict[int, list]) -> None:
+    """Collect, per expression id, the stripped non-empty strings :func:`strings` makes of the nodes (or, for
+    node expressions, the elements themselves)."""
     for element in parent:
         branches = children.get(element.tag)
         if branches is None:
             continue
         text = None
-        for _, test, step in branches:
-            if test is not None and not test(element):
-                continue
+        for step in branches.matching(element):
+            if step.nodes:
+                _append(texts, step.nodes, element)
             if step.ends:
                 if text is None:
-                    text = element.text if len(element) == 0 else "".join(element.itertext())
-                    text = text.strip() if text else ""
+                    text = _text(element)
                 if text:
-                    for key in step.ends:
-                        if key in texts:
-                            texts[key].append(text)
-                        else:
-                            texts[key] = [text]
-            for name, key in step.attributes:
-                value = element.get(name)
-                if value:
-                    value = value.strip()
-                    if value:
-                        if key in texts:
-                            texts[key].append(value)
-                        else:
-                            texts[key] = [value]
+                    _append(texts, step.ends, text)
+            if step.attributes:
+                _attributes(element, step.attributes, texts)
             if step.children:
                 _walk(element, step.children, texts)
+
+
+def _text(element: etree._Element) -> str:
+    text = element.text if len(element) == 0 else "".join(element.itertext())
+    return text.strip() if text else ""
+
+
+def _append(texts: dict[int, list], keys: list[int], value: Any) -> None:
+    for key in keys:
+        if key in texts:
+            texts[key].append(value)
+        else:
+            texts[key] = [value]
+
+
+def _attributes(element: etree._Element, attributes: list[tuple[str, int]], texts: dict[int, list]) -> None:
+    for name, key in attributes:
+        value = element.get(name)
+        if value:
+            value = value.strip()
+            if value:
+                _append(texts, [key], value)
 
 
 def _alternatives(expr: str, namespaces: dict[str, str]) -> list[tuple[list[tuple[str, str, Test | None]], str | None]]:
@@ -219,6 +400,24 @@ def _clark(name: str, namespaces: dict[str, str]) -> str:
     return "{%s}%s" % (namespaces[prefix], local)
 
 
+def _reading(test: Test, *parts: Test, name: str | None = None) -> Test:
+    """``test`` marked with the one attribute it reads (``name``, or the one all ``parts`` read), if any: the walk
+    then decides it once per value of that attribute."""
+    names = {name} if name is not None else {getattr(part, "attribute", None) for part in parts}
+    if len(names) == 1 and None not in names:
+        test.attribute = names.pop()  # type: ignore[attr-defined]
+    return test
+
+
+def _member(name: str, values: frozenset[str]) -> Test:
+    """``@name`` is one of ``values`` (``membership`` lets a disjunction or not() merge it)."""
+    def test(element: etree._Element) -> bool:
+        return element.get(name) in values
+
+    test.membership = (name, values)  # type: ignore[attr-defined]
+    return _reading(test, name=name)
+
+
 def _all(tests: list[Test]) -> Test:
     test = tests[0]
     for other in tests[1:]:
@@ -227,15 +426,16 @@ def _all(tests: list[Test]) -> Test:
 
 
 def _both(first: Test, second: Test) -> Test:
-    return lambda element: first(element) and second(element)
+    return _reading(lambda element: first(element) and second(element), first, second)
 
 
 def _either(first: Test, second: Test) -> Test:
-    return lambda element: first(element) or second(element)
+    return _reading(lambda element: first(element) or second(element), first, second)
 
 
 def _test(source: str, namespaces: dict[str, str]) -> Test:
-    """A predicate of attribute tests (``@a``, ``@a='v'``) joined by ``and``/``or``/``not()``/parentheses."""
+    """A predicate of attribute tests (``@a``, ``@*`` (any attribute), ``@a='v'``, ``@a!='v'``, ``@a >= 500``) joined by
+    ``and``/``or``/``not()``/parentheses, with XPath's meaning (a comparison with a number compares numbers)."""
     tokens = []
     position = 0
     source = source.rstrip()
@@ -255,12 +455,13 @@ def _test(source: str, namespaces: dict[str, str]) -> Test:
 class _Predicate:
     """Recursive descent over the tokens of ``_TOKEN``: (group index, text)."""
 
-    ATTRIBUTE, SINGLE, DOUBLE, NOT, WORD, PUNCT = range(6)
+    ATTRIBUTE, SINGLE, DOUBLE, NOT, WORD, PUNCT, NUMBER = range(7)
 
     def __init__(self, tokens: list[tuple[int, str]], namespaces: dict[str, str]):
         self.tokens = tokens
         self.namespaces = namespaces
         self.position = 0
+        self.equalities: dict[int, tuple[str, str]] = {}  # id of an equality test -> (attribute, value)
 
     def peek(self) -> tuple[int, str] | None:
         return self.tokens[self.position] if self.position < len(self.tokens) else None
@@ -273,18 +474,31 @@ class _Predicate:
         return token[1]
 
     def disjunction(self) -> Test:
-        test = self.conjunction()
+        """``a or b or ...``; equality tests of one attribute (``@tag='600' or @tag='650'``) become one set lookup."""
+        tests = [self.conjunction()]
         while self.peek() == (self.WORD, "or"):
             self.position += 1
-            test = _either(test, self.conjunction())
+            tests.append(self.conjunction())
+        equalities = {self.equalities.get(id(test)) for test in tests}
+        if len(tests) > 1 and None not in equalities and len({name for name, _ in equalities}) == 1:
+            name = next(iter(equalities))[0]
+            values = frozenset(value for _, value in equalities)
+            return _member(name, values)
+        test = tests[0]
+        for other in tests[1:]:
+            test = _either(test, other)
         return test
 
     def conjunction(self) -> Test:
-        test = self.unary()
+        """``a and b and ...``; comparisons of one attribute (``@tag >= 500 and @tag != '538'``) read it once."""
+        tests = [self.unary()]
         while self.peek() == (self.WORD, "and"):
             self.position += 1
-            test = _both(test, self.unary())
-        return test
+            tests.append(self.unary())
+        compared = [getattr(test, "comparison", None) for test in tests]
+        if len(tests) > 1 and None not in compared and len({name for name, _, _ in compared}) == 1:
+            return _comparisons(compared[0][0], [(compare, value) for _, compare, value in compared])
+        return _all(tests)
 
     def unary(self) -> Test:
         token = self.peek()
@@ -294,19 +508,65 @@ class _Predicate:
             self.position += 1
             inner = self.disjunction()
             self.take(self.PUNCT, ")")
-            return lambda element: not inner(element)
+            membership = getattr(inner, "membership", None)
+            if membership is not None:  # not(@code='0' or @code='1' ...): one lookup
+                name, values = membership
+                return _reading(lambda element: element.get(name) not in values, name=name)
+            return _reading(lambda element: not inner(element), inner)
         if token == (self.PUNCT, "("):
             self.position += 1
             inner = self.disjunction()
             self.take(self.PUNCT, ")")
             return inner
-        name = _clark(self.take(self.ATTRIBUTE)[1:], self.namespaces)
-        if self.peek() != (self.PUNCT, "="):
-            return lambda element: element.get(name) is not None
+        given = self.take(self.ATTRIBUTE)[1:]
+        comparison = self.peek()
+        if given == "*":  # @*: the element has an attribute (compared with a value, it is left to lxml)
+            if comparison is not None and comparison[0] == self.PUNCT and comparison[1] in _COMPARE:
+                raise _Unsupported(self.tokens)
+            return lambda element: len(element.attrib) > 0
+        name = _clark(given, self.namespaces)
+        if comparison is None or comparison[0] != self.PUNCT or comparison[1] not in _COMPARE:
+            return _reading(lambda element: element.get(name) is not None, name=name)
         self.position += 1
         token = self.peek()
-        if token is None or token[0] not in (self.SINGLE, self.DOUBLE):
+        if token is None or token[0] not in (self.SINGLE, self.DOUBLE, self.NUMBER):
             raise _Unsupported(self.tokens)
         self.position += 1
         value: Any = token[1]
-        return lambda element: element.get(name) == value
+        if token[0] == self.NUMBER or comparison[1] not in ("=", "!="):
+            return _comparisons(name, [(_COMPARE[comparison[1]], _number(value))])
+        if comparison[1] == "!=":
+            return _comparisons(name, [(operator.ne, value)])
+        test = _member(name, frozenset((value,)))
+        self.equalities[id(test)] = (name, value)
+        return test
+
+
+@lru_cache(maxsize=4096)
+def _number(text: str | None) -> float:
+    """XPath's number() as libxml2 reads it: NaN for what is not one (an absent attribute included). Cached:
+    attribute values such as MARC tags recur in every record."""
+    return float(text) if text is not None and _XPATH_NUMBER.match(text) else math.nan
+
+
+def _comparisons(name: str, checks: list[tuple[Callable[[Any, Any], bool], Any]]) -> Test:
+    """``@name`` compared with each value, a number as a number, a string as a string (XPath: an absent attribute
+    is an empty node-set, for which every comparison is false). ``comparison`` lets a conjunction merge them."""
+    def test(element: etree._Element) -> bool:
+        given = element.get(name)
+        if given is None:
+            return False
+        number = None
+        for compare, value in checks:
+            if isinstance(value, str):
+                if not compare(given, value):
+                    return False
+            else:
+                if number is None:
+                    number = _number(given)
+                if not compare(number, value):
+                    return False
+        return True
+
+    test.comparison = (name, *checks[0]) if len(checks) == 1 else None  # type: ignore[attr-defined]
+    return _reading(test, name=name)

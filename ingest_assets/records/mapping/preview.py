@@ -28,10 +28,10 @@ from ingest_assets.core.registry import ENRICHMENT_STEPS
 from ingest_assets.records.enrichment import Chain, EnrichmentReport
 from ingest_assets.records.indexing import index_record
 from ingest_assets.records.mapping.fields import FIELDS
-from ingest_assets.records.mapping.mapper import UNPARSEABLE, Mapper, MappingResult, Message
+from ingest_assets.records.mapping.mapper import UNPARSEABLE, Mapper, MappingResult, Message, deployment_catalog
 from ingest_assets.records.mapping.profiles import Profile, paths_for
 from ingest_assets.records.mapping.report import MappingReport
-from ingest_assets.records.mapping.rules import compile_rule
+from ingest_assets.records.mapping.rules import compile_rule, label
 from ingest_assets.storage import avro, layout
 from ingest_assets.storage.backends import Storage
 from ingest_assets.core.xml_input import UnsafeXML, parse_xml, standalone
@@ -86,13 +86,26 @@ def _id_reader(profile: Profile, provider: str):
     if profile.id_rule is None:
         return _no_id
     paths = paths_for(profile)
-    rule = compile_rule(profile.id_rule, provider=provider, field="id", paths=paths)
-    return lambda root: next(iter(rule(paths.select(root))), "")
+    rule = compile_rule(profile.id_rule, field="id", paths=paths, source=profile.source,
+                        vocabularies=deployment_catalog().vocabularies)
+
+    def local_id(record: Any) -> str:
+        root = _metadata(record, profile) if profile.source == "xml" else record
+        return next((label(value) for value in rule(paths.select(root, record))), "")
+
+    return local_id
+
+
+def _metadata(record: etree._Element, profile: Profile) -> etree._Element:
+    """The element of ``record`` the profile's rules are relative to (the record itself when none is found)."""
+    if record.tag in profile.root_tags or not profile.root_tags:
+        return record
+    return next(record.iter(*profile.root_tags), record)
 
 
 def _xml_originals(path: Path, content: bytes, profile: Profile, provider: str, local_id) -> Iterator[dict | Message]:
     try:
-        root, _ = parse_xml(content)
+        root, _ = parse_xml(content, profile.namespaces)
     except (etree.XMLSyntaxError, UnsafeXML) as exc:
         raise ParseError(f"not readable XML: {exc}", provider=provider, file=str(path)) from exc
     records = list(root.iter(f"{OAI}record"))
@@ -103,12 +116,19 @@ def _xml_originals(path: Path, content: bytes, profile: Profile, provider: str, 
             identifier = (header.findtext(f"{OAI}identifier") or "").strip() if header is not None else ""
             yield _serialised(path, provider, identifier, header if deleted else record, deleted)
         return
-    if root.tag in profile.root_tags or not profile.root_tags:
-        elements = [root]
-    else:
-        elements = list(root.iter(*profile.root_tags)) or [root]  # none: the mapper says what it misses
-    for n, element in enumerate(elements, 1):
+    for n, element in enumerate(_records(root, profile), 1):
         yield _serialised(path, provider, local_id(element) or f"{path.name}#{n}", element, False)
+
+
+def _records(root: etree._Element, profile: Profile) -> list[etree._Element]:
+    """The records of a file that is no OAI-PMH page: the whole document when it holds one metadata element (its
+    header, if any, stays with it), else each metadata element's ancestor just below the document element."""
+    if root.tag in profile.root_tags or not profile.root_tags:
+        return [root]
+    found = list(root.iter(*profile.root_tags))
+    if len(found) < 2:
+        return [root]  # none: the mapper says what it misses
+    return [next((a for a in element.iterancestors() if a.getparent() is root), element) for element in found]
 
 
 def _serialised(path: Path, provider: str, local_id: str, element, deleted: bool) -> dict | Message:
@@ -164,12 +184,15 @@ class Coverage:
 
     def add(self, record: dict) -> None:
         self.records += 1
-        for name, (section, _) in FIELDS.items():
+        for name, (section, _) in COVERED:
             if (record if section == "top" else record["sourceResource"]).get(name):
                 self.filled[name] += 1
 
     def as_dict(self) -> dict[str, int]:
-        return {name: self.filled[name] for name in FIELDS}
+        return {name: self.filled[name] for name, _ in COVERED}
+
+
+COVERED = [*FIELDS.items(), ("providerUri", ("top", "one"))]  # what a record may fill, the profile's URI too
 
 
 def preview(mapper: Mapper, items: Iterable[dict | Message], out: TextIO, *, output: str = "table",

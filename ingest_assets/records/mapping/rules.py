@@ -1,165 +1,380 @@
-"""Field rules: the small declarative vocabulary shared by profiles and registry overrides.
+"""Field rules compiled: a checked rule (``model.RuleSpec``) becomes a function ``selection -> values``, its
+expressions registered in the mapper's path set (answered for every record by one walk, ``paths.py``).
 
-A field's rule is a mapping with any of these keys, or a list of such mappings whose values are concatenated in
-list order (compiled once per provider):
-  value     constant string or list of strings (wins over the path)
-  xpath     XML profiles: XPath relative to the metadata element, or a list tried in order (first non-empty wins)
-  path      JSON profiles: the same with JMESPath expressions, relative to the record's JSON document
-  split     delimiter that separates several values in one element (CONTENTdm's ';')
-  exclude   regex; values it matches are dropped
-  pattern   regex; only values it matches are kept. With ``template`` the value becomes
-            ``template.format(*groups, **named_groups)`` (e.g. build a thumbnail URL from an identifier)
-  template  see ``pattern``
-  map       table of source value -> value (compared case-insensitively); values not in it are dropped
-  index     keep only the n-th value (0-based), after the filters
-  first     keep only the first value (``index`` wins when both are given)
-  default   constant string or list used when nothing else gave a value (a dataProvider a hub sets once)
+Values are strings, or :class:`Structured` values (a label with sub-properties) from rules with ``each`` and
+sub-properties. Filters that act on one value at a time (split, clean, replace, exclude, pattern, map, lookup) act
+on a structured value's label and keep its sub-properties; ``join``, ``unique`` and ``index``/``first``/``slice``
+act on the rule's list of values.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from lxml import etree
 
 from ingest_assets.core.errors import ConfigError
+from ingest_assets.records.mapping.cleaning import CLEANERS
+from ingest_assets.records.mapping.fields import FIELDS, SUB_PROPERTIES
+from ingest_assets.records.mapping.model import RuleSpec, validate_rule
+from ingest_assets.records.mapping.vocabularies import Vocabulary, key
 
-COMMON_KEYS = frozenset({"value", "split", "pattern", "template", "exclude", "map", "index", "first", "default"})
+Value = Any  # str | Structured
+Rule = Callable[[Any], list[Value]]
+ValueStep = Callable[[str], list[str]]
+ListStep = Callable[[list[Value]], list[Value]]
 
-Rule = Callable[[Any], list[str]]
+
+@dataclass(frozen=True, slots=True)
+class Structured:
+    """A value with sub-properties (``{"inScheme": "http://...", "exactMatch": [...]}``)."""
+
+    label: str
+    properties: Mapping[str, Any]
+
+
+def label(value: Value) -> str:
+    return value.label if isinstance(value, Structured) else value
 
 
 class PathSet(Protocol):
     """``paths.Paths`` (XPath) or ``json_paths.JsonPaths`` (JMESPath)."""
 
     KEY: str
+    SELF: str
 
     @property
     def hint(self) -> str: ...
 
+    def child(self) -> PathSet: ...
+
     def add(self, expr: str) -> int: ...
 
+    def add_nodes(self, expr: str) -> int: ...
 
-def compile_rule(spec: Mapping[str, Any] | list, *, provider: str, field: str, paths: PathSet) -> Rule:
-    """Turn a field's rule into a function ``selection of a document -> list of strings``;
-    its paths are registered in ``paths``, which answers them for each document."""
-    if not isinstance(spec, list):
-        return _compile_one(spec, provider=provider, field=field, paths=paths)
-    if not spec:
-        raise ConfigError(f"mapping rule for {field!r}: an empty list of rules", provider=provider)
-    parts = [_compile_one(one, provider=provider, field=field, paths=paths) for one in spec]
+    def add_condition(self, expr: str) -> int: ...
 
-    def rule(found: Any) -> list[str]:
-        return [value for part in parts for value in part(found)]
 
+def compile_rule(spec: Any, *, field: str, paths: PathSet, source: str,
+                 vocabularies: Mapping[str, Vocabulary] | None = None) -> Rule:
+    """Check ``spec`` (a field's rule or list of rules) against the model, then compile it; a ConfigError names
+    the field and the key. The function's ``structured`` attribute says whether it may give :class:`Structured`
+    values (else it gives strings only)."""
+    checked = validate_rule(spec, field=field, source=source)
+    rule = _Compiler(paths, field, vocabularies or {}).rule(checked)
+    rule.structured = _structured(checked)  # type: ignore[attr-defined]
     return rule
 
 
-def _compile_one(spec: Mapping[str, Any], *, provider: str, field: str, paths: PathSet) -> Rule:
-    def fail(reason: str) -> ConfigError:
-        return ConfigError(f"mapping rule for {field!r}: {reason}", provider=provider)
+def _structured(spec: RuleSpec | list[RuleSpec]) -> bool:
+    """Whether ``spec`` may give structured values: an ``each`` with sub-properties, here or in a part it passes on."""
+    if isinstance(spec, list):
+        return any(_structured(one) for one in spec)
+    if spec.each is not None and spec.sub_properties():
+        return True
+    parts = [*(spec.first_of or ()), *(spec.all_of or ())]
+    return any(_structured(part) for part in parts) and spec.join is None
 
-    key = paths.KEY
-    allowed = COMMON_KEYS | {key}
-    if not isinstance(spec, Mapping):
-        raise fail(f"expected a mapping of {sorted(allowed)}, got {spec!r}")
-    unknown = set(spec) - allowed
-    if unknown:
-        raise fail(f"unknown keys {sorted(unknown)} (allowed: {sorted(allowed)})")
-    spec = {k: v for k, v in spec.items() if v is not None}
-    if "value" not in spec and key not in spec and "default" not in spec:
-        raise fail(f"needs 'value' or '{key}' (or only a 'default')")
-    if "template" in spec and "pattern" not in spec:
-        raise fail("'template' needs a 'pattern'")
 
-    if "value" in spec:
-        values = _constants(spec["value"], "value", fail)
+class _Compiler:
+    """Compiles the rules of one field against one path set (the record's, or an ``each`` item's)."""
 
-        def source(_found: Any) -> list[str]:
-            return list(values)
-    elif key not in spec:  # only a default
+    def __init__(self, paths: PathSet, field: str, vocabularies: Mapping[str, Vocabulary]):
+        self.paths = paths
+        self.field = field
+        self.vocabularies = vocabularies
 
-        def source(_found: Any) -> list[str]:
-            return []
-    else:
-        exprs = spec[key] if isinstance(spec[key], list) else [spec[key]]
+    def fail(self, reason: str) -> ConfigError:
+        return ConfigError(f"mapping rule for {self.field!r}: {reason}")
+
+    def rule(self, spec: RuleSpec | list[RuleSpec]) -> Rule:
+        if isinstance(spec, list):
+            return _concatenated([self.rule(one) for one in spec])
+        return self._each(spec) if spec.each is not None else self._plain(spec, self_text=False)
+
+    def _plain(self, spec: RuleSpec, self_text: bool) -> Rule:
+        source = self._source(spec, self_text)
+        return _assembled(source, _value_steps(spec, self), _list_steps(spec), self._condition(spec.when),
+                          tuple(spec.default or ()))
+
+    def _each(self, spec: RuleSpec) -> Rule:
+        items = self._expressions("each", [spec.each], self.paths.add_nodes)[0]
+        inner = _Compiler(self.paths.child(), self.field, self.vocabularies)
+        per_item = inner._plain(spec.model_copy(update={"default": None}), self_text=True)
+        default = tuple(spec.default or ())  # the rule's, when no item gives a value
+        lists = SUB_PROPERTIES.get(FIELDS[self.field][1], {}) if self.field in FIELDS else {}
+        properties = {name: (inner.rule(sub), lists.get(name, False)) for name, sub in spec.sub_properties().items()}
+        child = inner.paths
+
+        def rule(found: Any) -> list[Value]:
+            out: list[Value] = []
+            for item in found.nodes(items):
+                selection = child.select(item, found.record)
+                values = per_item(selection)
+                if values and properties:
+                    values = _described(values, selection, properties)
+                out.extend(values)
+            return out or list(default)
+
+        return rule
+
+    def _source(self, spec: RuleSpec, self_text: bool) -> Rule:
+        exprs = spec.xpath or spec.path
+        if exprs is not None:
+            return _first_giving(self._expressions(self.paths.KEY, exprs, self.paths.add))
+        if spec.value is not None:
+            return _constant(spec.value)
+        if spec.header is not None:
+            name = spec.header
+            return lambda found: found.header(name)
+        if spec.first_of is not None:
+            return _first_of([self.rule(part) for part in spec.first_of])
+        if spec.all_of is not None:
+            return _concatenated([self.rule(part) for part in spec.all_of])
+        if spec.concat is not None:
+            return _concat([self.rule(part) for part in spec.concat], spec.separator)
+        if self_text:
+            return _first_giving(self._expressions(self.paths.KEY, [self.paths.SELF], self.paths.add))
+        return lambda _found: []  # only a default
+
+    def _condition(self, expr: str | None) -> int | None:
+        return None if expr is None else self._expressions("when", [expr], self.paths.add_condition)[0]
+
+    def _expressions(self, name: str, exprs: list[str], add: Callable[[str], int]) -> list[int]:
         try:
-            keys = [paths.add(expr) for expr in exprs]
+            return [add(expr) for expr in exprs]
         except (ValueError, TypeError, etree.XPathError) as exc:
-            raise fail(f"bad {key} {spec[key]!r}: {exc} ({paths.hint})") from exc
+            raise self.fail(f"bad {name} {exprs if len(exprs) > 1 else exprs[0]!r}: {exc} ({self.paths.hint})") from None
 
-        def source(found: Any) -> list[str]:
-            for k in keys:
-                values = found.strings(k)
-                if values:
-                    return values
-            return []
+    def vocabulary(self, name: str, kind: str) -> Vocabulary:
+        found = self.vocabularies.get(name)
+        if found is None:
+            raise self.fail(f"unknown vocabulary {name!r} (known: {sorted(self.vocabularies)})")
+        if getattr(found, kind) is None:
+            raise self.fail(f"vocabulary {name!r} holds no {kind}")
+        return found
 
-    split = spec.get("split")
-    if split is not None and (not isinstance(split, str) or not split):
-        raise fail("'split' must be a non-empty string")
-    pattern = _regex(spec.get("pattern"), fail)
-    template = spec.get("template")
-    exclude = _regex(spec.get("exclude"), fail)
-    index = spec.get("index", 0 if spec.get("first") else None)
-    if template is not None:
-        if not isinstance(template, str):
-            raise fail("'template' must be a string")
-        try:
-            template.format(*["x"] * pattern.groups, **{name: "x" for name in pattern.groupindex})
-        except (KeyError, IndexError, ValueError) as exc:
-            raise fail(f"'template' {template!r} does not fit the pattern's groups: {exc!r}") from exc
-    if index is not None and (not isinstance(index, int) or index < 0):
-        raise fail("'index' must be a non-negative integer")
-    table = spec.get("map")
-    if table is not None:
-        if not isinstance(table, Mapping) or not table:
-            raise fail("'map' must be a non-empty table of value -> value")
-        table = {str(k).strip().casefold(): _constants(v, f"map[{k!r}]", fail)[0] for k, v in table.items()}
-    default = _constants(spec["default"], "default", fail) if "default" in spec else None
 
-    if not split and exclude is None and pattern is None and table is None and index is None and default is None:
+# ---- sources ----------------------------------------------------------------------------------------------
+
+def _concatenated(parts: list[Rule]) -> Rule:
+    return lambda found: [value for part in parts for value in part(found)]
+
+
+def _first_giving(keys: list[int]) -> Rule:
+    """The values of the first expression that gives any."""
+    if len(keys) == 1:
+        only = keys[0]
+        return lambda found: found.strings(only)
+
+    def source(found: Any) -> list[Value]:
+        for k in keys:
+            values = found.strings(k)
+            if values:
+                return values
+        return []
+
+    return source
+
+
+def _constant(values: list[str]) -> Rule:
+    """The values as written (a separator such as ', ' keeps its space)."""
+    constants = list(values)
+    return lambda _found: list(constants)
+
+
+def _first_of(parts: list[Rule]) -> Rule:
+    def source(found: Any) -> list[Value]:
+        for part in parts:
+            values = part(found)
+            if values:
+                return values
+        return []
+
+    return source
+
+
+def _concat(parts: list[Rule], separator: str) -> Rule:
+    def source(found: Any) -> list[Value]:
+        pieces = [separator.join(map(label, values)) for part in parts if (values := part(found))]
+        joined = separator.join(pieces)
+        return [joined] if joined.strip() else []
+
+    return source
+
+
+def _described(labels: list[Value], selection: Any, properties: dict[str, tuple[Rule, bool]]) -> list[Value]:
+    described = {}
+    for name, (rule, many) in properties.items():
+        values = [label(value) for value in rule(selection)]
+        described[name] = values if many else values[0] if values else None
+    return [Structured(label(value), described) for value in labels]
+
+
+# ---- filters ----------------------------------------------------------------------------------------------
+
+def _assembled(source: Rule, value_steps: list[ValueStep], list_steps: list[ListStep], condition: int | None,
+               default: tuple[str, ...]) -> Rule:
+    if not value_steps and not list_steps and condition is None and not default:
         return source
 
-    def rule(found: Any) -> list[str]:
+    def rule(found: Any) -> list[Value]:
+        if condition is not None and not found.holds(condition):
+            return []
         values = source(found)
-        if split:
-            values = [part.strip() for value in values for part in value.split(split)]
-            values = [v for v in values if v]
-        if exclude is not None:
-            values = [v for v in values if not exclude.search(v)]
-        if pattern is not None:
-            kept = []
-            for value in values:
-                match = pattern.search(value)
-                if match is None:
-                    continue
-                value = template.format(*match.groups(), **match.groupdict()).strip() if template else value
-                if value:
-                    kept.append(value)
-            values = kept
-        if table is not None:
-            values = [table[v.casefold()] for v in values if v.casefold() in table]
-        if index is not None:
-            values = values[index:index + 1]
-        return values or list(default or ())
+        for step in value_steps:
+            values = _each_value(step, values)
+        for list_step in list_steps:
+            values = list_step(values)
+        return values or list(default)
 
     return rule
 
 
-def _constants(given: Any, key: str, fail: Callable[[str], ConfigError]) -> list[str]:
-    values = [given] if isinstance(given, str) else given
-    if not isinstance(values, list) or not values or not all(isinstance(v, str) and v.strip() for v in values):
-        raise fail(f"'{key}' must be a non-empty string or list of strings")
-    return [v.strip() for v in values]
+def _each_value(step: ValueStep, values: list[Value]) -> list[Value]:
+    out: list[Value] = []
+    for value in values:
+        if isinstance(value, Structured):
+            out.extend(Structured(new, value.properties) for new in step(value.label))
+        else:
+            out.extend(step(value))
+    return out
 
 
-def _regex(expr: Any, fail: Callable[[str], ConfigError]) -> re.Pattern | None:
-    if expr is None:
-        return None
-    try:
-        return re.compile(expr)
-    except (re.error, TypeError) as exc:
-        raise fail(f"bad regex {expr!r}: {exc}") from exc
+def _value_steps(spec: RuleSpec, compiler: _Compiler) -> list[ValueStep]:
+    """The one-value filters of ``spec``, in the order they apply."""
+    steps = []
+    if spec.split is not None:
+        steps.append(_split(spec.split))
+    steps.extend(_cleaner(name) for name in spec.clean or ())
+    if spec.replace is not None:
+        steps.append(_replacing([(re.compile(pattern), text) for pattern, text in spec.replace.items()]))
+    if spec.pattern is not None:
+        steps.append(_matching(re.compile(spec.pattern), spec.template, spec.all_matches))
+    if spec.exclude is not None:
+        steps.append(_excluding(re.compile(spec.exclude)))
+    for name in spec.exclude_terms or ():
+        steps.append(_terms(compiler.vocabulary(name, "terms").terms, keep=False))
+    for name in spec.keep_terms or ():
+        steps.append(_terms(compiler.vocabulary(name, "terms").terms, keep=True))
+    table = _table(spec, compiler)
+    if table is not None:
+        steps.append(table)
+    return steps
+
+
+def _list_steps(spec: RuleSpec) -> list[ListStep]:
+    steps: list[ListStep] = []
+    if spec.join is not None:
+        separator = spec.join
+        steps.append(lambda values: [separator.join(map(label, values))] if values else [])
+    if spec.unique:
+        steps.append(_unique)
+    index = 0 if spec.first else spec.index
+    if index is not None:
+        steps.append(lambda values: [values[index]] if -len(values) <= index < len(values) else [])
+    elif spec.slice is not None:
+        start, stop = spec.slice
+        steps.append(lambda values: values[start:stop])
+    return steps
+
+
+def _unique(values: list[Value]) -> list[Value]:
+    """The first of equal values, in order."""
+    seen: set[str] = set()
+    out = []
+    for value in values:
+        text = label(value)
+        if text not in seen:
+            seen.add(text)
+            out.append(value)
+    return out
+
+
+def _split(delimiters: list[str]) -> ValueStep:
+    """Parts between any of the delimiters, trimmed, empty ones dropped."""
+    if len(delimiters) == 1:
+        delimiter = delimiters[0]
+        return lambda value: [part for part in (piece.strip() for piece in value.split(delimiter)) if part]
+    regex = re.compile("|".join(map(re.escape, delimiters)))
+    return lambda value: [part for part in (piece.strip() for piece in regex.split(value)) if part]
+
+
+def _cleaner(name: str) -> ValueStep:
+    clean = CLEANERS[name]
+
+    def step(value: str) -> list[str]:
+        value = clean(value).strip()
+        return [value] if value else []
+
+    return step
+
+
+def _replacing(replacements: list[tuple[re.Pattern, str]]) -> ValueStep:
+    """Every match of each pattern, in turn, replaced by its text as written (no group references)."""
+    def step(value: str) -> list[str]:
+        for regex, text in replacements:
+            value = regex.sub(lambda _match: text, value)
+        value = value.strip()
+        return [value] if value else []
+
+    return step
+
+
+def _excluding(regex: re.Pattern) -> ValueStep:
+    return lambda value: [] if regex.search(value) else [value]
+
+
+def _terms(terms: frozenset[str], keep: bool) -> ValueStep:
+    return lambda value: [value] if (key(value) in terms) is keep else []
+
+
+def _matching(regex: re.Pattern, template: str | None, every: bool) -> ValueStep:
+    named = bool(regex.groupindex)
+
+    def made(match: re.Match) -> str:
+        if not template:
+            return match.group(0).strip()
+        # a group that took no part is empty
+        return template.format(*match.groups(""), **(match.groupdict("") if named else {})).strip()
+
+    if every:
+        return lambda value: [text for match in regex.finditer(value) if (text := made(match))]
+
+    def step(value: str) -> list[str]:
+        match = regex.search(value)
+        if match is None:
+            return []
+        text = made(match) if template else value
+        return [text] if text else []
+
+    return step
+
+
+def _table(spec: RuleSpec, compiler: _Compiler) -> ValueStep | None:
+    """``map``, ``map_patterns`` or ``lookup`` (with ``unlisted: keep`` a value not listed passes unchanged)."""
+    keep = spec.unlisted == "keep"
+    if spec.map is not None:
+        return _lookup({key(k): v for k, v in spec.map.items()}, keep)
+    if spec.lookup is not None:
+        return _lookup(compiler.vocabulary(spec.lookup, "table").table, keep)
+    if spec.map_patterns is not None:
+        patterns = [(re.compile(pattern), value) for pattern, value in spec.map_patterns.items()]
+
+        def step(value: str) -> list[str]:
+            found = next((new for regex, new in patterns if regex.search(value)), None)
+            return [found] if found is not None else [value] if keep else []
+
+        return step
+    return None
+
+
+def _lookup(table: Mapping[str, str], keep: bool) -> ValueStep:
+    def step(value: str) -> list[str]:
+        found = table.get(key(value))
+        return [found] if found is not None else [value] if keep else []
+
+    return step

@@ -114,6 +114,15 @@ def test_paging_styles_harvest_every_good_record(api, style, provider, http, che
     assert len(api.requests) == (4 if style == "offset" else 3)  # without a total, an empty page ends the list
     assert all(q["q"] == "*" for _, q in api.requests[:1])
     assert checkpoint.load() is None
+    assert harvest.mode == "full"  # an API list has no date filter: every run fetches the whole source
+
+
+def test_an_api_harvest_is_full_whatever_day_it_runs_for(api, provider, http, checkpoint, started):
+    block = {"type": "api", "endpoint": f"{api.url}/cursor", "records_path": "data", "id_path": "id",
+             "paging": STYLES["cursor"], "allow_private": True}
+    window = (started.replace(hour=0, minute=0, second=0), started.replace(hour=23, minute=59, second=59))
+    harvest = harvest_records(provider(block), started=started, window=window, http=http, checkpoint=checkpoint)
+    assert len(list(harvest)) == 3 and harvest.mode == "full"
 
 
 def fails_on_page_3(q: dict) -> bool:

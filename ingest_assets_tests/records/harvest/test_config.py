@@ -7,16 +7,28 @@ from datetime import datetime, timezone
 import pytest
 
 from ingest_assets.core.errors import ConfigError
+from typing import get_args
+
 from ingest_assets.records.harvest import (
+    HARVESTERS,
     MIMETYPE_SYMBOLS,
     StorageCheckpoint,
     harvest_records,
+    harvester_class,
     mimetype_from_symbol,
     mimetype_symbol,
 )
-from ingest_assets.core.registry import ApiHarvest, FileHarvest, OaiHarvest, ProviderEntry
+from ingest_assets.core.registry import ApiHarvest, FileHarvest, HarvestBlock, OaiHarvest, ProviderEntry
+from ingest_assets.records.harvest.base import Harvester
 
 OAI_NS = {"oai": "http://www.openarchives.org/OAI/2.0/"}
+
+
+def test_every_block_type_has_one_harvester_in_the_table():
+    block_types = {get_args(model.model_fields["type"].annotation)[0] for model in get_args(get_args(HarvestBlock)[0])}
+    assert set(HARVESTERS) == block_types == {"oai", "api", "file", "resourcesync"}
+    for kind in HARVESTERS:
+        assert issubclass(harvester_class(kind), Harvester)
 
 
 def test_valid_blocks_with_defaults(provider):

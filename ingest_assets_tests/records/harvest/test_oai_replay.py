@@ -114,6 +114,8 @@ def test_control_characters_are_removed_and_the_page_reparsed(replay, oai_fixtur
     records = list(run)
     assert len(records) == 16 and run.stats.repaired_pages == 1
     assert title(records[0]) == "Plate 1. Clematis cylindrica"
+    assert "removed 2 characters XML 1.0 forbids: U+000B at line " in run.stats.log_text()
+    assert "; the reference &#x1; at line " in run.stats.log_text()
 
 
 def test_page_broken_beyond_repair_names_page_and_url(replay, oai_fixtures, provider, http, checkpoint, started):
@@ -190,3 +192,13 @@ def test_page_declaring_entities_is_refused(replay, oai_fixtures, provider, http
     app.add(FIRST, oai_fixtures / HARVARD, transform=hostile)
     with pytest.raises(ParseError, match="page 1: the document declares entities"):
         list(harvest(provider, url, http, checkpoint, started))
+
+
+def test_a_repaired_page_is_logged_with_what_was_removed_and_where(replay_source, provider, http, checkpoint, started):
+    """PUC-Rio Maxwell's ListRecords page as recorded (replays/pucrio): a U+000B inside a description."""
+    source = replay_source("pucrio")
+    run = harvest(provider, f"{source.base}/oai", http, checkpoint, started, prefix="oai_dc", set_=None)
+    assert len(list(run)) == 5 and run.stats.repaired_pages == 1
+    log = run.logs()["harvest-log.txt"].decode()
+    assert (f"repaired page 1 ({source.base}/oai?verb=ListRecords&metadataPrefix=oai_dc): removed 1 character XML "
+            "1.0 forbids: U+000B at line 5, column 12") in log

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 from lxml import etree
 
-from ingest_assets.core.errors import FetchError, ValidationError
+from ingest_assets.core.errors import FetchError, IngestError, ValidationError
 from ingest_assets.records.harvest import harvest_records
 
 RECORD = b"<?xml version='1.0' encoding='UTF-8'?>\n<record xmlns='http://purl.org/dc/elements/1.1/'><title>Res 7</title></record>"
@@ -67,15 +67,19 @@ def run(provider, url, http, checkpoint, started, window=None):
 def test_baseline_reads_every_list_of_the_resource_list_index(spec_source, provider, http, checkpoint, started):
     source = spec_source(ROUTES)
     harvest = run(provider, f"{source.base}/dataset1/capabilitylist.xml", http, checkpoint, started)
-    assert list(harvest) == []  # the examples' resources are HTML and PDF: no record the mapping reads
+    # the examples' resources are HTML and PDF: no record the mapping reads, so the harvest fails (final)
+    with pytest.raises(IngestError, match="every one of the 6 resources of this harvest failed") as failed:
+        list(harvest)
+    assert not failed.value.retryable
     lists = ["/resourcelist1.xml", "/resourcelist2.xml", "/resourcelist3.xml"]
     assert source.paths == ["/dataset1/capabilitylist.xml", "/dataset1/resourcelist.xml", *lists, *["/res1", "/res2"] * 3]
     assert harvest.stats.failed == 6
     assert {error.record for error in harvest.stats.errors} == {f"{source.base}/res1", f"{source.base}/res2"}
     assert all("404" in str(error) or "not a record" in str(error) for error in harvest.stats.errors)
-    assert checkpoint.load_state("resourcesync") == {
-        "capability_list": f"{source.base}/dataset1/capabilitylist.xml", "since": "2013-01-03T09:00:00Z",
-    }
+    state = checkpoint.load_state("resourcesync")
+    assert state["capability_list"] == f"{source.base}/dataset1/capabilitylist.xml"
+    assert state["since"] == "2013-01-03T09:00:00Z"  # the failures wait in the retry list, not behind since
+    assert [(e["uri"], e["attempts"]) for e in state["retry"]] == [(f"{source.base}/res1", 1), (f"{source.base}/res2", 1)]
 
 
 def test_increment_folds_the_change_lists_after_since(spec_source, provider, http, checkpoint, started):

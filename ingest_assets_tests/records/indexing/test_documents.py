@@ -118,3 +118,44 @@ def test_index_languages_agree_with_enrichment():
         assert _language(value) == _language(name) == {"name": name, "iso639_3": _language(name)["iso639_3"]}
     assert _language("eng")["iso639_3"] == "eng" and _language("fre")["iso639_3"] == "fra"
     assert _language("Klingon-ish") == {"name": "Klingon-ish"}
+
+
+def test_the_iiif_manifest_is_at_the_top_level_as_dpla_documents_carry_it(map_records, dpla_sources):
+    carried = [(r, s) for r, s in zip(map_records, dpla_sources) if s.get("iiifManifest")]
+    assert carried  # the UNT search hit has one
+    for record, source in carried:
+        doc = json.loads(index_record({**record, "iiifManifest": source["iiifManifest"]})["document"])
+        assert doc["iiifManifest"] == source["iiifManifest"]
+    assert "iiifManifest" not in json.loads(index_record(map_records[0])["document"])
+
+
+def test_map_records_written_before_the_extension_fields_stay_readable(map_records):
+    """iiifManifest, originalId, dplaUri and mediaMaster are defaulted: an output written without them reads, indexes and is
+    written again with the current schema."""
+    import io
+
+    import fastavro
+
+    from ingest_assets.storage.avro import MAP_RECORD, load_schema
+
+    current = load_schema(MAP_RECORD)
+    added = ("iiifManifest", "originalId", "dplaUri", "mediaMaster")
+    older = {**current, "fields": [f for f in current["fields"] if f["name"] not in added]}
+    record = {k: v for k, v in map_records[0].items() if k not in added}
+    written = io.BytesIO()
+    fastavro.writer(written, fastavro.parse_schema(older), [record])
+    written.seek(0)
+    (as_written,) = fastavro.reader(written)
+    written.seek(0)
+    (as_current,) = fastavro.reader(written, reader_schema=fastavro.parse_schema(current))
+    assert [as_current[name] for name in added] == [None] * len(added)
+    assert index_record(as_written)["document"] == index_record(as_current)["document"]
+    again = io.BytesIO()
+    fastavro.writer(again, fastavro.parse_schema(current), [as_written])  # enrichment re-run on an old mapping
+
+
+def test_media_masters_are_at_the_top_level_as_dpla_documents_carry_them(map_records, shared_fixtures):
+    published = json.loads((shared_fixtures / "dpla-published" / "northwest-heritage-084fd481.json").read_text())
+    doc = json.loads(index_record({**map_records[0], "mediaMaster": published["mediaMaster"]})["document"])
+    assert doc["mediaMaster"] == published["mediaMaster"] and len(doc["mediaMaster"]) == 1
+    assert "mediaMaster" not in json.loads(index_record({**map_records[0], "mediaMaster": []})["document"])

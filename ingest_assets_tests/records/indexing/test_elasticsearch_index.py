@@ -49,12 +49,13 @@ def test_full_build_creates_index_from_schema_loads_and_swaps(es, index, alias, 
     [create] = es.calls("PUT", f"/{name}")
     assert create.json() == json.loads(mapping_file.read_text("utf-8"))
     [bulk] = es.calls("PUT|POST", "/_bulk")
-    assert bulk.body == ndjson(*(index_action(name, record) for record in records))
+    assert bulk.body == ndjson(*(index_action(name, record) for record in records),
+                               ({"delete": {"_index": name, "_id": "0" * 32}}, None))
     [swap] = es.calls("POST", "/_aliases")
     assert swap.json() == {"actions": [{"add": {"index": name, "alias": alias}}]}
     assert es.requests.index(swap) > es.requests.index(bulk)
 
-    assert (stats.indexed, stats.deleted, stats.failed, stats.created) == (3, 1, 0, 3)
+    assert (stats.indexed, stats.deleted, stats.failed, stats.created, stats.removed) == (3, 1, 0, 3, 0)
     assert stats.index == name and stats.failures == []
     rec = stats.reconciliation
     assert (rec.input, rec.accounted, rec.expected_count, rec.index_count, rec.ok) == (4, 4, 3, 3, True)
@@ -65,19 +66,20 @@ def test_full_build_creates_index_from_schema_loads_and_swaps(es, index, alias, 
     assert hit == json.loads(records[2]["document"])
 
 
-def test_second_build_swaps_alias_then_removes_old_index(es, index, alias, records):
+def test_second_build_swaps_alias_in_one_action_and_keeps_the_old_index(es, index, alias, records):
     index.full_build(alias, records)
     stats = index.full_build(alias, records[:2])
 
     old, new = f"{alias}-20261122030000", f"{alias}-20261122030001"  # same clock second: next free name
     assert es.calls("HEAD", f"/{old}") and stats.index == new
     [_, swap] = es.calls("POST", "/_aliases")
-    assert swap.json() == {"actions": [{"add": {"index": new, "alias": alias}},
-                                       {"remove": {"index": old, "alias": alias}}]}
-    [delete] = es.calls("DELETE", f"/{old}")
-    assert es.requests.index(delete) > es.requests.index(swap)
-    assert es.raw("HEAD", f"/{old}")[0] == 404
+    assert swap.json() == {"actions": [{"remove": {"index": old, "alias": alias, "must_exist": True}},
+                                       {"add": {"index": new, "alias": alias}}]}
+    assert not es.calls("DELETE", f"/{old}")  # kept for rollback
+    assert es.raw("HEAD", f"/{old}")[0] == 200
     assert index.count(alias) == 2 and stats.reconciliation.ok
+    assert [(i.name, i.provider, i.count, i.aliased) for i in index.indices(alias)] == [
+        (old, None, 3, False), (new, None, 2, True)]
 
 
 def test_apply_upserts_and_deletes_in_one_bulk(es, index, alias, records, map_records):
@@ -102,7 +104,9 @@ def test_apply_upserts_and_deletes_in_one_bulk(es, index, alias, records, map_re
 def test_apply_without_index_creates_one_behind_the_alias(es, index, alias, records, mapping_file):
     stats = index.apply(alias, records[:1])
     [create] = es.calls("PUT", f"/{alias}-20261122030000")
-    assert create.json() == {**json.loads(mapping_file.read_text("utf-8")), "aliases": {alias: {}}}
+    assert create.json() == json.loads(mapping_file.read_text("utf-8"))
+    [point] = es.calls("POST", "/_aliases")
+    assert point.json() == {"actions": [{"add": {"index": f"{alias}-20261122030000", "alias": alias}}]}
     assert stats.indexed == 1 and stats.reconciliation.ok and index.count(alias) == 1
 
 

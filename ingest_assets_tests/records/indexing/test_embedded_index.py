@@ -68,14 +68,17 @@ def test_query_syntax_never_errors(index, records):
         "4d85a6bd965dde8352c8235c43fe1c44", "c340ca5de0e46b0538213c65c650c8c6"]
 
 
-def test_rebuild_swaps_alias_and_removes_previous_file(index, tmp_path, records):
+def test_rebuild_swaps_alias_and_keeps_previous_file(index, tmp_path, records):
     index.full_build("dpla-map4", records)
     stats = index.full_build("dpla-map4", records[:1])
 
     assert stats.index == "dpla-map4-20261122030001"
+    assert (tmp_path / "search" / "dpla-map4.alias").read_text() == "dpla-map4-20261122030001\n"
     assert sorted(p.name for p in (tmp_path / "search").iterdir() if p.suffix == ".sqlite3") == [
-        "dpla-map4-20261122030001.sqlite3"]
+        "dpla-map4-20261122030000.sqlite3", "dpla-map4-20261122030001.sqlite3"]  # kept for rollback
     assert index.count("dpla-map4") == 1
+    assert [(i.name, i.count, i.aliased) for i in index.indices("dpla-map4")] == [
+        ("dpla-map4-20261122030000", 3, False), ("dpla-map4-20261122030001", 1, True)]
 
 
 def test_apply_upserts_and_deletes(index, records, map_records):

@@ -1,5 +1,6 @@
-"""The hub profiles (nara, mdl, cdl) field by field, on the files ingestion3's own mapping tests use and on the
-values those tests expect (NaraMappingTest, MdlMappingTest; CdlMapping's field list for Calisphere)."""
+"""The hub profiles on records beyond their ingestion3 fixtures: NARA's inline variations (NaraMappingTest's own
+inline records), MDL's rights forms, Calisphere (CdlMapping's field list). The fixture records themselves are
+checked by the parity data (``parity/nara.yaml``, ``parity/mdl.yaml``, ``test_parity.py``)."""
 
 from __future__ import annotations
 
@@ -38,49 +39,6 @@ def nara_item(body: str) -> dict:
     """A NARA item document as ingestion3's inline test examples write them."""
     return original("51046777", f'<item xmlns="{NARA_NS}"><naId>51046777</naId><title>t</title>{body}</item>',
                     "application_xml")
-
-
-def test_nara_item_field_by_field(shared_fixtures, map_schema):
-    document = (shared_fixtures / "dpla" / "provider-nara-item.xml").read_text()
-    result = nara_mapper().map(original("2132862", document, "application_xml"))
-    assert result.messages == []
-    record = result.record
-    assert validate(record, map_schema, raise_errors=True)
-
-    assert record["id"] == "805598afebf2c093272a5a044938be59"  # ingestion3's DPLA id for this item
-    assert record["provider"] == "National Archives and Records Administration"
-    assert record["providerUri"] == "http://dp.la/api/contributor/nara"
-    assert record["dataProvider"] == "National Archives at Chicago"
-    assert record["isShownAt"] == "http://catalog.archives.gov/id/2132862"
-    assert record["object"] == "https://nara-media-001.s3.amazonaws.com/arcmedia/great-lakes/001/517805_a.jpg"
-    assert record["preview"] == record["object"]
-    assert record["rightsStatement"] == "http://rightsstatements.org/vocab/NoC-US/1.0/"
-    assert record["originalRecord"] == document
-    assert record["intermediateProvider"] is None and record["hasView"] is None
-
-    sr = record["sourceResource"]
-    assert sr["title"] == ["Photograph of Aerial View of Silver Island Lake"]
-    assert [c["title"] for c in sr["collection"]] == ["Records of the Forest Service", "Historic Photographs"]
-    assert sr["relation"] == ["Records of the Forest Service", "Historic Photographs"]
-    assert names(sr["contributor"]) == [
-        "Department of the Navy. Fourteenth Naval District. Naval Air Station, Pearl Harbor (Hawaii). ca. 1940-9/1947"
-    ]
-    # the 'Most Recent' creating organization, not its predecessor
-    assert names(sr["creator"]) == ["Department of Agriculture. Forest Service. Region 9 (Eastern Region). 1965-"]
-    assert labels(sr["date"]) == ["1967-10"]
-    assert sr["description"] == [
-        "Original caption: Aerial view of Silver Island Lake, from inlet, looking north, with Perent Lake in background."
-    ]
-    assert sr["extent"] == ["14 pages"]
-    assert sr["format"] == ["Aerial views", "Photographic Print"]
-    assert sr["identifier"] == ["2132862"]
-    assert sr["language"] == ["Japanese"]
-    assert names(sr["spatial"]) == ["Superior National Forest (Minn.)"]
-    assert sr["publisher"] is None
-    assert names(sr["subject"]) == ["Recreation", "Wilderness areas"]
-    assert sr["rights"] == ["Unrestricted"]
-    assert sr["type"] == ["image"]
-    assert sr["genre"] is None and sr["temporal"] is None and sr["alternative"] is None
 
 
 def test_nara_both_most_recent_creators_and_a_default_data_provider():
@@ -138,41 +96,6 @@ def test_nara_rights_statements_from_use_restrictions(status, specific, expected
 
 def mdl_mapper():
     return mapper_for(ProviderEntry("minnesota", {"mapping": "mdl", "label": "Minnesota Digital Library"}))
-
-
-def test_mdl_json_field_by_field(shared_fixtures, map_schema):
-    document = (shared_fixtures / "dpla" / "provider-minnesota-mdl-json.json").read_text()
-    result = mdl_mapper().map(original(MDL_ID, document, "application_json"))
-    assert result.messages == []
-    record = result.record
-    assert validate(record, map_schema, raise_errors=True)
-
-    assert record["id"] == "9e0a3ebaa06174954095aabba527f15f"  # ingestion3's DPLA id for this record
-    assert record["provider"] == "Minnesota Digital Library"
-    assert record["providerUri"] == "http://dp.la/api/contributor/mdl"
-    assert record["dataProvider"] == "Minnesota Public Radio"
-    assert record["intermediateProvider"] == ["one intermediate provider"]
-    assert record["isShownAt"] == MDL_ID
-    assert record["object"] == record["preview"] == "http://image.prview.org/thumb.jpg"
-    assert record["rightsStatement"] == "http://rightsstatements.org/public-domain"
-    assert record["originalRecord"] == document
-
-    sr = record["sourceResource"]
-    assert [c["title"] for c in sr["collection"]] == ["collection1", "collection2"]
-    assert names(sr["contributor"]) == ["contrib1", "contrib2"]
-    assert names(sr["creator"]) == ["creator1", "creator2"]
-    assert labels(sr["date"]) == ["2014-08-14"]
-    assert sr["description"] == ["description"]
-    assert sr["extent"] == ["extent1", "extent2"]
-    assert sr["format"] == ["pencil on paper"]  # '1x2' is a dimension, not a format
-    assert names(sr["genre"]) == ["image"]
-    assert sr["language"] == ["eng"]
-    assert names(sr["spatial"]) == ["cincinnati", "hamilton county"]
-    assert names(sr["publisher"]) == ["pub1"]
-    assert sr["rights"] == []  # the rightsstatements.org URI is the rights statement, not a rights text
-    assert names(sr["subject"]) == ["MPR News Feature", "Reports", "Cultural Legacy Digitization (2016-2017)"]
-    assert sr["title"] == ["Hmong vendors learn the law on legal drug sales"]
-    assert sr["type"] == ["image"]
 
 
 @pytest.mark.parametrize(("rights", "statement", "texts"), [

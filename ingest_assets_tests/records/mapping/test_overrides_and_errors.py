@@ -34,7 +34,7 @@ def test_identifier_pattern_and_template_build_the_thumbnail(maryland):
 
 def test_overrides_merge_key_by_key_and_constants_replace(maryland):
     record = mapper_for(qdc(
-        dataProvider={"index": 1},  # keeps the named rule's xpath and ';' split: the second dc:source value
+        dataProvider={"first": False, "index": 1},  # keeps the named rule's xpath and ';' split: the second value
         intermediateProvider={"value": ["Maryland Digital Cultural Heritage"]},
         subject=None,  # switched off
     )).map(maryland).record
@@ -79,21 +79,38 @@ def test_rights_text_without_a_rights_uri_is_enough(maryland):
 @pytest.mark.parametrize(
     ("settings", "needle"),
     [
-        ({}, "registry entry has no 'mapping'"),
+        ({}, "registry key 'maryland.mapping': is missing"),
         ({"mapping": "marc"}, "unknown mapping 'marc'"),
+        ({"mapping": "profiles/marc.yaml"}, "cannot read the profile"),
         ({"mapping": "qdc", "mapping_overrides": ["x"]}, "'maryland.mapping_overrides': Input should be a valid dict"),
         ({"mapping": "qdc", "mapping_overrides": {"colour": {"value": "x"}}}, "unknown field 'colour'"),
         ({"mapping": "qdc", "mapping_overrides": {"title": "dc:title"}}, "'maryland.mapping_overrides.title': Input should"),
-        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpth": "dc:title"}}}, "unknown keys ['xpth']"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpth": "dc:title"}}},
+         "mapping rule for 'title': xpth: unknown key (did you mean 'xpath'?)"),
         ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": "dc:title["}}}, "bad xpath"),
         ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": "foo:title"}}}, "foo:title"),
         ({"mapping": "qdc", "mapping_overrides": {"title": {"pattern": "("}}}, "bad regex"),
         ({"mapping": "qdc", "mapping_overrides": {"isShownAt": {"pattern": "(x)", "template": "{y}"}}}, "template"),
-        ({"mapping": "qdc", "mapping_overrides": {"dataProvider": {"value": " "}}}, "non-empty string"),
-        ({"mapping": "qdc", "mapping_overrides": {"dataProvider": {"value": 5}}}, "non-empty string"),
-        ({"mapping": "qdc", "mapping_overrides": {"subject": {"split": ""}}}, "'split' must be"),
-        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": "dc:title", "index": -1}}}, "non-negative"),
-        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": None}}}, "needs 'value' or 'xpath'"),
+        ({"mapping": "qdc", "mapping_overrides": {"dataProvider": {"value": " "}}}, "value.0: must be a non-empty string"),
+        ({"mapping": "qdc", "mapping_overrides": {"dataProvider": {"value": 5}}}, "value.0: Input should be a valid string"),
+        ({"mapping": "qdc", "mapping_overrides": {"subject": {"split": ""}}}, "split.0: String should have at least 1"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": "dc:title", "index": "1"}}},
+         "index: Input should be a valid integer"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": None}}}, "needs a source (xpath, value, header"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"first_of": [{"xpath": "dc:title", "clean": "shout"}]}}},
+         "first_of.0.clean.0: Input should be 'trim-leading-punctuation'"),
+        ({"mapping": "qdc", "mapping_overrides": {"subject": {"xpath": "dc:subject", "inScheme": {"value": "x"}}}},
+         "sub-properties ['inScheme'] need 'each'"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"each": "dc:title", "inScheme": {"value": "x"}}}},
+         "not sub-properties of a strings value"),
+        ({"mapping": "qdc", "mapping_overrides": {"format": {"xpath": "dc:format", "exclude_terms": "nope"}}},
+         "unknown vocabulary 'nope'"),
+        ({"mapping": "qdc", "mapping_overrides": {"format": {"xpath": "dc:format", "lookup": "dcmi-types"}}},
+         "vocabulary 'dcmi-types' holds no table"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": "dc:title", "when": "foo:x"}}}, "bad when"),
+        ({"mapping": "qdc", "mapping_overrides": {"title": {"xpath": "dc:title", "map": {"a": "b"}, "lookup": "x"}}},
+         "give one of map, map_patterns, lookup"),
+        ({"mapping": "qdc", "id_prefix": "two words"}, "'maryland.id_prefix'"),
     ],
 )
 def test_bad_configuration_is_a_config_error_naming_the_provider(settings, needle):

@@ -8,9 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from ingest_assets.records.mapping.paths import Paths
+from ingest_assets.core.xml_input import NAMESPACES, parse_document, safe_parser
+from ingest_assets.records.mapping.mapper import find_root
+from ingest_assets.records.mapping.paths import Paths, strings
 from ingest_assets.records.mapping.profiles import PROFILES
-from ingest_assets.records.mapping.xml import NAMESPACES, find_root, make_parser, parse, strings
 
 FIXTURES = {
     "oai_dc": ["oai-pmh/zenodo-listrecords-oai_dc.xml", "oai-pmh/cyberleninka-listrecords-cyrillic-dcterms.xml"],
@@ -42,13 +43,13 @@ def test_profile_xpaths_on_fixture_records(mapping, originals):
     paths = Paths()
     keys = [paths.add(expr) for expr in expressions]
     assert len(set(keys)) == len(set(expressions))  # one id per distinct expression
-    parser = make_parser()
+    parser = safe_parser(remove_comments=True)
     compared = 0
     for name in FIXTURES[mapping]:
         for original in originals(name, "fixture"):
             if original["deleted"]:
                 continue
-            root = find_root(parse(original["document"], parser), profile.root_tags)
+            root = find_root(parse_document(original["document"], parser), profile.root_tags)
             selection = paths.select(root)
             for expr, key in zip(expressions, keys):
                 expected = lxml_strings(expr, root)
@@ -96,7 +97,7 @@ TAGS = ["a", "b", f"{{{MODS}}}a", f"{{{MODS}}}b"]
 NAMES = ["a", "b", "mods:a", "mods:b"]
 ATTRIBUTES = ["type", "access", "{http://www.w3.org/1999/xlink}href"]
 ATTRIBUTE_NAMES = ["@type", "@access", "@xlink:href"]
-VALUES = ["x", "y", "", " x "]
+VALUES = ["x", "y", "", " x ", "5", "12", " 5.0", ".5", "-3", "1e3", "inf"]
 
 
 @st.composite
@@ -114,8 +115,10 @@ def trees(draw, depth=0):
 
 
 predicates = st.recursive(
-    st.sampled_from(ATTRIBUTE_NAMES)
-    | st.builds("{}='{}'".format, st.sampled_from(ATTRIBUTE_NAMES), st.sampled_from(VALUES)),
+    st.sampled_from([*ATTRIBUTE_NAMES, "@*"])
+    | st.builds("{}{}'{}'".format, st.sampled_from(ATTRIBUTE_NAMES), st.sampled_from(["=", "!="]), st.sampled_from(VALUES))
+    | st.builds("{} {} {}".format, st.sampled_from(ATTRIBUTE_NAMES), st.sampled_from(["<", "<=", ">", ">=", "=", "!="]),
+                st.sampled_from(["5", "12", "0.5", "1000"])),
     lambda inner: st.builds("not({})".format, inner)
     | st.builds("({})".format, inner)
     | st.builds("{} {} {}".format, inner, st.sampled_from(["and", "or"]), inner),
@@ -133,7 +136,10 @@ expressions = st.lists(alternatives, min_size=1, max_size=3).map(" | ".join)
 def test_walk_agrees_with_lxml_on_generated_trees(exprs, roots):
     paths = Paths()
     keys = [paths.add(expr) for expr in exprs]
+    conditions = [paths.add_condition(expr) for expr in exprs]  # a path as a condition: does it find a node
+    booleans = [etree.XPath(f"boolean({expr})", namespaces=NAMESPACES) for expr in exprs]
     for root in roots:
         selection = paths.select(root)
-        for expr, key in zip(exprs, keys):
+        for expr, key, condition, boolean in zip(exprs, keys, conditions, booleans):
             assert selection.strings(key) == lxml_strings(expr, root), (expr, etree.tostring(root))
+            assert selection.holds(condition) == boolean(root), (expr, etree.tostring(root))

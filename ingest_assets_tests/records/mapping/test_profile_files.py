@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ingest_assets.core.errors import ConfigError
-from ingest_assets.records.mapping.mapper import Mapper
+from ingest_assets.records.mapping.mapper import ProviderSettings, build_mapper
 from ingest_assets.records.mapping.profiles import PROFILES, load_profile
 
 # A museum's own XML export: a namespace and root no shipped profile knows.
@@ -64,7 +64,7 @@ def test_a_hubs_own_profile_file_maps_its_own_xml(tmp_path):
     path.write_text(MUSEUM_PROFILE)
     profile = load_profile(path)
     assert profile.name == "museum" and profile.root_tags == ("{urn:example:museum}object",)
-    record = Mapper("museum", "Example Hub", profile, profile.rules).map(museum_original()).record
+    record = build_mapper(ProviderSettings("museum", "Example Hub"), profile, {}).map(museum_original()).record
     assert record["dataProvider"] == "Example Museum"  # the default: the source has none
     assert record["isShownAt"] == "https://collections.example.org/objects/1987.12"
     assert record["object"] == record["preview"] == "https://collections.example.org/iiif/1987.12/full/200,/0/default.jpg"
@@ -90,7 +90,7 @@ def test_a_profile_extends_a_shipped_one_field_by_field(tmp_path, shared_fixture
     profile = load_profile(path)
     assert profile.source == "json" and profile.id_rule == PROFILES["mdl"].id_rule
     document = (shared_fixtures / "dpla" / "provider-minnesota-mdl-json.json").read_text()
-    record = Mapper("minnesota", "MDL", profile, profile.rules).map(
+    record = build_mapper(ProviderSettings("minnesota", "MDL"), profile, {}).map(
         {"id": "x", "ingestDate": 1, "document": document, "mimetype": "application_json"}).record
     assert [c["name"] for c in record["sourceResource"]["contributor"]] == [
         "contrib1", "contrib2", "creator1", "creator2",
@@ -121,23 +121,23 @@ def test_bad_profile_files_are_config_errors_naming_the_file(tmp_path, text, nee
 
 @pytest.mark.parametrize(("rule", "needle"), [
     ({"path": "a.[b"}, "bad path"),
-    ({"xpath": "a"}, "unknown keys ['xpath']"),  # a JSON profile's rules take JMESPath under 'path'
-    ({"path": "a", "map": {}}, "'map' must be a non-empty table"),
-    ({"path": "a", "default": ""}, "'default' must be a non-empty string"),
+    ({"xpath": "a"}, "a JSON profile's rules take 'path' (JMESPath), not 'xpath'"),
+    ({"path": "a", "map": {}}, "map: Dictionary should have at least 1 item"),
+    ({"path": "a", "default": ""}, "default.0: must be a non-empty string"),
+    ({"path": "a", "header": "identifier"}, "not 'xpath' or 'header'"),
+    ({"each": "a[]", "coordinates": {"path": "c"}}, "not sub-properties of a strings value"),
     ([], "an empty list of rules"),
 ])
 def test_bad_json_rules_are_config_errors_naming_the_field(rule, needle):
-    profile = PROFILES["cdl"]
     with pytest.raises(ConfigError) as caught:
-        Mapper("cdl", "CDL", profile, {**profile.rules, "title": rule})
+        build_mapper(ProviderSettings("cdl", "CDL"), PROFILES["cdl"], {"title": rule})
     assert needle in str(caught.value) and "'title'" in str(caught.value) and "provider 'cdl'" in str(caught.value)
 
 
 def test_json_values_of_any_shape_become_strings():
     profile = PROFILES["cdl"]
-    rules = {**profile.rules, "identifier": {"path": "[id, year, flags, nested]"}}
     document = {**_minimal_cdl(), "year": 1901, "flags": [True, None, 2.5], "nested": {"a": "b"}}
-    record = Mapper("cdl", "CDL", profile, rules).map(
+    record = build_mapper(ProviderSettings("cdl", "CDL"), profile, {"identifier": {"path": "[id, year, flags, nested]"}}).map(
         {"id": "x", "ingestDate": 1, "document": json.dumps(document), "mimetype": "application_json"}).record
     assert record["sourceResource"]["identifier"] == ["k1", "1901", "2.5"]  # booleans, nulls and objects skipped
 
@@ -150,7 +150,7 @@ def _minimal_cdl() -> dict:
 @pytest.mark.parametrize(("fields", "needle"), [
     ("title: {xpath: 'm:name['}", "mapping rule for 'title': bad xpath"),
     ("title: {xpath: m:name, pattern: '('}", "bad regex"),
-    ("title: {xpath: m:name, colour: red}", "unknown keys ['colour']"),
+    ("title: {xpath: m:name, colour: red}", "mapping rule for 'title': colour: unknown key"),
 ])
 def test_a_profile_files_rules_are_checked_when_it_is_loaded(tmp_path, fields, needle):
     path = tmp_path / "museum.yaml"

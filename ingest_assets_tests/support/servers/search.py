@@ -28,6 +28,7 @@ from ingest_assets_tests.support.servers import (
     workdir,
 )
 
+SEARCH_SERVERS = ("opensearch", "elasticsearch")  # the live search servers, as the ``search_backend`` fixture names them
 OPENSEARCH_VERSION = "2.19.6"
 ELASTICSEARCH_VERSION = "8.19.21"
 HEAP = "-Xms512m -Xmx512m"

@@ -1,0 +1,12 @@
+"""The one entry point, ``ingest-assets``, as a process: what every command shares."""
+
+from __future__ import annotations
+
+from ingest_assets.cli.main import READER_GONE
+from ingest_assets_tests.support import run_with_reader_gone
+
+
+def test_a_command_whose_reader_went_away_ends_quietly(shared_fixtures):
+    page = shared_fixtures / "oai-pmh" / "zenodo-listrecords-oai_dc.xml"
+    done = run_with_reader_gone("map", "--profile", "oai_dc", str(page))
+    assert done.stderr == "" and done.returncode == READER_GONE
