@@ -215,28 +215,25 @@ def _live(servers: LiveServers, name: str) -> Server:
         raise
 
 
-@pytest.fixture(scope="session")
-def opensearch_server(live_servers) -> Server:
-    """OpenSearch 2.19 (``url``: its HTTP root; with ``analysis-common``)."""
-    return _live(live_servers, "opensearch")
+def _server_fixture(name: str, about: str):
+    """The session fixture ``<name>_server``: that live server of the run (a skip, a failure in CI, when it is
+    unavailable)."""
+
+    @pytest.fixture(scope="session", name=f"{name}_server")
+    def server(live_servers) -> Server:
+        return _live(live_servers, name)
+
+    server.__doc__ = about
+    return server
 
 
-@pytest.fixture(scope="session")
-def elasticsearch_server(live_servers) -> Server:
-    """Elasticsearch 8.19 (``url``: its HTTP root; security off; no ``analysis-common``)."""
-    return _live(live_servers, "elasticsearch")
-
-
-@pytest.fixture(scope="session")
-def fedora_server(live_servers) -> Server:
-    """Fedora 6.1: ``url`` is the REST root; ``facts["user"]``/``facts["password"]`` a ``fedoraAdmin``."""
-    return _live(live_servers, "fedora")
-
-
-@pytest.fixture(scope="session")
-def fuseki_server(live_servers) -> Server:
-    """Fuseki 5.6: ``url`` is the TDB2 dataset ``/ds`` (query, update, Graph Store at ``/ds/data``)."""
-    return _live(live_servers, "fuseki")
+opensearch_server = _server_fixture("opensearch", "OpenSearch 2.19 (``url``: its HTTP root; with ``analysis-common``).")
+elasticsearch_server = _server_fixture("elasticsearch", "Elasticsearch 8.19 (``url``: its HTTP root; security off; "
+                                                         "no ``analysis-common``).")
+fedora_server = _server_fixture("fedora", "Fedora 6.1: ``url`` is the REST root; ``facts['user']``/"
+                                          "``facts['password']`` a ``fedoraAdmin``.")
+fuseki_server = _server_fixture("fuseki", "Fuseki 5.6: ``url`` is the TDB2 dataset ``/ds`` (query, update, Graph "
+                                          "Store at ``/ds/data``).")
 
 
 @pytest.fixture(params=SEARCH_SERVERS)
