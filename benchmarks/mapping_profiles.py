@@ -8,7 +8,8 @@ printed next to oai_dc's (the stock profile every hub starts from).
 
 Fixtures: the ingestion3 test records of each hub profile (its parity files name them: ma's two), the OAI-PMH
 pages the records pipeline benchmark uses for oai_dc/qdc/mods, a real page for harvard (its test has no fixture),
-the realistic records of the mapping tests for cdl, njde and ithaka, a parity file's inline record (pa). The
+the realistic records of the mapping tests for cdl, njde and ithaka, a parity file's inline record (pa, p2p),
+mdl's record for sd (SdMapping reads MDL's JSON). The
 process is pinned to one CPU; the rate is records per CPU second of the best of ``--repeat`` runs (CPU time, so
 other jobs on a shared machine weigh less than in wall time, which is printed too). Needs ../shared/fixtures.
 """
@@ -50,8 +51,9 @@ def fixture_files() -> dict[str, list[Path] | str]:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         if "records" in data:
             inline.setdefault(data["hub"], next(iter(data["records"].values())))
-        else:
+        if "fixture" in data:  # a file may give both: its fixture is measured
             found.setdefault(data["hub"], []).append(FIXTURES / "ingestion3" / data["fixture"])
+    found.setdefault("sd", [FIXTURES / "ingestion3" / "mdl.json"])  # SdMapping reads MDL's JSON; no sd test
     return {**inline, **found, **HUB_RECORDS}
 
 

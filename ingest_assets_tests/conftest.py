@@ -4,9 +4,7 @@ Fuseki from Maven Central, once per test run) and the shared fixtures folder."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,7 +14,11 @@ from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.records.engines.spark_avro import SPARK_AVRO_PACKAGE
 from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
+from ingest_assets_tests.support.daemon import DaemonProcess
 from ingest_assets_tests.support.elasticsearch import SearchProxy
+from ingest_assets_tests.support.once import once_per_run, worker_id
+from ingest_assets_tests.support.postgres import PostgresServer, pg_bindir, remove_cluster
+from ingest_assets_tests.support.repository import TemplateIndexApp
 from ingest_assets_tests.support.replay import Replay
 from ingest_assets_tests.support.servers import Server, Unavailable, maven
 from ingest_assets_tests.support.servers.fedora import start_fedora
@@ -38,7 +40,9 @@ GROUPS = {
     "property": "Hypothesis property tests",
     "packaging": "builds the wheel and installs it into a fresh environment",
     "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
+    "daemon": "the Dagster daemon on PostgreSQL refreshing and backfilling by itself",
     "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
+    "faults": "fault injection and load against real servers (ingest_assets_tests/faults/)",
     "pipeline": "the record pipeline run day by day on a Dagster instance, then the publishing commands",
     "live": "real servers from Maven Central (OpenSearch, Elasticsearch, Fedora, Fuseki) and the spark-avro jar",
 }
@@ -86,8 +90,18 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-def pytest_collection_modifyitems(items) -> None:
-    """Each test gets the markers of the groups it belongs to, by folder, file or fixture."""
+# groups whose tests run one after another on one xdist worker (``--dist loadgroup``): they share a costly
+# session (a Spark cluster, ``dagster dev``) or would starve each other of the 2 cores if run twice at once
+ONE_WORKER = ("browser", "spark")
+# xdist hands out the groups first (most tests first); of the single tests, these long ones are put first too, so
+# that no worker is left alone with one of them at the end of the run
+LONG_FIRST = ("packaging", "daemon", "dg")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config, items):
+    """Each test gets the markers of the groups it belongs to, by folder, file or fixture (and the xdist_group of
+    the ONE_WORKER groups); under xdist the LONG_FIRST ones are then moved to the front."""
     for item in items:
         names = set(item.fixturenames)
         marks = {
@@ -98,12 +112,26 @@ def pytest_collection_modifyitems(items) -> None:
             "packaging": item.path.name == "test_wheel.py",
             "hostile": "hostile" in item.path.parts,
             "dg": item.path.name == "test_dg.py",
+            "faults": "faults" in item.path.parts,
+            "daemon": item.path.name == "test_daemon.py",
             "pipeline": "pipeline" in names,
             "live": bool(names & LIVE_FIXTURES or _servers_of(item)),
         }
         for name, applies in marks.items():
             if applies:
                 item.add_marker(name)
+                if name in ONE_WORKER:
+                    item.add_marker(pytest.mark.xdist_group(name))
+    yield  # pytest's own reordering (by session parameters) and xdist's reading of the groups
+    if "PYTEST_XDIST_WORKER" in os.environ:  # every worker sorts alike (a stable sort: the order within a group stays)
+        ungrouped = [item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+        if ungrouped and config.getvalue("loadgroup"):  # xdist marks a group in the node id; pytest 9.2 ignores that
+            raise pytest.UsageError(f"xdist did not group {ungrouped[0]} (pytest-xdist#1386): keep pytest below 9.2")
+        items.sort(key=_long_first)
+
+
+def _long_first(item) -> int:
+    return min((LONG_FIRST.index(mark.name) for mark in item.iter_markers() if mark.name in LONG_FIRST), default=len(LONG_FIRST))
 
 
 def pytest_collection_finish(session) -> None:
@@ -153,48 +181,24 @@ def s3_endpoint() -> Iterator[str]:
         server.stop()
 
 
-def _pg_bindir() -> Path | None:
-    for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
-        if (candidate / "initdb").exists():
-            return candidate
-    found = shutil.which("initdb")
-    return Path(found).parent if found else None
+def _start_postgres(_folder: Path) -> dict:
+    server = PostgresServer()
+    return {"bindir": str(server.bindir), "base": str(server.base), "port": server.port, "as_user": server.as_user}
 
 
 @pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """A private PostgreSQL server (initdb + pg_ctl on a free port), as a SQLAlchemy URL."""
-    bindir = _pg_bindir()
-    require(bindir is not None, "PostgreSQL server binaries not installed (.ci/run installs them)")
-    base = Path(tempfile.mkdtemp(prefix="ingest-pg-"))  # outside pytest's 0700 tree: postgres must reach it
-    data, sockets = base / "data", base / "sock"
-    sockets.mkdir()
-    port = free_port()
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses to run as root
-        subprocess.run(["chown", "-R", "postgres", str(base)], check=True)
-        as_user = ["runuser", "-u", "postgres", "--"]
-    subprocess.run(
-        [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "ingest", "--auth=trust", "-E", "UTF8"],
-        check=True,
-        capture_output=True,
-    )
-    options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(
-        [*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "log"), "-w", "start"],
-        check=True,
-        capture_output=True,
-    )
-    try:
+def pg_url(tmp_path_factory) -> Iterator[str]:
+    """A private PostgreSQL server (:class:`support.postgres.PostgresServer`, one per run, shared by the xdist
+    workers), a database of this worker's own, as a SQLAlchemy URL (the faults suite restarts servers of its own)."""
+    require(pg_bindir() is not None, "PostgreSQL server binaries not installed (.ci/run installs them)")
+    with once_per_run("postgres", tmp_path_factory, _start_postgres, remove_cluster) as server:
+        database = f"ingest_{worker_id()}"
         subprocess.run(
-            [str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "ingest", "ingest"],
+            [str(Path(server["bindir"]) / "createdb"), "-h", "127.0.0.1", "-p", str(server["port"]), "-U", "ingest", database],
             check=True,
             capture_output=True,
         )
-        yield f"postgresql+psycopg://ingest@127.0.0.1:{port}/ingest"
-    finally:
-        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"], capture_output=True)
-        shutil.rmtree(base, ignore_errors=True)
+        yield f"postgresql+psycopg://ingest@127.0.0.1:{server['port']}/{database}"
 
 
 @pytest.fixture(scope="session")
@@ -285,6 +289,38 @@ def http_server() -> Iterator[Callable[..., str]]:
     yield start
     for server in servers:
         server.shutdown()
+
+
+@pytest.fixture
+def template_index(http_server):
+    """``(app, url)``: a fake TemplateParameterIndex (:class:`support.repository.TemplateIndexApp`) on 127.0.0.1
+    (the repository tests' and the faults suite's)."""
+    app = TemplateIndexApp()
+    yield app, http_server(app=app) + "/TemplateParameterIndex"
+    app.release.set()
+
+
+@pytest.fixture
+def dagster_daemon(tmp_path, pg_url) -> Iterator[Callable[[Path, str], DaemonProcess]]:
+    """``dagster_daemon(registry, partition_start)``: a :class:`DaemonProcess` (started), stopped after the test;
+    DAGSTER_POSTGRES_URL is set here meanwhile, so ``dg.DagsterInstance.from_config(daemon.home)`` reaches it."""
+    import dagster as dg
+
+    made: list[DaemonProcess] = []
+
+    def start(registry: Path, partition_start: str) -> DaemonProcess:
+        daemon = DaemonProcess(tmp_path, pg_url, registry, partition_start)
+        os.environ["DAGSTER_POSTGRES_URL"] = daemon.env["DAGSTER_POSTGRES_URL"]
+        daemon.start()
+        daemon.instance = dg.DagsterInstance.from_config(str(daemon.home))
+        made.append(daemon)
+        return daemon
+
+    yield start
+    os.environ.pop("DAGSTER_POSTGRES_URL", None)
+    for daemon in made:
+        daemon.stop()
+        daemon.instance.dispose()
 
 
 @pytest.fixture

@@ -23,6 +23,8 @@ from ingest_assets.storage.avro import part_keys, read_part
 from ingest_assets.cli.main import READER_GONE
 from ingest_assets_tests.support import run_with_reader_gone
 
+pytestmark = pytest.mark.xdist_group("lineage")  # the module's demo home (`ingest-assets demo`) is built once, on one xdist worker
+
 DAY = date(2026, 1, 15)
 COMMAND = str(Path(sys.executable).parent / "ingest-assets")
 

@@ -111,6 +111,23 @@ class ValidationError(IngestError):
     """Input parsed but breaks a rule of the target model."""
 
 
+class DatabaseError(IngestError):
+    """The SQL database could not be reached or dropped the connection (a retry can help once it is back); ``file``
+    names it (URL without password)."""
+
+    retryable_default = True
+
+
+class StorageError(IngestError):
+    """The storage backend failed: an object store's 5xx or throttling, a connection broken or timed out (a retry
+    can help), or a refusal such as access denied (it cannot)."""
+
+
+class StorageLimitError(StorageError):
+    """Storage refused a write: the disk or quota is full (a retry can help once space is freed) or a file went past
+    the file-size limit (``RLIMIT_FSIZE``, the filesystem's largest file: a retry meets it again)."""
+
+
 class NotFoundError(IngestError):
     """What was asked for (a record, graph, object or dataset) is not in the stores."""
 

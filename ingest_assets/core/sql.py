@@ -7,9 +7,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, DateTime, Engine, Table, TypeDecorator, create_engine, event
+from sqlalchemy import Connection, DateTime, Engine, Table, TypeDecorator, create_engine, event, exc
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
+
+from ingest_assets.core.errors import DatabaseError
 
 
 def make_engine(url: str) -> Engine:
@@ -30,8 +32,27 @@ def make_engine(url: str) -> Engine:
             cursor.execute("PRAGMA busy_timeout=30000")
             cursor.close()
 
-        return engine
-    return create_engine(parsed, pool_pre_ping=True)
+        return _named_errors(engine)
+    return _named_errors(create_engine(parsed, pool_pre_ping=True))
+
+
+def _named_errors(engine: Engine) -> Engine:
+    """A database that is down, restarting or dropped the connection raises a :class:`DatabaseError` naming it (one
+    line from the driver, no password), not the driver's exception; constraint and SQL errors are left as they are.
+    A pooled connection the server dropped while idle is replaced before use (``pool_pre_ping``)."""
+    name = engine.url.render_as_string(hide_password=True)
+
+    @event.listens_for(engine, "handle_error")
+    def _name_the_database(context) -> None:
+        if context.is_pre_ping:  # the pool's own check: it replaces the dropped connection
+            return
+        error = context.sqlalchemy_exception
+        if context.is_disconnect or isinstance(error, (exc.OperationalError, exc.InterfaceError)):
+            reason = str(context.original_exception).strip().splitlines()[0] if str(context.original_exception).strip() else ""
+            raise DatabaseError(f"database unavailable: {type(context.original_exception).__name__}: {reason}".rstrip(": "),
+                                file=name) from context.original_exception
+
+    return engine
 
 
 def insert_for(bind: Engine | Connection, table: Table):

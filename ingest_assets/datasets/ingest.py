@@ -269,24 +269,8 @@ def _archive(ctx: IngestContext, manifest: PlatformManifest, strategy: str, resu
     started = datetime.now(timezone.utc)
     name = item_name(manifest.platform, manifest.platform_domain, manifest.platform_id)
     unique = f"{name}-{uuid.uuid4().hex[:8]}"  # two captures of one item may start in the same second
-    limit = ctx.thresholds.max_total_size
     with tempfile.TemporaryDirectory(prefix="dataset-", dir=ctx.workdir) as tmp:
-        stored: list[tuple[str, Capture]] = []
-        if strategy.endswith("-bundled"):
-            capture = _fetch(ctx, manifest.bundle_url, Path(tmp) / "bundle", None, limit, name)
-            bundle_name = _file_name(capture.url) if "." in _file_name(capture.url) else f"{name}.zip"
-            bundle_name = item_file_names(name, [bundle_name])[0]
-            _verify_bundle(manifest, list_bundle(capture.path, ctx.bundle_limits, bundle_name), capture, bundle_name)
-            stored.append((bundle_name, capture))
-            result.item_bundle_path = bundle_name
-        else:
-            fetched = 0
-            for index, entry in enumerate(manifest.files):
-                target = Path(tmp) / f"{index:05d}"
-                capture = _fetch(ctx, entry.platform_url, target, entry.size, limit - fetched, entry.path)
-                _verify(entry, capture)
-                fetched += capture.digests.size
-                stored.append((entry.path, capture))
+        stored = _fetch_all(ctx, manifest, strategy, name, Path(tmp), result)
         if strategy.startswith("web-"):
             key = dataset_key("web", f"{unique}.warc.gz", started)
             for (path, _capture), location in zip(stored, write_warc(ctx.storage, key, [c for _, c in stored])):
@@ -313,6 +297,28 @@ def _archive(ctx: IngestContext, manifest: PlatformManifest, strategy: str, resu
                 ctx.feed.put(f"items/{name}/{stored_name}", capture.path, started, mime)
             if ctx.uploader is not None:
                 ctx.uploader.upload(name, metadata, stored)
+
+
+def _fetch_all(ctx: IngestContext, manifest: PlatformManifest, strategy: str, name: str, tmp: Path,
+               result: FilesetResult) -> list[tuple[str, Capture]]:
+    """The item's bundle (verified against the declared files) or each declared file (verified), within the size
+    limit, as ``(name, capture)`` pairs."""
+    limit = ctx.thresholds.max_total_size
+    if strategy.endswith("-bundled"):
+        capture = _fetch(ctx, manifest.bundle_url, tmp / "bundle", None, limit, name)
+        bundle_name = _file_name(capture.url) if "." in _file_name(capture.url) else f"{name}.zip"
+        bundle_name = item_file_names(name, [bundle_name])[0]
+        _verify_bundle(manifest, list_bundle(capture.path, ctx.bundle_limits, bundle_name), capture, bundle_name)
+        result.item_bundle_path = bundle_name
+        return [(bundle_name, capture)]
+    stored: list[tuple[str, Capture]] = []
+    fetched = 0
+    for index, entry in enumerate(manifest.files):
+        capture = _fetch(ctx, entry.platform_url, tmp / f"{index:05d}", entry.size, limit - fetched, entry.path)
+        _verify(entry, capture)
+        fetched += capture.digests.size
+        stored.append((entry.path, capture))
+    return stored
 
 
 def _verify_bundle(

@@ -112,27 +112,41 @@ def screen_rdfxml(stream, *, provider: str, url: str) -> None:
         return ParseError(f"RDF/XML dump refused: {reason}", provider=provider, file=url)
 
     parser = etree.XMLPullParser(events=("start", "end"), **HARDENED)
+    events = _read_prolog(stream, parser, refuse)
+    if events is None:
+        return  # no root element, or not well-formed: pyoxigraph reports the syntax error with a line number
+    _check_dtd(events[0][1], refuse)
+    if _scan_body(stream, parser, events, refuse):
+        _check_complete(parser, provider=provider, url=url)
+
+
+def _read_prolog(stream, parser: etree.XMLPullParser, refuse) -> list | None:
+    """Feed ``stream`` until the root element starts; its first events (None: no root, or not well-formed)."""
     prolog = b""
-    root = None
-    while root is None:
+    while True:
         chunk = stream.read(16 * 1024)
         if not chunk:
-            return  # no root element: pyoxigraph reports the syntax error
+            return None
         prolog += chunk
         if _PARAMETER_ENTITY.search(prolog):
             raise refuse("it declares parameter entities")
         try:
             parser.feed(chunk)
             events = list(parser.read_events())
-            root = events[0][1] if events else None
         except etree.XMLSyntaxError as exc:
             if _too_deep(exc):
                 raise refuse(f"elements nest deeper than {MAX_RDFXML_DEPTH} ({exc})") from exc
             if b"<!ENTITY" in prolog:  # a DTD we cannot judge is not handed to a parser that expands it
                 raise refuse(f"its DTD is not well-formed ({exc})") from exc
-            return  # not well-formed: pyoxigraph reports it with a line number
-        if root is None and len(prolog) > MAX_PROLOG_BYTES:
+            return None
+        if events:
+            return events
+        if len(prolog) > MAX_PROLOG_BYTES:
             raise refuse(f"no root element within the first {MAX_PROLOG_BYTES} bytes")
+
+
+def _check_dtd(root, refuse) -> None:
+    """No external DTD; internal entities only as a few short plain-text abbreviations."""
     docinfo = root.getroottree().docinfo
     if docinfo.system_url or docinfo.public_id:
         raise refuse("it names an external DTD")
@@ -146,6 +160,11 @@ def screen_rdfxml(stream, *, provider: str, url: str) -> None:
         content = entity.content or ""
         if len(content) > MAX_ENTITY_CHARS or any(c in content for c in "&%<"):
             raise refuse(f"entity {entity.name!r} is not a plain text abbreviation")
+
+
+def _scan_body(stream, parser: etree.XMLPullParser, events: list, refuse) -> bool:
+    """The rest of the document in flat memory, refusing nesting deeper than ``MAX_RDFXML_DEPTH``; False when it is
+    not well-formed (pyoxigraph reports that with a line number), True at the end of its bytes."""
     depth = 0
     while True:
         for event, element in events:
@@ -160,15 +179,14 @@ def screen_rdfxml(stream, *, provider: str, url: str) -> None:
                     del element.getparent()[0]
         chunk = stream.read(64 * 1024)
         if not chunk:
-            _check_complete(parser, provider=provider, url=url)
-            return
+            return True
         try:
             parser.feed(chunk)
             events = list(parser.read_events())
         except etree.XMLSyntaxError as exc:
             if _too_deep(exc):
                 raise refuse(f"elements nest deeper than {MAX_RDFXML_DEPTH} ({exc})") from exc
-            return  # not well-formed: pyoxigraph reports it with a line number
+            return False
 
 
 def _check_complete(parser: etree.XMLPullParser, *, provider: str, url: str) -> None:

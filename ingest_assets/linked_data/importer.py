@@ -174,7 +174,9 @@ def import_update(
         staged = tuple(_stage_all(source, parts, http, Path(work), subjects, fetched, states))
         stamp = SubsetStamp(tuple((p.dataset, p.modified, p.modified_text) for p in parts
                                   if void.subsets and p.modified is not None), replace_all=found.replaces)
-        with writer() if writer else nullcontext(store) as target:
+        # a store that fails here (down, killed mid-load) is named in the error, with the provider
+        with context(provider=source.provider, doing="while applying the update to the triple store"), (
+                writer() if writer else nullcontext(store)) as target:
             latest = check(source, void, graphs.read_state(target), changed)
             if latest.parts != parts:  # another import got there while this one was downloading
                 return ImportResult(source.provider, "unchanged", void, latest.state)

@@ -23,12 +23,13 @@ general success time, ingests it again.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Protocol
 
-from ingest_assets.core.errors import IngestError, ValidationError
+from ingest_assets.core.errors import DatabaseError, IngestError, ValidationError
 from ingest_assets.repository.bookkeeping import Bookkeeping, Lease, LeaseLost
 from ingest_assets.repository.index import ObjectIndex
 from ingest_assets.repository.mapping import (
@@ -50,6 +51,7 @@ from ingest_assets.storage import Storage
 from ingest_assets.storage.layout import repository_report_key
 
 KEEP_ALIVE_EVERY = 100
+FINISH_RETRY_DELAYS = (1, 2, 4, 8)  # seconds between tries to release the watchdog while the database is away
 
 
 class TemplateSource(Protocol):
@@ -146,12 +148,23 @@ class RepositoryIngest:
         except LeaseLost:
             raise
         except BaseException:
-            self.bookkeeping.finish(lease, None)
+            self._finish(lease, None)
             raise
         problems = self.source.problems[seen:]
-        self.bookkeeping.finish(lease, None if result.failed or problems else until)
+        self._finish(lease, None if result.failed or problems else until)
         result.problems = [str(problem) for problem in problems]
         return result
+
+    def _finish(self, lease: Lease, until: datetime | None) -> None:
+        """Release the watchdog, waiting out a database restart (bounded): a watchdog left behind would refuse
+        the provider's next ingests until MaximumIngestDuration."""
+        for delay in (*FINISH_RETRY_DELAYS, None):
+            try:
+                return self.bookkeeping.finish(lease, until)
+            except DatabaseError:
+                if delay is None:
+                    raise
+                time.sleep(delay)
 
     def affected_units(self, since: datetime | None, until: datetime) -> list[Unit]:
         """Providers first (collections refer to them), then Metadata collections, then key pages."""
@@ -215,28 +228,36 @@ class RepositoryIngest:
         provider = self.index.find_provider(page_url(record.base_url, provider_page)) if provider_page else None
         return map_metadata(record, provider_pid=provider)
 
+    def _checked(self, unit: Unit, record: TemplateRecord, outcome: UnitOutcome,
+                 failed: set[str]) -> RepositoryObject | None:
+        """``record`` mapped and validated, its issues added to ``outcome``; None when it belongs elsewhere or
+        failed (its page then added to ``failed``)."""
+        try:
+            mapped = self._map(unit, record)
+        except ValidationError as exc:
+            outcome.issues.append(Issue("error", record.ref, record.page_url, "", exc.message))
+            failed.add(record.page_url)
+            return None
+        if mapped.collection_uri != unit.uri:  # e.g. same page name in another wiki of the index
+            outcome.issues.append(Issue("warning", record.ref, record.page_url, "",
+                                        f"belongs to collection {mapped.collection_uri}, not ingested here"))
+            return None
+        issues = [Issue("warning", record.ref, record.page_url, "", note) for note in mapped.notes]
+        issues += validate(mapped.obj, self.vocabularies, record=record.ref, url=record.page_url)
+        outcome.issues += issues
+        if any(issue.severity == "error" for issue in issues):
+            failed.add(record.page_url)
+            return None
+        return mapped.obj
+
     def _ingest(self, lease: Lease, unit: Unit, records: list[TemplateRecord], outcome: UnitOutcome) -> None:
         collection: RepositoryObject | None = None
         members: dict[str, RepositoryObject] = {}
         failed: set[str] = set()  # pages of records that failed mapping or validation
         for record in records:
-            try:
-                mapped = self._map(unit, record)
-            except ValidationError as exc:
-                outcome.issues.append(Issue("error", record.ref, record.page_url, "", exc.message))
-                failed.add(record.page_url)
+            obj = self._checked(unit, record, outcome, failed)
+            if obj is None:
                 continue
-            if mapped.collection_uri != unit.uri:  # e.g. same page name in another wiki of the index
-                outcome.issues.append(Issue("warning", record.ref, record.page_url, "",
-                                            f"belongs to collection {mapped.collection_uri}, not ingested here"))
-                continue
-            issues = [Issue("warning", record.ref, record.page_url, "", note) for note in mapped.notes]
-            issues += validate(mapped.obj, self.vocabularies, record=record.ref, url=record.page_url)
-            outcome.issues += issues
-            if any(issue.severity == "error" for issue in issues):
-                failed.add(record.page_url)
-                continue
-            obj = mapped.obj
             if obj.kind in ("collection", "provider"):
                 collection = obj
             elif obj.pid in members:

@@ -77,39 +77,46 @@ def _values(obj: RepositoryObject) -> dict[str, list[str]]:
 
 def validate(obj: RepositoryObject, vocabularies: list[Vocabulary], *, record: str, url: str) -> list[Issue]:
     """Issues of one object; vocabulary matches are rewritten to the vocabulary's spelling."""
-    issues: list[Issue] = []
-
-    def issue(severity: str, name: str, message: str) -> None:
-        issues.append(Issue(severity, record, url, name, message))
-
+    found: list[tuple[str, str, str]] = []  # (severity, field, message)
     values = _values(obj)
-    uris = values.get("Best_Quality_URI", [])
-    if not uris:
-        issue("error", "Best_Quality_URI", "mandatory field Best_Quality_URI is missing")
-    for uri in uris:
-        parts = urlsplit(uri)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            issue("error", "Best_Quality_URI", f"{uri!r} is not an absolute http(s) URI")
+    found += _uri_issues(values.get("Best_Quality_URI", []))
     for name, items in values.items():
-        if name in SINGLE_VALUED and len(items) > 1:
-            issue("error", name, f"single-valued field has {len(items)} values: {'; '.join(items)}")
-        elif len(set(items)) < len(items):
-            issue("warning", name, "repeated values: " + "; ".join(sorted({v for v in items if items.count(v) > 1})))
-        if name not in FREE_TEXT:
-            for value in items:
-                if value.count(",") > 1:
-                    issue("warning", name, f"more than one comma in {value!r}: separate multiple values with ';'")
+        found += _value_issues(name, items)
     for vocabulary in vocabularies:
-        items = values.get(vocabulary.field, [])
-        fixed = []
-        for value in items:
-            term = vocabulary.canonical(value)
-            if term is None:
-                issue(vocabulary.severity, vocabulary.field, f"{value!r} is not in vocabulary {vocabulary.name}")
-            fixed.append(term or value)
-        if items:
-            if vocabulary.field.startswith("dc:"):
-                obj.dc[vocabulary.field[3:]] = fixed
-            else:
-                obj.k2n[vocabulary.field] = fixed
-    return issues
+        found += _apply_vocabulary(obj, vocabulary, values.get(vocabulary.field, []))
+    return [Issue(severity, record, url, name, message) for severity, name, message in found]
+
+
+def _uri_issues(uris: list[str]) -> list[tuple[str, str, str]]:
+    if not uris:
+        return [("error", "Best_Quality_URI", "mandatory field Best_Quality_URI is missing")]
+    return [("error", "Best_Quality_URI", f"{uri!r} is not an absolute http(s) URI") for uri in uris
+            if urlsplit(uri).scheme not in ("http", "https") or not urlsplit(uri).netloc]
+
+
+def _value_issues(name: str, items: list[str]) -> list[tuple[str, str, str]]:
+    found = []
+    if name in SINGLE_VALUED and len(items) > 1:
+        found.append(("error", name, f"single-valued field has {len(items)} values: {'; '.join(items)}"))
+    elif len(set(items)) < len(items):
+        found.append(("warning", name, "repeated values: " + "; ".join(sorted({v for v in items if items.count(v) > 1}))))
+    if name not in FREE_TEXT:
+        found += [("warning", name, f"more than one comma in {value!r}: separate multiple values with ';'")
+                  for value in items if value.count(",") > 1]
+    return found
+
+
+def _apply_vocabulary(obj: RepositoryObject, vocabulary: Vocabulary, items: list[str]) -> list[tuple[str, str, str]]:
+    """Issues of values outside ``vocabulary``; the values it knows are rewritten to its spelling."""
+    found, fixed = [], []
+    for value in items:
+        term = vocabulary.canonical(value)
+        if term is None:
+            found.append((vocabulary.severity, vocabulary.field, f"{value!r} is not in vocabulary {vocabulary.name}"))
+        fixed.append(term or value)
+    if items:
+        if vocabulary.field.startswith("dc:"):
+            obj.dc[vocabulary.field[3:]] = fixed
+        else:
+            obj.k2n[vocabulary.field] = fixed
+    return found

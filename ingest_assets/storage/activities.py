@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -9,12 +10,20 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
-from ingest_assets.core.errors import ConfigError, IngestError
+from ingest_assets.core.errors import ConfigError, StorageError, StorageLimitError
 from ingest_assets.storage import layout
 from ingest_assets.storage.avro import WriteStats, read_folder, schema_with_doc, write_parts
 from ingest_assets.storage.backends import FolderWriter, Storage
 from ingest_assets.storage.manifest import Manifest, plan_document, prov_document
 from ingest_assets.core.version import software_version
+
+
+# errno of a write the storage refused for lack of room -> (what happened, whether a retry can help)
+LIMITS = {
+    errno.ENOSPC: ("storage full", True),
+    errno.EDQUOT: ("storage quota exceeded", True),
+    errno.EFBIG: ("file-size limit reached", False),
+}
 
 
 @dataclass
@@ -98,6 +107,7 @@ def write_activity(
     doc = f"{activity} of {provider} for {day.isoformat()} by ingest-assets {version}" + (
         f"; derived from {', '.join(inputs)}" if inputs else ""
     )
+    published: list[str] = []
     try:
         with storage.folder(output.folder) as folder:
             avro_schema = schema_with_doc(schema, doc)
@@ -120,13 +130,19 @@ def write_activity(
             )
             folder.write_bytes(layout.MANIFEST, manifest.to_bytes())
             size = folder.bytes_written
+        published += [output.folder, output.prov]  # the prov may land even when its write fails (an answer lost)
         storage.write_bytes(output.prov, prov_document([source.output.relative for source in stream.inputs], version))
         plan_key = _journal(storage, output, plan, version) if plan else None
-    except OSError as exc:
-        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+    except BaseException as exc:
+        for key in reversed(published):  # the output is whole (folder, prov and plan entry) or absent
+            with contextlib.suppress(OSError, StorageError):  # a dead backend: the next run's write takes the next second
+                storage.delete(key)
+        limit = LIMITS.get(exc.errno) if isinstance(exc, OSError) else None
+        if limit is None:
             raise
-        raise IngestError(f"storage full while writing the {activity} output {storage.uri(output.folder)}: "
-                          f"{exc.strerror}", provider=provider, file=exc.filename or output.folder, retryable=True) from exc
+        what, retryable = limit
+        raise StorageLimitError(f"{what} while writing the {activity} output {storage.uri(output.folder)}: {exc.strerror}",
+                                provider=provider, file=output.folder, retryable=retryable) from exc
     return ActivityResult(output, storage.uri(output.folder), stats.records, size, stats.parts, plan_key, summary)
 
 

@@ -8,6 +8,8 @@ last and readers treat folders without it as absent.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 import shutil
 import tempfile
@@ -19,6 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
+
+from ingest_assets.core.errors import StorageError
 
 STAGING = ".staging"
 STALE_STAGING_SECONDS = 24 * 3600  # a staging folder no writer touched for a day belongs to a killed write
@@ -250,7 +254,8 @@ class _S3FolderWriter(FolderWriter):
                 writer.marker_file = local
                 return
             object_key = writer.storage._key(f"{writer.key}/{name}")
-            writer.storage.client.upload_file(str(local), writer.storage.bucket, object_key)
+            with writer.storage._errors(f"{writer.key}/{name}"):
+                writer.storage.client.upload_file(str(local), writer.storage.bucket, object_key)
             writer.uploaded.append(object_key)
             local.unlink()
 
@@ -262,10 +267,22 @@ class _S3FolderWriter(FolderWriter):
         return self._bytes
 
 
-class S3Storage(Storage):
-    """S3 or any S3-compatible endpoint (``AWS_ENDPOINT_URL`` or ``endpoint_url``)."""
+# S3 error codes a retry can get past (besides every 5xx)
+_S3_TRANSIENT = frozenset({"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestTimeTooSkewed",
+                           "InternalError", "ServiceUnavailable"})
+READ_RESUMES = 5  # a body read that breaks is resumed from where it stopped (a ranged GET) this many times
 
-    def __init__(self, bucket: str, prefix: str = "", *, endpoint_url: str | None = None, client=None):
+
+class S3Storage(Storage):
+    """S3 or any S3-compatible endpoint (``AWS_ENDPOINT_URL`` or ``endpoint_url``).
+
+    botocore retries each request (jittered exponential back-off, ``max_attempts``); what still fails comes out
+    as a :class:`~ingest_assets.core.errors.StorageError` naming the object, never as a botocore exception. A
+    body read that breaks or stalls past ``read_timeout`` resumes where it stopped (:data:`READ_RESUMES` times).
+    """
+
+    def __init__(self, bucket: str, prefix: str = "", *, endpoint_url: str | None = None, client=None,
+                 read_timeout: float = 60):
         import boto3
         from botocore.config import Config
 
@@ -275,7 +292,7 @@ class S3Storage(Storage):
         self.client = client or boto3.client(
             "s3",
             endpoint_url=endpoint_url,
-            config=Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 5, "mode": "standard"}),
+            config=Config(connect_timeout=5, read_timeout=read_timeout, retries={"max_attempts": 5, "mode": "standard"}),
         )
 
     def _key(self, key: str) -> str:
@@ -286,51 +303,83 @@ class S3Storage(Storage):
         return object_key[len(self.prefix) + 1 :] if self.prefix else object_key
 
     def uri(self, key: str) -> str:
-        return f"s3://{self.bucket}/{self._key(key)}"
+        return f"s3://{self.bucket}/{self._key(key)}" if key else self.url
+
+    @contextmanager
+    def _errors(self, key: str, doing: str = "request"):
+        """botocore's and s3transfer's failures (after botocore's own retries) as a StorageError naming the object."""
+        from boto3.exceptions import S3UploadFailedError
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            yield
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+            code = str(error.get("Code", status))
+            raise StorageError(f"S3 {doing} failed: {code} {error.get('Message', '')}".rstrip(), file=self.uri(key),
+                               retryable=status >= 500 or code in _S3_TRANSIENT) from exc
+        except S3UploadFailedError as exc:  # s3transfer's wrapper of a ClientError, after its retries
+            cause = exc.__cause__ or exc.__context__
+            retryable = not isinstance(cause, ClientError) or any(code in str(exc) for code in (*_S3_TRANSIENT, "(5"))
+            raise StorageError(f"S3 upload failed: {exc}", file=self.uri(key), retryable=retryable) from exc
+        except BotoCoreError as exc:  # connection refused, reset or closed, timeouts
+            raise StorageError(f"S3 {doing} failed: {exc}", file=self.uri(key), retryable=True) from exc
 
     def exists(self, key: str) -> bool:
         from botocore.exceptions import ClientError
 
-        try:
-            self.client.head_object(Bucket=self.bucket, Key=self._key(key))
-            return True
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
-                return bool(self.list_children(key))
-            raise
+        with self._errors(key, "HEAD"):
+            try:
+                self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+                return True
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
+                    raise
+        return bool(self.list_children(key))
+
+    def _full(self, prefix: str) -> str:
+        return self._key(prefix) + "/" if prefix else (self.prefix + "/" if self.prefix else "")
+
+    def _pages(self, prefix: str, **extra) -> Iterator[dict]:
+        with self._errors(prefix, "listing"):
+            yield from self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self._full(prefix),
+                                                                             **extra)
 
     def list_keys(self, prefix: str = "") -> Iterator[str]:
-        full = self._key(prefix) + "/" if prefix else (self.prefix + "/" if self.prefix else "")
-        paginator = self.client.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.bucket, Prefix=full):
+        for page in self._pages(prefix):
             for item in page.get("Contents", []):
                 yield self._strip(item["Key"])
 
     def list_children(self, prefix: str = "") -> list[str]:
-        full = self._key(prefix) + "/" if prefix else (self.prefix + "/" if self.prefix else "")
+        full = self._full(prefix)
         names: set[str] = set()
-        paginator = self.client.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.bucket, Prefix=full, Delimiter="/"):
+        for page in self._pages(prefix, Delimiter="/"):
             names.update(p["Prefix"][len(full) :].rstrip("/") for p in page.get("CommonPrefixes", []))
             names.update(item["Key"][len(full) :] for item in page.get("Contents", []))
         return sorted(n for n in names if n)
 
     def open_read(self, key: str) -> BinaryIO:
+        return io.BufferedReader(_S3Body(self, key), buffer_size=1024 * 1024)  # type: ignore[return-value]
+
+    def _get(self, key: str, **extra) -> dict:
         from botocore.exceptions import ClientError
 
-        try:
-            return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
-        except ClientError as exc:  # the same exceptions as the local backend
-            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound"):
-                raise FileNotFoundError(self.uri(key)) from exc
-            raise OSError(f"S3 read of {self.uri(key)} failed: {exc}") from exc
+        with self._errors(key, "GET"):
+            try:
+                return self.client.get_object(Bucket=self.bucket, Key=self._key(key), **extra)
+            except ClientError as exc:  # the same exception as the local backend
+                if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound"):
+                    raise FileNotFoundError(self.uri(key)) from exc
+                raise
 
     def write_bytes(self, key: str, data: bytes, overwrite: bool = False) -> None:
         self._put(key, data, overwrite)
 
     def write_file(self, key: str, local_path: str | Path, overwrite: bool = False) -> None:
         if overwrite:
-            self.client.upload_file(str(local_path), self.bucket, self._key(key))  # multipart for large files
+            with self._errors(key, "upload"):
+                self.client.upload_file(str(local_path), self.bucket, self._key(key))  # multipart for large files
             return
         with open(local_path, "rb") as body:  # one conditional PUT: atomic no-overwrite (up to 5 GB)
             self._put(key, body, overwrite=False)
@@ -339,18 +388,34 @@ class S3Storage(Storage):
         from botocore.exceptions import ClientError
 
         extra = {} if overwrite else {"IfNoneMatch": "*"}
-        try:
-            self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=body, **extra)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in ("PreconditionFailed", "ConditionalRequestConflict"):
-                raise FileExistsError(self.uri(key)) from exc
-            raise
+        with self._errors(key, "PUT"):
+            try:
+                self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=body, **extra)
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") not in ("PreconditionFailed", "ConditionalRequestConflict"):
+                    raise
+                if not self._holds(key, body):
+                    raise FileExistsError(self.uri(key)) from exc
+
+    def _holds(self, key: str, body) -> bool:
+        """Whether ``key`` already holds exactly ``body``: a conditional PUT whose answer was lost is retried by botocore
+        and meets its own object (the retry's 412 is then this write's success, not someone else's file)."""
+        digest = hashlib.md5(usedforsecurity=False)
+        if isinstance(body, bytes):
+            digest.update(body)
+        else:
+            body.seek(0)
+            for chunk in iter(lambda: body.read(1024 * 1024), b""):
+                digest.update(chunk)
+        etag = self.client.head_object(Bucket=self.bucket, Key=self._key(key))["ETag"].strip('"')
+        return etag == digest.hexdigest()
 
     def delete(self, key: str) -> None:
         keys = [self._key(k) for k in self.list_keys(key)] or [self._key(key)]
         for start in range(0, len(keys), 1000):
             batch = [{"Key": k} for k in keys[start : start + 1000]]
-            self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+            with self._errors(key, "delete"):
+                self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
 
     @contextmanager
     def folder(self, key: str, marker: str = "_MANIFEST"):
@@ -362,12 +427,55 @@ class S3Storage(Storage):
                 yield writer
                 if writer.marker_file is None:
                     raise RuntimeError(f"folder {key} was closed without its {marker}")
-                self.client.upload_file(str(writer.marker_file), self.bucket, self._key(f"{key}/{marker}"))
+                with self._errors(f"{key}/{marker}", "upload"):
+                    self.client.upload_file(str(writer.marker_file), self.bucket, self._key(f"{key}/{marker}"))
             except BaseException:
                 for start in range(0, len(writer.uploaded), 1000):
                     batch = [{"Key": k} for k in writer.uploaded[start : start + 1000]]
-                    self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+                    try:  # best effort: without its marker the folder is invisible to readers anyway
+                        with self._errors(key, "delete"):
+                            self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+                    except StorageError:
+                        break
                 raise
+
+
+class _S3Body(io.RawIOBase):
+    """An object's body that resumes a broken or stalled read with a ranged GET of the same version (``If-Match``
+    its ETag), at most :data:`READ_RESUMES` times; then a retryable StorageError."""
+
+    def __init__(self, storage: S3Storage, key: str):
+        self.storage, self.key = storage, key
+        answer = storage._get(key)
+        self.body, self.etag, self.offset, self.resumes = answer["Body"], answer.get("ETag"), 0, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        from botocore.exceptions import BotoCoreError
+        from urllib3.exceptions import HTTPError
+
+        while True:
+            try:
+                data = self.body.read(len(buffer))
+            except (BotoCoreError, HTTPError, OSError) as exc:
+                if self.resumes >= READ_RESUMES:
+                    raise StorageError(f"S3 read broke {self.resumes + 1} times, the last at byte {self.offset}: {exc}",
+                                       file=self.storage.uri(self.key), retryable=True) from exc
+                self.resumes += 1
+                self.body.close()
+                extra = {"IfMatch": self.etag} if self.etag else {}
+                self.body = self.storage._get(self.key, Range=f"bytes={self.offset}-", **extra)["Body"]
+                continue
+            buffer[: len(data)] = data
+            self.offset += len(data)
+            return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.body.close()
+        super().close()
 
 
 class StoredText:

@@ -3,23 +3,21 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import requests
 
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.linked_data.oxigraph import OxigraphStore
 from ingest_assets.linked_data.sparql_endpoint import SparqlEndpointStore
 from ingest_assets.linked_data.triplestore import TripleStore
-from ingest_assets_tests.support import free_port, stop_group
+from ingest_assets_tests.support import stop_pid
+from ingest_assets_tests.support.once import once_per_run
 from ingest_assets_tests.support.linked_data import ProviderSite, StoreCase
+from ingest_assets_tests.support.oxigraph import OxigraphProcess
 
 
 @pytest.fixture(scope="session")
@@ -49,37 +47,18 @@ def http() -> HttpClient:
     return HttpClient(allow_private=True, retries=0, timeout=(2, 10))
 
 
+def _start_oxigraph(folder: Path) -> dict:
+    server = OxigraphProcess(folder / "data")
+    server.start()
+    return {"url": server.url, "pid": server.process.pid}
+
+
 @pytest.fixture(scope="session")
-def oxigraph_server(tmp_path_factory) -> str:
-    """``oxigraph serve`` (the locked PyPI package) on 127.0.0.1; stopped by process group."""
-    binary = Path(sys.executable).parent / "oxigraph"
-    if not binary.exists():
-        pytest.fail(f"{binary} missing: run uv sync --locked (test group)")
-    location = tmp_path_factory.mktemp("oxigraph-server")
-    port = free_port()
-    log = (location.parent / "oxigraph-serve.log").open("wb")
-    process = subprocess.Popen(
-        [str(binary), "serve", "--location", str(location / "data"), "--bind", f"127.0.0.1:{port}"],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if requests.get(f"{url}/query", params={"query": "ASK {}"}, timeout=1).ok:
-                    break
-            except requests.ConnectionError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"oxigraph serve did not start (see {log.name})")
-            time.sleep(0.1)
-        yield url
-    finally:
-        stop_group(process, timeout=10)
-        log.close()
+def oxigraph_server(tmp_path_factory) -> Iterator[str]:
+    """``oxigraph serve`` (:class:`support.oxigraph.OxigraphProcess`) on 127.0.0.1, one for the run (each test
+    writes graphs of its own); stopped by process group."""
+    with once_per_run("oxigraph", tmp_path_factory, _start_oxigraph, lambda server: stop_pid(server["pid"], timeout=10)) as server:
+        yield server["url"]
 
 
 @pytest.fixture(params=["embedded", "endpoint", "fuseki"])

@@ -27,6 +27,8 @@ from ingest_assets.resourcesync.server import ResourceSyncApp
 from ingest_assets.storage import LocalStorage
 from ingest_assets.storage.layout import status_page_key
 
+pytestmark = pytest.mark.xdist_group("overview")  # the module's hub (pipeline runs) is built once, on one xdist worker
+
 DAYS = (date(2026, 1, 14), date(2026, 1, 15))
 NOW = datetime(2026, 11, 24, 9, 30, tzinfo=timezone.utc)  # months after the data: a window ending today would miss it
 FAILURE = Failure("run", "record_pipeline", "demo", (date(2026, 1, 16),), "original_records", "HTTP 503", "abcdef123456",

@@ -1,6 +1,6 @@
-"""Repository test fixtures: the fakes of :mod:`ingest_assets_tests.support.repository` (a TemplateParameterIndex
-and the MediaWiki API: services with no distribution to run) on local servers, and the live Fedora 6.1 behind the
-recording proxy."""
+"""Repository test fixtures: the fakes of :mod:`ingest_assets_tests.support.repository` (the MediaWiki API; the
+TemplateParameterIndex is the root ``template_index`` fixture, which the faults suite shares: services with no
+distribution to run) on local servers, and the live Fedora 6.1 behind the recording proxy."""
 
 from __future__ import annotations
 
@@ -14,17 +14,8 @@ import requests
 
 from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.fedora import FedoraRepository
-from ingest_assets_tests.support.repository import THALICTRUM, MediaWikiApiApp, TemplateIndexApp
+from ingest_assets_tests.support.repository import THALICTRUM, MediaWikiApiApp
 from ingest_assets_tests.support.servers.proxy import RecordingProxy
-
-
-@pytest.fixture
-def template_index(http_server):
-    """``(app, url)``: a fake TemplateParameterIndex on 127.0.0.1."""
-    app = TemplateIndexApp()
-    url = http_server(app=app) + "/TemplateParameterIndex"
-    yield app, url
-    app.release.set()
 
 
 @pytest.fixture

@@ -160,3 +160,31 @@ def test_a_full_disk_is_an_error_naming_provider_activity_and_path(tmp_path, mon
     assert "storage full while writing the harvest output" in message and "demo/harvest/20260115/" in message
     assert caught.value.provider == "demo" and caught.value.retryable
     assert list(storage.list_keys("demo")) == []
+
+
+def test_a_full_disk_after_the_folder_appeared_takes_the_output_back(tmp_path, monkeypatch):
+    """ENOSPC on the prov file (the folder already renamed into place; a real tmpfs cannot aim the fault at that one
+    write) removes the folder again: the output is whole (folder, prov, plan entry) or absent."""
+    import errno
+    from datetime import date, datetime, timezone
+
+    from ingest_assets.core.errors import StorageLimitError
+    from ingest_assets.storage.activities import PlanRef, RecordStream, write_activity
+    from ingest_assets.storage.avro import ORIGINAL_RECORD
+
+    storage = LocalStorage(tmp_path / "s")
+    real_write = LocalStorage.write_bytes
+
+    def full_for_prov(self, key, data, overwrite=False):
+        if key.endswith("-prov.json"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(self, key, data, overwrite)
+
+    monkeypatch.setattr(LocalStorage, "write_bytes", full_for_prov)
+    started = datetime(2026, 1, 15, 8, tzinfo=timezone.utc)
+    records = [{"id": "r1", "ingestDate": 0, "provider": "demo", "document": "x", "mimetype": "application_xml", "deleted": False}]
+    with pytest.raises(StorageLimitError) as caught:
+        write_activity(storage, RecordStream(records, started=started), provider="demo", activity="harvest",
+                       day=date(2026, 1, 15), started=started, schema=ORIGINAL_RECORD, partition="x", plan=PlanRef(started))
+    assert caught.value.retryable and caught.value.provider == "demo"
+    assert list(storage.list_keys("demo")) == []

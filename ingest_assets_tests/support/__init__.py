@@ -37,14 +37,34 @@ def require(condition: bool, reason: str) -> None:
         pytest.skip(reason)
 
 
-def stop_group(process: subprocess.Popen, timeout: float = 30, sig: int = signal.SIGTERM) -> None:
-    """Stop a server started with ``start_new_session=True``: ``sig`` to its process group, SIGKILL if it lingers."""
-    os.killpg(process.pid, sig)
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie, exited but not yet reaped by its parent, does not)."""
     try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        os.kill(pid, 0)
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (ProcessLookupError, OSError):
+        return False
+
+
+def stop_pid(pid: int, timeout: float = 30, sig: int = signal.SIGTERM) -> None:
+    """Stop the process group led by ``pid`` (started with ``start_new_session=True``) from any process, its parent
+    or not: ``sig``, then SIGKILL if it lingers."""
+    for signal_now, wait in ((sig, timeout), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(pid, signal_now)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not alive(pid):
+            return
+
+
+def stop_group(process: subprocess.Popen, timeout: float = 30, sig: int = signal.SIGTERM) -> None:
+    """Stop a server this process started with ``start_new_session=True`` (:func:`stop_pid`), and reap it."""
+    stop_pid(process.pid, timeout, sig)
+    process.wait()
 
 
 class Worker:

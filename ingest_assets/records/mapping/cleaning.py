@@ -63,6 +63,16 @@ def collapse_whitespace(value: str) -> str:
     return _WHITESPACE.sub(" ", value).strip()
 
 
+def collapse_year_list(value: str) -> str:
+    """A ';'-separated run of consecutive years in any order ('1901; 1903;1902', as Primo expands a range) as one
+    range ('1901-1903'); anything else unchanged."""
+    parts = [part.strip() for part in value.split(";") if part.strip()]
+    if len(parts) < 2 or not all(len(part) == 4 and part.isdigit() for part in parts):
+        return value
+    years = sorted({int(part) for part in parts})
+    return f"{years[0]}-{years[-1]}" if years[-1] - years[0] + 1 == len(years) else value
+
+
 CLEANERS: dict[str, Callable[[str], str]] = {
     "trim-leading-punctuation": trim_leading_punctuation,
     "trim-trailing-punctuation": trim_trailing_punctuation,
@@ -73,4 +83,5 @@ CLEANERS: dict[str, Callable[[str], str]] = {
     "lowercase": str.lower,
     "uppercase": str.upper,
     "collapse-whitespace": collapse_whitespace,
+    "collapse-year-list": collapse_year_list,
 }

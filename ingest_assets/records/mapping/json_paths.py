@@ -22,6 +22,12 @@ class JsonPaths:
         self._ids: dict[str, int] = {}
         self._compiled: list[ParsedResult] = []
 
+    def over(self, key: str) -> JsonPaths:
+        """The set a rule's ``key`` registers its expressions in: this one (the model refuses the other key)."""
+        if key != self.KEY:
+            raise ValueError(f"expressions here are {self.KEY}, not {key}")
+        return self
+
     def child(self) -> JsonPaths:
         """An empty set, for expressions relative to ``each`` items."""
         return JsonPaths()

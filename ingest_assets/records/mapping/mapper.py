@@ -14,15 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jmespath
 from lxml import etree
 
 from ingest_assets.core import json_input
 from ingest_assets.core.errors import ConfigError, context
 from ingest_assets.core.settings import Settings
-from ingest_assets.core.xml_input import parse_document, safe_parser
+from ingest_assets.core.xml_input import UnsafeXML, parse_document, refuse_declared_entities, safe_parser
 from ingest_assets.records.mapping.fields import FIELDS, SHAPERS, SR_FIELDS, SR_REQUIRED_ARRAYS
 from ingest_assets.records.mapping.profiles import Catalog, Profile, catalog, compile_rules, merge_rules, paths_for
-from ingest_assets.records.mapping.rules import Structured, label
+from ingest_assets.records.mapping.rules import Structured, compile_rule, label
 
 ITEM_URI = "http://dp.la/api/items/"
 _URL = re.compile(r"^https?://[^\s/]+\S*$")
@@ -92,7 +93,12 @@ class Mapper:
         self.profile = profile
         self._parser = safe_parser(remove_comments=True)
         self._paths = paths_for(profile)
-        compiled = compile_rules(profile, rules, self._paths, (catalog_ or catalog()).vocabularies)
+        self._embedded = None if profile.embedded_xml is None else jmespath.compile(profile.embedded_xml)
+        vocabularies = (catalog_ or catalog()).vocabularies
+        compiled = compile_rules(profile, rules, self._paths, vocabularies)
+        self._dpla_id = None if profile.dpla_id_rule is None else compile_rule(
+            profile.dpla_id_rule, field="dpla_id", paths=self._paths, source=profile.rule_language,
+            vocabularies=vocabularies)
         # (name, rule, target): target is _URL_ONE / _ONE (first value, on the record), _TOP (the list, on the
         # record), else the shaper of the sourceResource values (None: the strings themselves). A rule that may
         # give structured values is wrapped to give labels where only strings have a place.
@@ -120,8 +126,14 @@ class Mapper:
         found = self._document(original, local_id, document)
         if isinstance(found, MappingResult):
             return found
+        dpla_id = self.mint(local_id)
+        if self._dpla_id is not None:  # the id the record carries
+            carried = [label(value) for value in self._dpla_id(found)]
+            if not carried:
+                return _fail(MISSING_REQUIRED, "id", local_id, "", "the record carries no DPLA id (profile's dpla_id)")
+            dpla_id = carried[0]
         top, sr, messages = self._values(found, local_id)
-        return self._record(original, local_id, document, top, sr, messages)
+        return self._record(original, local_id, dpla_id, document, top, sr, messages)
 
     def _document(self, original: Mapping[str, Any], local_id: str, document: str) -> Any:
         """The selection of the record's paths, or the failed MappingResult."""
@@ -131,9 +143,28 @@ class Mapper:
                          f"mapping {self.profile.name!r} reads {source.upper()} documents, not {mimetype}")
         if source == "json":
             try:
-                return self._paths.select(json_input.loads(document))
+                parsed = json_input.loads(document)
             except ValueError as exc:
                 return _fail(UNPARSEABLE, "document", local_id, document[:200], f"not well-formed JSON: {exc}")
+            if self._embedded is None:
+                return self._paths.select(parsed)
+            embedded = self._embedded.search(parsed)
+            if not isinstance(embedded, str) or not embedded.strip():
+                return _fail(UNPARSEABLE, "document", local_id, document[:200],
+                             f"no XML document at {self.profile.embedded_xml!r}")
+            xml = self._xml(embedded, local_id)
+            if isinstance(xml, MappingResult):
+                return xml
+            try:  # a document read from a file or a harvest was checked when read; an embedded one is checked here
+                refuse_declared_entities(xml[1])
+            except UnsafeXML as exc:
+                return _fail(UNPARSEABLE, "document", local_id, embedded[:200], f"embedded XML: {exc}")
+            return self._paths.select(parsed, parsed, xml)
+        xml = self._xml(document, local_id)
+        return xml if isinstance(xml, MappingResult) else self._paths.select(*xml)
+
+    def _xml(self, document: str, local_id: str) -> tuple[etree._Element, etree._Element] | MappingResult:
+        """(metadata root, record) of an XML document, or the failed MappingResult."""
         try:
             record = parse_document(document, self._parser, self.profile.namespaces)
         except (etree.XMLSyntaxError, ValueError) as exc:
@@ -144,7 +175,7 @@ class Mapper:
         if root is None:
             return _fail(UNPARSEABLE, "document", local_id, document[:200],
                          f"no {self.profile.name} metadata element found")
-        return self._paths.select(root, record)
+        return root, record
 
     def _values(self, found: Any, local_id: str) -> tuple[dict[str, Any], dict[str, Any], list[Message]]:
         messages: list[Message] = []
@@ -170,7 +201,7 @@ class Mapper:
                 sr[name] = [target(v) for v in values]
         return top, sr, messages
 
-    def _record(self, original: Mapping[str, Any], local_id: str, document: str, top: dict[str, Any],
+    def _record(self, original: Mapping[str, Any], local_id: str, dpla_id: str, document: str, top: dict[str, Any],
                 sr: dict[str, Any], messages: list[Message]) -> MappingResult:
         ingest_type = top.get("ingestType", "item")
         if ingest_type not in INGEST_TYPES:
@@ -188,7 +219,6 @@ class Mapper:
         for name in SR_FIELDS:
             sr.setdefault(name, None)
         obj = top.get("object")
-        dpla_id = self.mint(local_id)
         record = {
             "id": dpla_id,
             "ingestType": ingest_type,

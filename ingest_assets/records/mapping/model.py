@@ -9,10 +9,13 @@ A rule takes its values from one *source*, then passes them through *filters* in
              first_of: rules tried in order, the first giving values wins (ordered fallbacks)
              all_of: rules whose values follow each other, in list order (then this rule's filters apply)
              concat: rules whose values are joined into one value with ``separator`` (default '')
+             zip: rules whose values are paired by position, each position's values joined with ``separator``
+             (titles with their volumes: ['A', 'B'] + ['vol 1'] -> ['A, vol 1', 'B'])
   each       an expression selecting items (elements, JSON values); the rest of the rule is applied to each item
              in turn, relative to it (no source: the item's own text), so values keep the items' document order
              and may carry sub-properties (below); its ``default`` is the rule's, given when no item gives a value
-  when       a condition (XPath boolean / JMESPath truthiness, relative to the item under ``each``): the rule gives
+  when       a condition (XPath boolean / JMESPath truthiness, relative to the item under ``each``), or a rule that
+             holds when it gives a value (``{xpath: mods:role/mods:roleTerm, keep_terms: creator-roles}``): the rule gives
              nothing unless it holds
   filters    split -> clean -> replace -> pattern (+ template, all_matches) -> exclude, exclude_terms, keep_terms ->
              map / map_patterns / lookup (+ unlisted) -> join -> unique -> index / first / slice -> default
@@ -47,8 +50,8 @@ from ingest_assets.records.mapping.cleaning import CLEANERS
 from ingest_assets.records.mapping.fields import FIELDS, SUB_PROPERTIES
 
 HEADER_FIELDS = ("identifier", "datestamp", "setSpec")
-SOURCE_KEYS = ("xpath", "path", "value", "header", "first_of", "all_of", "concat")
-PATH_KEY = {"xml": "xpath", "json": "path"}
+SOURCE_KEYS = ("xpath", "path", "value", "header", "first_of", "all_of", "concat", "zip")
+PATH_KEY = {"xml": "xpath", "json": "path", "json+xml": "xpath or path"}
 
 
 def _problem(reason: str) -> PydanticCustomError:
@@ -93,9 +96,10 @@ class RuleSpec(BaseModel):
     first_of: Annotated[list[RuleOrList], Field(min_length=1)] | None = None
     all_of: Annotated[list[RuleOrList], Field(min_length=1)] | None = None
     concat: Annotated[list[RuleOrList], Field(min_length=1)] | None = None
+    zip: Annotated[list[RuleOrList], Field(min_length=1)] | None = None
     separator: str = ""
     each: NonBlank | None = None
-    when: NonBlank | None = None
+    when: NonBlank | RuleSpec | None = None
     # filters, in the order they apply
     split: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] | None = None  # delimiters
     clean: Annotated[list[CleanName], Field(min_length=1)] | None = None
@@ -157,14 +161,14 @@ class RuleSpec(BaseModel):
         if len(sources) > 1:
             raise _problem(f"give one source, not {sources}")
         if not sources and self.each is None and self.default is None:
-            raise _problem(f"needs a source ({PATH_KEY.get(kind, 'xpath or path')}, value, header, first_of, all_of "
-                           "or concat), 'each', or only a 'default'")
+            raise _problem(f"needs a source ({PATH_KEY.get(kind, 'xpath or path')}, value, header, first_of, all_of, "
+                           "concat or zip), 'each', or only a 'default'")
         if self.template is not None:
             _check_template(self.pattern, self.template)
         if self.all_matches and self.pattern is None:
             raise _problem("'all_matches' needs a 'pattern'")
-        if self.separator and self.concat is None:
-            raise _problem("'separator' goes with 'concat'")
+        if self.separator and self.concat is None and self.zip is None:
+            raise _problem("'separator' goes with 'concat' or 'zip'")
         for keys in (("index", "first", "slice"), ("map", "map_patterns", "lookup")):
             given = [name for name in keys if getattr(self, name) not in (None, False)]
             if len(given) > 1:
@@ -187,6 +191,8 @@ RuleSpec.model_rebuild()
 
 
 def _check_language(spec: RuleSpec, kind: str | None) -> None:
+    if kind == "json+xml" and spec.header is not None:
+        raise _problem("a JSON profile's rules have no OAI-PMH 'header'")
     if kind == "json" and (spec.xpath is not None or spec.header is not None):
         raise _problem("a JSON profile's rules take 'path' (JMESPath), not 'xpath' or 'header'")
     if kind == "xml" and spec.path is not None:

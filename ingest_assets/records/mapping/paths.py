@@ -134,6 +134,12 @@ class Paths:
         """What expressions may use, for error messages."""
         return f"prefixes: {sorted(self.namespaces)}"
 
+    def over(self, key: str) -> Paths:
+        """The set a rule's ``key`` registers its expressions in: this one (the model refuses the other key)."""
+        if key != self.KEY:
+            raise ValueError(f"expressions here are {self.KEY}, not {key}")
+        return self
+
     def child(self) -> Paths:
         """An empty set with the same prefixes, for expressions relative to ``each`` items."""
         return Paths(self.namespaces)

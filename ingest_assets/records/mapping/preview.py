@@ -86,7 +86,7 @@ def _id_reader(profile: Profile, provider: str):
     if profile.id_rule is None:
         return _no_id
     paths = paths_for(profile)
-    rule = compile_rule(profile.id_rule, field="id", paths=paths, source=profile.source,
+    rule = compile_rule(profile.id_rule, field="id", paths=paths, source=profile.rule_language,
                         vocabularies=deployment_catalog().vocabularies)
 
     def local_id(record: Any) -> str:

@@ -57,6 +57,8 @@ class PathSet(Protocol):
 
     def add_condition(self, expr: str) -> int: ...
 
+    def over(self, key: str) -> PathSet: ...
+
 
 def compile_rule(spec: Any, *, field: str, paths: PathSet, source: str,
                  vocabularies: Mapping[str, Vocabulary] | None = None) -> Rule:
@@ -124,7 +126,8 @@ class _Compiler:
     def _source(self, spec: RuleSpec, self_text: bool) -> Rule:
         exprs = spec.xpath or spec.path
         if exprs is not None:
-            return _first_giving(self._expressions(self.paths.KEY, exprs, self.paths.add))
+            key = "xpath" if spec.xpath is not None else "path"  # a profile with embedded XML takes both
+            return _first_giving(self._expressions(key, exprs, lambda expr: self.paths.over(key).add(expr)))
         if spec.value is not None:
             return _constant(spec.value)
         if spec.header is not None:
@@ -136,12 +139,17 @@ class _Compiler:
             return _concatenated([self.rule(part) for part in spec.all_of])
         if spec.concat is not None:
             return _concat([self.rule(part) for part in spec.concat], spec.separator)
+        if spec.zip is not None:
+            return _zip([self.rule(part) for part in spec.zip], spec.separator)
         if self_text:
             return _first_giving(self._expressions(self.paths.KEY, [self.paths.SELF], self.paths.add))
         return lambda _found: []  # only a default
 
-    def _condition(self, expr: str | None) -> int | None:
-        return None if expr is None else self._expressions("when", [expr], self.paths.add_condition)[0]
+    def _condition(self, when: str | RuleSpec | None) -> int | Rule | None:
+        """An expression's id, or a rule (the condition holds when it gives a value)."""
+        if when is None or isinstance(when, RuleSpec):
+            return None if when is None else self.rule(when)
+        return self._expressions("when", [when], self.paths.add_condition)[0]
 
     def _expressions(self, name: str, exprs: list[str], add: Callable[[str], int]) -> list[int]:
         try:
@@ -206,6 +214,16 @@ def _concat(parts: list[Rule], separator: str) -> Rule:
     return source
 
 
+def _zip(parts: list[Rule], separator: str) -> Rule:
+    """The n-th values of the parts joined, for each n up to the longest part (a part that ran out gives none)."""
+    def source(found: Any) -> list[Value]:
+        lists = [[label(value) for value in part(found)] for part in parts]
+        rows = (separator.join(values[n] for values in lists if n < len(values)) for n in range(max(map(len, lists))))
+        return [row for row in rows if row.strip()]
+
+    return source
+
+
 def _described(labels: list[Value], selection: Any, properties: dict[str, tuple[Rule, bool]]) -> list[Value]:
     described = {}
     for name, (rule, many) in properties.items():
@@ -216,13 +234,14 @@ def _described(labels: list[Value], selection: Any, properties: dict[str, tuple[
 
 # ---- filters ----------------------------------------------------------------------------------------------
 
-def _assembled(source: Rule, value_steps: list[ValueStep], list_steps: list[ListStep], condition: int | None,
+def _assembled(source: Rule, value_steps: list[ValueStep], list_steps: list[ListStep], condition: int | Rule | None,
                default: tuple[str, ...]) -> Rule:
     if not value_steps and not list_steps and condition is None and not default:
         return source
+    holds = (lambda found: found.holds(condition)) if isinstance(condition, int) else condition
 
     def rule(found: Any) -> list[Value]:
-        if condition is not None and not found.holds(condition):
+        if holds is not None and not holds(found):
             return []
         values = source(found)
         for step in value_steps:

@@ -12,6 +12,8 @@ from ingest_assets_tests.support.parity import MINIMUM_FLOOR, README, TARGET, hu
 
 HUBS = [hub.name for hub in hubs()]
 
+pytestmark = pytest.mark.xdist_group("parity")  # the module's parity (every hub's records mapped) is built once, on one xdist worker
+
 
 @pytest.fixture(scope="module")
 def parity(shared_fixtures):

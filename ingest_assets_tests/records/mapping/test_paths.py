@@ -131,7 +131,7 @@ alternatives = st.builds(lambda parts, attribute: "/".join(parts) + (f"/{attribu
 expressions = st.lists(alternatives, min_size=1, max_size=3).map(" | ".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(expressions, min_size=1, max_size=4), st.lists(trees(), min_size=1, max_size=3))
 def test_walk_agrees_with_lxml_on_generated_trees(exprs, roots):
     paths = Paths()

@@ -77,6 +77,25 @@ def test_a_hubs_own_profile_file_maps_its_own_xml(tmp_path):
     assert sr["extent"] == ["210 x 190 cm"]
 
 
+def test_a_record_may_carry_its_dpla_id_instead_of_minting_one(tmp_path):
+    """``dpla_id``: items re-ingested from DPLA's index keep their ids; a record without one is refused."""
+    path = tmp_path / "retcon.yaml"
+    path.write_text("description: re-ingested items\nsource: json\nid: {path: _id}\ndpla_id: {path: _source.id}\n"
+                    "fields:\n  title: {path: _source.title}\n  rights: {value: r}\n  dataProvider: {value: d}\n"
+                    "  isShownAt: {value: 'https://example.org/1'}\n")
+    mapper = build_mapper(ProviderSettings("retcon", "Hub", id_prefix="hub"), load_profile(path), {})
+
+    def original(source: dict) -> dict:
+        document = json.dumps({"_id": "hub--1", "_source": {"title": "t", **source}})
+        return {"id": "1", "ingestDate": 1, "document": document, "mimetype": "application_json"}
+
+    record = mapper.map(original({"id": "8bca6ea2341791bb4b30c471115e76e8"})).record
+    assert record["id"] == "8bca6ea2341791bb4b30c471115e76e8" != mapper.mint("1")
+    assert record["dplaUri"] == "http://dp.la/api/items/8bca6ea2341791bb4b30c471115e76e8"
+    refused = mapper.map(original({}))
+    assert refused.record is None and [(m.kind, m.field) for m in refused.messages] == [("missing_required", "id")]
+
+
 def test_a_profile_extends_a_shipped_one_field_by_field(tmp_path, shared_fixtures):
     path = tmp_path / "mdl_plus.yaml"
     path.write_text(

@@ -12,6 +12,8 @@ from ingest_assets.core.errors import ConfigError
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.mapping import mapper_for
 from ingest_assets.records.mapping.cleaning import CLEANERS
+from ingest_assets.records.mapping.mapper import ProviderSettings, build_mapper
+from ingest_assets.records.mapping.profiles import load_profile
 
 OAI = "http://www.openarchives.org/OAI/2.0/"
 DC = "http://purl.org/dc/elements/1.1/"
@@ -54,6 +56,19 @@ def test_fallbacks_concatenation_and_concat():
     assert found["description"] == ["s1"]  # the first rule gave nothing, the second its first value
     assert found["format"] == ["s2"]  # all values, then the last
     assert found["alternative"] == ["A / s1 / s2"]  # a part without values is left out
+
+
+def test_zip_pairs_values_by_position():
+    metadata = ("<dc:title>Art of dying well</dc:title><dc:title>Act 2</dc:title><dc:title>Act 3</dc:title>"
+                "<dc:relation>vol 1.</dc:relation><dc:relation>vol 2.</dc:relation><dc:source>issue 1</dc:source>")
+    found = sr({"alternative": {"zip": [{"xpath": "dc:title"}, {"xpath": "dc:relation"}, {"xpath": "dc:source"}],
+                                "separator": ", "},
+                "description": {"zip": [{"xpath": "dc:nothing"}, {"xpath": "dc:source"}]}}, metadata)
+    # the n-th title with the n-th volume and issue; a part that ran out adds nothing
+    assert found["alternative"] == ["Art of dying well, vol 1., issue 1", "Act 2, vol 2.", "Act 3"]
+    assert found["description"] == ["issue 1"]
+    with pytest.raises(ConfigError, match="'separator' goes with 'concat' or 'zip'"):
+        sr({"alternative": {"xpath": "dc:title", "separator": ", "}}, metadata)
 
 
 def test_each_keeps_document_order_and_gives_sub_properties():
@@ -170,6 +185,9 @@ def test_replace_puts_literal_text_for_every_match_in_order():
     ("collapse-whitespace", "  a \n b  ", "a b"),
     ("lowercase", "MAP", "map"),
     ("uppercase", "map", "MAP"),
+    ("collapse-year-list", "1903; 1901;1902", "1901-1903"),
+    ("collapse-year-list", "1901;1903", "1901;1903"),  # not a run of years
+    ("collapse-year-list", "1910", "1910"),
 ])
 def test_the_closed_set_of_clean_functions(name, given, expected):
     assert CLEANERS[name](given) == expected
@@ -217,3 +235,74 @@ def test_every_construct_is_checked_when_the_overrides_are(override, needle):
     with pytest.raises(ConfigError) as caught:
         mapper_for(ProviderEntry("hub", {"mapping": "oai_dc", "mapping_overrides": override}))
     assert needle in str(caught.value) and "provider 'hub'" in str(caught.value)
+
+
+def test_a_condition_may_be_a_rule_that_holds_when_it_gives_a_value():
+    metadata = ("<dc:creator role='Engraver .'>Kay, John</dc:creator><dc:creator role='Owner'>Someone</dc:creator>"
+                "<dc:creator>Nobody</dc:creator>")
+    role = {"xpath": "@role", "clean": "lowercase", "pattern": r"^(.*?)(?: \.)?$", "template": "{0}"}
+    found = sr({"creator": {"each": "dc:creator", "when": {**role, "map": {"engraver": "x", "artist": "x"}}},
+                "contributor": {"each": "dc:creator", "when": {**role, "exclude": "^engraver$"}}}, metadata)
+    assert [c["name"] for c in found["creator"]] == ["Kay, John"]
+    assert [c["name"] for c in found["contributor"]] == ["Someone"]  # no role: the condition gives nothing
+
+
+NYPL_LIKE = {"uuid": "u1", "thumbnail_url": "https://example.org/t.jpg",
+             "solr": {"rights": ["r"], "mods": '<?xml version="1.0" encoding="UTF-8"?>\n<mods '
+                      'xmlns="http://www.loc.gov/mods/v3"><titleInfo><title>T</title></titleInfo>'
+                      '<subject><topic valueURI="http://id.loc.gov/1">Topic</topic></subject>'
+                      '<location><url>https://example.org/u1</url></location></mods>'}}
+EMBEDDED_PROFILE = """
+description: JSON records with their MODS inside a string
+source: json
+embedded_xml: solr.mods
+root: [mods:mods]
+id: {path: uuid}
+fields:
+  title: {xpath: mods:titleInfo/mods:title}
+  subject: {each: mods:subject/mods:topic, exactMatch: {xpath: '@valueURI'}}
+  rights: {path: solr.rights}
+  preview: {path: thumbnail_url}
+  isShownAt: {xpath: mods:location/mods:url, first: true}
+  dataProvider: {value: d}
+"""
+
+
+def embedded_mapper(tmp_path, profile: str = EMBEDDED_PROFILE):
+    path = tmp_path / "embedded.yaml"
+    path.write_text(profile, encoding="utf-8")
+    return build_mapper(ProviderSettings("hub", "Hub"), load_profile(path), {})
+
+
+def test_xpath_reads_the_xml_a_json_record_embeds_and_path_the_record(tmp_path):
+    mapper = embedded_mapper(tmp_path)
+    record = mapper.map({"id": "u1", "ingestDate": 1, "document": json.dumps(NYPL_LIKE),
+                         "mimetype": "application_json"}).record
+    assert record["sourceResource"]["title"] == ["T"] and record["sourceResource"]["rights"] == ["r"]
+    assert record["sourceResource"]["subject"][0]["exactMatch"] == ["http://id.loc.gov/1"]
+    assert (record["isShownAt"], record["preview"]) == ("https://example.org/u1", "https://example.org/t.jpg")
+
+
+@pytest.mark.parametrize(("mods", "reason"), [
+    (None, "no XML document at 'solr.mods'"),
+    ("<mods", "not well-formed XML"),
+    ('<!DOCTYPE m [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
+     '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]><mods xmlns="http://www.loc.gov/mods/v3">&c;</mods>',
+     "declares entities in its DTD"),  # as a document read from a file or a harvest would be
+])
+def test_a_record_without_readable_embedded_xml_is_refused_alone(tmp_path, mods, reason):
+    document = json.dumps({**NYPL_LIKE, "solr": {"rights": ["r"], "mods": mods}})
+    result = embedded_mapper(tmp_path).map({"id": "u1", "ingestDate": 1, "document": document,
+                                            "mimetype": "application_json"})
+    assert result.failed and reason in result.messages[0].reason
+
+
+@pytest.mark.parametrize(("change", "needle"), [
+    (("source: json", "source: xml"), "embedded_xml is the string of a JSON record that holds XML"),
+    (("embedded_xml: solr.mods", "embedded_xml: 'solr.['"), "embedded_xml: bad JMESPath"),
+    (("  dataProvider: {value: d}", "  dataProvider: {header: identifier}"), "have no OAI-PMH 'header'"),
+    (("  dataProvider: {value: d}", "  dataProvider: {each: mods:name, path: name}"), "bad path 'name'"),
+])
+def test_embedded_xml_profiles_are_checked_when_loaded(tmp_path, change, needle):
+    with pytest.raises(ConfigError, match=needle):
+        embedded_mapper(tmp_path, EMBEDDED_PROFILE.replace(*change))

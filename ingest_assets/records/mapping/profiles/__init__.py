@@ -10,14 +10,18 @@ A profile file holds::
     namespace_aliases: {http://www.w3.org/1999/xhtml: dc}   # xml: read elements of that namespace as dc:...
     root: [untl:metadata]                       # xml: the metadata element(s); else <oai:metadata>'s child
     id: {header: identifier}                    # the provider's local id, for records read from plain files
+    dpla_id: {path: _source.id}                 # optional: the DPLA id the record carries (not minted)
     records: response.docs                      # json: where a file or page holds its records
+    embedded_xml: solr_doc_hash.mods_st         # json: the string holding an XML document, which 'xpath' rules read
+                                                # (with namespaces, namespace_aliases, root); 'path' rules read the JSON
     provider: {label: The Portal to Texas History, uri: 'http://dp.la/api/contributor/...', id_prefix: texas}
     fields:                                     # MAP field -> rule (``model.py``); null switches one off
       title: {xpath: untl:title}
 
 ``extends`` and the registry's ``mapping_overrides`` merge the same way (:func:`merge_rules`): a rule with
 ``value`` replaces the inherited one, other keys merge onto it key by key. ``provider.id_prefix`` is the key DPLA
-ids are minted with (``md5(<id_prefix>--<local id>)``; ``false``: ``md5(<local id>)``; absent: the registry
+ids are minted with, unless ``dpla_id`` reads the id from the record itself (items re-ingested from DPLA's index
+keep theirs; a record without one is refused) (``md5(<id_prefix>--<local id>)``; ``false``: ``md5(<local id>)``; absent: the registry
 entry's name); the registry may override it, the label and the URI (``id_prefix``, ``label``, ``provider_uri``).
 
 :func:`catalog` is the set a deployment maps with: these shipped profiles and vocabularies, extended by the
@@ -42,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ingest_assets.core.errors import ConfigError
 from ingest_assets.core.xml_input import NAMESPACES
 from ingest_assets.records.mapping import vocabularies as vocab
+from ingest_assets.records.mapping.embedded import EmbeddedPaths
 from ingest_assets.records.mapping.fields import FIELDS
 from ingest_assets.records.mapping.json_paths import JsonPaths
 from ingest_assets.records.mapping.model import SOURCE_KEYS as _SOURCES
@@ -71,10 +76,17 @@ class Profile:
     root_tags: tuple[str, ...]
     rules: dict[str, Any]  # field -> rule mapping or list of them (``model.py``)
     id_rule: dict[str, Any] | None = None
+    dpla_id_rule: dict[str, Any] | None = None
     records: str | None = None
+    embedded_xml: str | None = None  # JMESPath to the string that holds the record's XML document (json)
     provider: ProviderInfo = ProviderInfo()
     aliases: dict[str, str] = field(default_factory=dict)  # namespace URI -> the URI its elements are read as
     file: str = ""
+
+    @property
+    def rule_language(self) -> str:
+        """What its rules' expressions are: ``xml`` (XPath), ``json`` (JMESPath) or ``json+xml`` (both)."""
+        return "json+xml" if self.embedded_xml is not None else self.source
 
 
 class _Block(BaseModel):
@@ -95,13 +107,17 @@ class _ProfileFile(_Block):
     namespace_aliases: dict[str, str] = {}
     root: list[str] | None = None
     id: dict[str, Any] | None = None
+    dpla_id: dict[str, Any] | None = None
     records: str | None = None
+    embedded_xml: str | None = None
     provider: _ProviderBlock | None = None
     fields: dict[str, dict[str, Any] | list[dict[str, Any]] | None] = {}
 
 
-def paths_for(profile: Profile) -> Paths | JsonPaths:
-    """An empty set of the profile's path language (XPath with its namespaces, or JMESPath)."""
+def paths_for(profile: Profile) -> Paths | JsonPaths | EmbeddedPaths:
+    """An empty set of the profile's path language (XPath with its namespaces, JMESPath, or both)."""
+    if profile.embedded_xml is not None:
+        return EmbeddedPaths(profile.namespaces)
     return JsonPaths() if profile.source == "json" else Paths(profile.namespaces)
 
 
@@ -134,7 +150,7 @@ def merge_rules(base: Mapping[str, Any], overrides: Any, fail: Callable[[str], C
 def compile_rules(profile: Profile, rules: Mapping[str, Any], paths: Paths | JsonPaths,
                   vocabularies: Mapping[str, vocab.Vocabulary]) -> dict[str, Any]:
     """Every field rule of ``rules`` compiled against ``paths`` (field -> rule function)."""
-    return {name: compile_rule(spec, field=name, paths=paths, source=profile.source, vocabularies=vocabularies)
+    return {name: compile_rule(spec, field=name, paths=paths, source=profile.rule_language, vocabularies=vocabularies)
             for name, spec in rules.items()}
 
 
@@ -157,8 +173,9 @@ def read_profile(name: str, text: str, source: str, known: Mapping[str, Profile]
     try:
         paths = paths_for(profile)  # every rule compiles now, not when a provider first uses the profile
         compile_rules(profile, profile.rules, paths, vocabularies)
-        if profile.id_rule is not None:
-            compile_rule(profile.id_rule, field="id", paths=paths, source=profile.source, vocabularies=vocabularies)
+        for key, rule in (("id", profile.id_rule), ("dpla_id", profile.dpla_id_rule)):
+            if rule is not None:
+                compile_rule(rule, field=key, paths=paths, source=profile.rule_language, vocabularies=vocabularies)
     except ConfigError as exc:
         raise fail(exc.message) from None
     return profile
@@ -173,11 +190,16 @@ def _built(name: str, spec: _ProfileFile, source: str, known: Mapping[str, Profi
     kind = spec.source or (parent.source if parent else None)
     if kind is None:
         raise fail("needs 'source: xml' or 'source: json'")
-    if spec.records is not None:
-        try:
-            jmespath.compile(spec.records)
-        except JMESPathError as exc:
-            raise fail(f"records: bad JMESPath {spec.records!r}: {exc}") from None
+    for key in ("records", "embedded_xml"):
+        given = getattr(spec, key)
+        if given is not None:
+            try:
+                jmespath.compile(given)
+            except JMESPathError as exc:
+                raise fail(f"{key}: bad JMESPath {given!r}: {exc}") from None
+    embedded = spec.embedded_xml or (parent.embedded_xml if parent else None)
+    if embedded is not None and kind != "json":
+        raise fail("embedded_xml is the string of a JSON record that holds XML: it needs 'source: json'")
     namespaces = {**NAMESPACES, **(parent.namespaces if parent else {}), **spec.namespaces}
     root = [_qualified(tag, namespaces, fail) for tag in spec.root] if spec.root else None
     return Profile(
@@ -188,7 +210,9 @@ def _built(name: str, spec: _ProfileFile, source: str, known: Mapping[str, Profi
         root_tags=tuple(root) if root is not None else (parent.root_tags if parent else ()),
         rules=merge_rules(parent.rules if parent else {}, spec.fields, lambda r: fail(f"fields: {r}")),
         id_rule=spec.id if spec.id is not None else (parent.id_rule if parent else None),
+        dpla_id_rule=spec.dpla_id if spec.dpla_id is not None else (parent.dpla_id_rule if parent else None),
         records=spec.records or (parent.records if parent else None),
+        embedded_xml=embedded,
         provider=_provider(spec.provider, parent),
         aliases={**(parent.aliases if parent else {}), **_aliases(spec.namespace_aliases, namespaces, fail)},
         file=source,
