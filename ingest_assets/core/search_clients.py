@@ -268,11 +268,17 @@ def error_type(err: ApiError) -> str:
 
 
 def reason(err: ApiError) -> str:
-    """``<type>: <reason>`` of an error response, else the client's message."""
+    """``<type>: <reason>`` of an error response, with its first root cause when that says more (a search's
+    "all shards failed" names what failed only there), else the client's message."""
     error = err.body.get("error") if isinstance(err.body, dict) else None
-    if isinstance(error, dict):
-        return f"{error.get('type')}: {error.get('reason')}"
-    return str(error or err.message)
+    if not isinstance(error, dict):
+        return str(error or err.message)
+    said = f"{error.get('type')}: {error.get('reason')}"
+    causes = error.get("root_cause") or [f.get("reason") for f in error.get("failed_shards") or [] if f.get("reason")]
+    cause = causes[0] if causes and isinstance(causes[0], dict) else None
+    if cause and (cause.get("type"), cause.get("reason")) != (error.get("type"), error.get("reason")):
+        said += f" ({cause.get('type')}: {cause.get('reason')})"
+    return said
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from ingest_assets.core import errors
 from ingest_assets.core.errors import FetchError, IngestError
 from ingest_assets.records.indexing.naming import NO_INDEX_HINT, build_name, check_alias, parse_index
 from ingest_assets.records.indexing.results import IndexStats, Tally, utc_now
-from ingest_assets.records.indexing.search_index import MAX_IDS, AliasChanged, IndexHealth, PhysicalIndex, SearchIndex
+from ingest_assets.records.indexing.search_index import MAX_IDS, AliasChanged, check_hits, IndexHealth, PhysicalIndex, SearchIndex
 
 MAPPING = "search-dpla-map4-mapping.json"
 KEEP_ALIVE = "5m"
@@ -159,6 +159,7 @@ class ElasticsearchIndex(SearchIndex):
 
     def search(self, target: str, query: str, size: int = 10) -> list[dict]:
         """Documents matching all words of ``query`` (simple query string syntax; '' or '*' matches all)."""
+        check_hits(size)
         if query.strip() in ("", "*"):
             clause = {"match_all": {}}
         else:

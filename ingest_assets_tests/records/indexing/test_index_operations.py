@@ -10,6 +10,7 @@ import pytest
 
 from ingest_assets.core.errors import IngestError
 from ingest_assets.records.indexing import AliasChanged, deletion_record, index_record, open_search_index
+from ingest_assets.records.indexing.search_index import MAX_HITS
 
 ALIAS = "dpla-map4"
 
@@ -92,6 +93,16 @@ def test_documents_by_id_are_bounded(index, records):
     assert index.documents(name, []) == {}
     with pytest.raises(ValueError, match="at most 1000 ids"):
         index.documents(name, [f"{n:032x}" for n in range(1001)])
+
+
+def test_a_search_asks_for_no_more_hits_than_a_server_answers(index, records):
+    """The servers refuse a page past ``index.max_result_window`` (10,000) with HTTP 400, so a search of the largest
+    size every backend takes is answered, and a larger one is refused before it is sent."""
+    name = index.create_index(ALIAS, "usc")
+    index.write(name, records)
+    assert {doc["id"] for doc in index.search(name, "*", MAX_HITS)} <= {r["id"] for r in records}
+    with pytest.raises(ValueError, match=f"1 to {MAX_HITS} hits"):
+        index.search(name, "*", MAX_HITS + 1)
 
 
 def test_a_missing_index_is_named(index):
