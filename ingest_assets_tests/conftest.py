@@ -63,6 +63,8 @@ def pytest_configure(config) -> None:
 
 
 def pytest_unconfigure(config) -> None:
+    if _RUN_SERVERS:  # a run ended early (-x, Ctrl-C) leaves no server of this process half-started
+        _RUN_SERVERS[0].abandon_starting()
     if LIVE_RUN in config.stash:
         close_run(config.stash[LIVE_RUN])
 
@@ -135,11 +137,21 @@ def _long_first(item) -> int:
 
 
 def pytest_collection_finish(session) -> None:
-    """The live servers the selected tests need (after ``-m``/``-k``), to start together with the first of them."""
+    """The live servers the selected tests need (after ``-m``/``-k``) start now, in the background: their
+    downloads and JVM start-ups overlap the tests that need no server (each xdist worker asks; the first starts)."""
     SERVERS_NEEDED.update(name for item in session.items for name in _servers_of(item))
+    if SERVERS_NEEDED and not session.config.option.collectonly:
+        _run_servers().start(*sorted(SERVERS_NEEDED))
 
 
 SERVERS_NEEDED: set[str] = set()
+_RUN_SERVERS: list[LiveServers] = []  # this process's view of the run's live servers (made on first use)
+
+
+def _run_servers() -> LiveServers:
+    if not _RUN_SERVERS:
+        _RUN_SERVERS.append(LiveServers(run_folder(), STARTERS))
+    return _RUN_SERVERS[0]
 
 
 def _servers_of(item) -> set[str]:
@@ -203,9 +215,9 @@ def pg_url(tmp_path_factory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def live_servers() -> LiveServers:
-    """The run's live servers (shared by the xdist workers), started when a test first needs one: then every
-    server the selected tests need starts at once. The run's owner stops them (``pytest_unconfigure``)."""
-    servers = LiveServers(run_folder(), STARTERS)
+    """The run's live servers (shared by the xdist workers), started in the background after collection (every
+    server the selected tests need). The run's owner stops them (``pytest_unconfigure``)."""
+    servers = _run_servers()
     servers.start(*sorted(SERVERS_NEEDED))
     return servers
 

@@ -16,10 +16,14 @@ from ingest_assets_tests.support.servers.search import SEARCH_SERVERS
 
 @pytest.hookimpl(tryfirst=True)  # before the fixture's own params are applied
 def pytest_generate_tests(metafunc) -> None:
-    """A test on ``search_target`` runs on the embedded backend too, unless it takes ``es`` (a server's fault)."""
+    """A test on ``search_target`` runs on the embedded backend too, unless it takes ``es`` (a server's fault). A
+    whole pipeline scenario (``pipeline``: minutes of Dagster runs) runs on the embedded index and one server,
+    OpenSearch: what it asks of a server is the SearchIndex API, whose index, promotion and rollback tests run on
+    both servers."""
     chosen = any("search_backend" in m.args[0] for m in metafunc.definition.iter_markers("parametrize"))
     if "search_target" in metafunc.fixturenames and "es" not in metafunc.fixturenames and not chosen:
-        metafunc.parametrize("search_backend", ["embedded", *SEARCH_SERVERS])
+        servers = SEARCH_SERVERS[:1] if "pipeline" in metafunc.fixturenames else SEARCH_SERVERS
+        metafunc.parametrize("search_backend", ["embedded", *servers])
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import fcntl
 import hashlib
 import os
 import pwd
-import signal
 import shutil
 import subprocess
 import tempfile
@@ -29,7 +28,7 @@ from pathlib import Path
 
 import requests
 
-from ingest_assets_tests.support import free_port
+from ingest_assets_tests.support import free_port, stop_group, stop_pid
 
 SERVICE_USER = "ingest-live"  # a system user (``useradd -r``) for servers that refuse to run as root
 CACHE = Path(tempfile.gettempdir()) / "ingest-assets-servers"  # unpacked distributions, readable by SERVICE_USER
@@ -202,17 +201,11 @@ class Server:
 
     def stop(self, timeout: float = 60) -> None:
         """SIGTERM to the server's process group, SIGKILL if it lingers; its working folder removed."""
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(self.pid, sig)
-            except ProcessLookupError:
-                break
-            deadline = time.monotonic() + timeout
-            while self.running() and time.monotonic() < deadline:
-                time.sleep(0.1)
-            if not self.running():
-                break
-        _CHILDREN.pop(self.pid, None)
+        child = _CHILDREN.pop(self.pid, None)
+        if child is not None:
+            stop_group(child, timeout)
+        else:  # started by another process of the run
+            stop_pid(self.pid, timeout)
         shutil.rmtree(self.home, ignore_errors=True)
 
     def cpu_seconds(self) -> float:
@@ -246,6 +239,14 @@ def launch(name: str, command: list[str], *, home: Path, env: dict[str, str] | N
                                    env={**os.environ, **(env or {})}, cwd=cwd or home, start_new_session=True)
     _CHILDREN[process.pid] = process
     return process.pid, log
+
+
+def stop_launched(keep: set[int], timeout: float = 10) -> None:
+    """Stop every server this process launched that still runs, but those in ``keep`` (process groups)."""
+    for pid, child in list(_CHILDREN.items()):
+        if pid not in keep and child.poll() is None:
+            stop_group(child, timeout)
+            _CHILDREN.pop(pid, None)
 
 
 def wait_ready(server: Server, ready: Callable[[], bool], timeout: float) -> Server:

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
-from ingest_assets_tests.support.servers import Server, Unavailable, locked
+from ingest_assets_tests.support.servers import Server, Unavailable, locked, stop_launched
 
 RUN_FOLDER = "INGEST_LIVE_RUN"  # environment variable: the run's folder, inherited by the xdist workers
 
@@ -83,6 +83,11 @@ class LiveServers:
         the ResourceSync indices, on a server every worker shares)."""
         with locked(self.folder / f"{what}.use.lock"):
             yield
+
+    def abandon_starting(self) -> None:
+        """Stop the servers this process launched that are not ready yet (nobody else knows of them: the run's
+        owner stops only recorded servers)."""
+        stop_launched(keep={result.pid for result in self._results.values() if isinstance(result, Server)})
 
     def _run(self, name: str) -> None:
         try:
