@@ -124,12 +124,27 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(name)
                 if name in ONE_WORKER:
                     item.add_marker(pytest.mark.xdist_group(name))
+        if server := _fixed_names(item):
+            item.add_marker(pytest.mark.xdist_group(f"{server}-fixed-names"))
     yield  # pytest's own reordering (by session parameters) and xdist's reading of the groups
     if "PYTEST_XDIST_WORKER" in os.environ:  # every worker sorts alike (a stable sort: the order within a group stays)
         ungrouped = [item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
         if ungrouped and config.getvalue("loadgroup"):  # xdist marks a group in the node id; pytest 9.2 ignores that
             raise pytest.UsageError(f"xdist did not group {ungrouped[0]} (pytest-xdist#1386): keep pytest below 9.2")
         items.sort(key=_long_first)
+
+
+def _fixed_names(item) -> str | None:
+    """The search server whose fixed index names (the default alias, ResourceSync's indices, the demo's) the test
+    uses. Such tests hold that server's lock of the run (``live_servers.exclusive``), so they run on one xdist
+    worker one after another, instead of one worker idling on the lock while the other holds it."""
+    if item.path.name == "test_demo_live.py":
+        return "opensearch"
+    callspec = getattr(item, "callspec", None)
+    server = callspec.params.get("search_backend") if callspec else None
+    names = set(item.fixturenames)
+    fixed = "search_target" in names or ("resourcesync" in item.path.parts and "es" in names)
+    return server if server in SEARCH_SERVERS and fixed else None
 
 
 def _long_first(item) -> int:
