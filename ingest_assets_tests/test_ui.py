@@ -156,8 +156,6 @@ def test_materialize_one_partition_from_the_ui(hub, page, tmp_path):
     page.screenshot(path=str(tmp_path / "materialized.png"))
 
 
-@pytest.mark.xfail(reason="since gated publishing joined the records group, this backfill of the three days before the "
-                   "day materialized above ends COMPLETED_FAILED (its one run FAILURE): open in issue 27", strict=False)
 @pytest.mark.timeout(600)  # the records group's three days as one run, beside the other xdist worker's tests
 def test_backfill_three_dates_from_the_ui(hub, page, tmp_path):
     first, last = DAY - timedelta(days=3), DAY - timedelta(days=1)

@@ -78,7 +78,7 @@ def _demo_runs(settings, instance, day: date, base: str) -> list[bool]:
     from ingest_assets.defs.providers import linked_data_providers, record_providers, repository_providers
     from ingest_assets.demo.site import dataset_url
     from ingest_assets.storage import layout, open_storage
-    from ingest_assets.records.audit.counts import day_counts
+    from ingest_assets.storage.counts import day_counts
     from ingest_assets.storage.layout import status_page_key
 
     defs = build_definitions(settings)

@@ -11,7 +11,7 @@ from datetime import date, datetime, timedelta
 from ingest_assets.core.registry import CAPABILITY_KEYS, Registry
 from ingest_assets.operations.failures import Failure, last_failure
 from ingest_assets.operations.registry_health import registry_problems
-from ingest_assets.records.audit.counts import DayCounts, day_counts
+from ingest_assets.storage.counts import DayCounts, day_counts
 from ingest_assets.storage import layout
 from ingest_assets.storage.backends import Storage
 

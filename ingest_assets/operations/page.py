@@ -8,7 +8,7 @@ from html import escape
 
 from ingest_assets.operations.failures import Failure
 from ingest_assets.operations.overview import HubOverview, ProviderOverview
-from ingest_assets.records.audit.counts import DayCounts
+from ingest_assets.storage.counts import DayCounts
 
 # series plotted per provider: name, colour, value of a day
 SERIES = (

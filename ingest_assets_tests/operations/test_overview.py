@@ -21,7 +21,7 @@ from ingest_assets.demo.samples import sample_records
 from ingest_assets.operations.failures import Failure, record_failure
 from ingest_assets.operations.overview import build_overview
 from ingest_assets.operations.page import render_page
-from ingest_assets.records.audit.counts import day_counts
+from ingest_assets.storage.counts import day_counts
 from ingest_assets.records.indexing import DEFAULT_ALIAS, open_search_index
 from ingest_assets.resourcesync.server import ResourceSyncApp
 from ingest_assets.storage import LocalStorage

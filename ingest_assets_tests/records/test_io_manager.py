@@ -281,6 +281,8 @@ def _failing(error):
 @pytest.mark.parametrize("error, attempts", [
     (FetchError("503 from the OAI server", status=503, provider="demo"), 3),
     (ConfigError("endpoint is not a URL", provider="demo"), 1),
+    (ConnectionResetError("demo: connection reset by peer"), 3),  # another library's error: may be transient
+    (TypeError("demo: unsupported format string passed to NoneType.__format__"), 1),  # a defect: never retried
 ])
 def test_only_errors_a_retry_can_help_are_retried(tmp_path, instance, error, attempts):
     ATTEMPTS["n"] = 0

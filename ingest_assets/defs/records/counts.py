@@ -6,7 +6,7 @@ import dagster as dg
 from pydantic import Field
 
 from ingest_assets.defs.resources import RegistryResource, StorageResource
-from ingest_assets.records.audit.counts import DayCounts, counts_with_data
+from ingest_assets.storage.counts import DayCounts, counts_with_data
 
 # any indexed_records partition materialized since the last evaluation (a non-partitioned asset over
 # partitioned parents: eager() would wait until no provider-day is missing, i.e. never)

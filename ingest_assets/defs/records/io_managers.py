@@ -68,15 +68,23 @@ def run_parts(keys) -> list[tuple[str, Part]]:
     return sorted(parts, key=lambda item: (item[1][1], item[1][0]))
 
 
+# errors of the code itself: the same input fails the same way on every attempt
+DEFECTS = (TypeError, AttributeError, NameError, AssertionError, NotImplementedError)
+
+
 @contextmanager
 def final_unless_retryable() -> Iterator[None]:
-    """An error that says a retry cannot help fails the step for good; others go to the retry policy."""
+    """An error that says a retry cannot help (or a defect of the code) fails the step for good; others (the
+    project's retryable errors, and errors of other libraries, such as a dropped connection) go to the retry
+    policy."""
     try:
         yield
     except IngestError as exc:
         if exc.retryable:
             raise
         raise dg.Failure(str(exc), allow_retries=False) from exc
+    except DEFECTS as exc:
+        raise dg.Failure(f"{type(exc).__name__}: {exc} (a defect: retrying cannot help)", allow_retries=False) from exc
 
 
 def record_metadata(activity: str, schema: str) -> dict[str, str]:

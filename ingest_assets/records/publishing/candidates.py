@@ -118,8 +118,8 @@ def build_candidate(
     fresh: bool = False,
 ) -> Candidate:
     """A new index of ``provider``: a copy of its live index (else ``seed``, its published state), then each
-    day's IndexRecords in order; ``fresh``: no copy, the days hold everything (a rebuild). A build that fails
-    is dropped; one that completes is kept for its gates."""
+    day's IndexRecords in order; ``fresh``: no copy, ``seed`` (when given) and the days hold everything. A build
+    that fails is dropped; one that completes is kept for its gates."""
     if fresh:
         mine = live_indices(index, alias).get(provider, [])
         base = mine[0] if len(mine) == 1 else None
@@ -133,7 +133,7 @@ def build_candidate(
             figures["base_count"] = index.count(base)
         if base is not None and not fresh:
             figures["copied"] = index.copy(base, name)
-        elif seed is not None and base is None:
+        elif seed is not None and (base is None or fresh):
             figures["seeded"] = index.write(name, without(seed, suppressed)).created
         figures["count_before"] = index.count(name)
         watch = _Watch(name, [doc["id"] for doc in index.search(name, "*", SAMPLE)])

@@ -114,7 +114,7 @@ def count(candidate: Candidate, tolerance: float) -> GateResult:
     if before is None:
         text = f"{candidate.name} holds {after} documents (the provider's first index: no count to compare with)"
     else:
-        text = f"{candidate.name} holds {after} documents, {before} before ({change:+.1%})"
+        text = f"{candidate.name} holds {after} documents, {before} before" + (f" ({change:+.1%})" if before else "")
     return GateResult(COUNT, True, text, evidence)
 
 

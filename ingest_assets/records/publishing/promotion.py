@@ -25,6 +25,7 @@ from ingest_assets.records.publishing.candidates import Candidate, build_candida
 from ingest_assets.records.publishing.journal import PROMOTED, REFUSED, ROLLED_BACK, Journal
 from ingest_assets.records.publishing.review import Ledger
 from ingest_assets.records.publishing.takedowns import Takedowns
+from ingest_assets.storage.activities import RecordSource, source_from_path
 from ingest_assets.storage.backends import Storage
 from ingest_assets.storage.snapshot import snapshot_records, snapshot_sources
 
@@ -64,12 +65,16 @@ class Publisher:
 
     def publish(self, days: dict[str, list[tuple[date, Iterable[dict]]]], storage: Storage,
                 tolerance: dict[str, float], run_id: str | None = None, by: str = PUBLISHER) -> dict[str, Published]:
-        """Build, judge and (when every provider's gates pass) promote each provider's days, oldest first."""
+        """Build, judge and (when every provider's gates pass) promote each provider's days, oldest first (days
+        older than one already published are built beneath it, not over it)."""
         outcome = {}
         for provider, provider_days in sorted(days.items()):
-            seed = self._published_state(storage, provider, min(day for day, _ in provider_days))
-            candidate = build_candidate(self.index, self.alias, provider, sorted(provider_days, key=lambda d: d[0]),
-                                        suppressed=self.takedowns.suppressed(provider), seed=seed)
+            first = min(day for day, _ in provider_days)
+            newer = self._published_since(storage, provider, first, {day for day, _ in provider_days})
+            candidate = build_candidate(self.index, self.alias, provider,
+                                        sorted([*provider_days, *newer], key=lambda d: d[0]),
+                                        suppressed=self.takedowns.suppressed(provider),
+                                        seed=self._published_state(storage, provider, first), fresh=bool(newer))
             self.journal.built(candidate, run_id, self.clock())
             outcome[provider] = Published(candidate, gates.judge(self.index, candidate, tolerance[provider]))
             self.journal.gates_passed(candidate, outcome[provider].results, run_id, self.clock())
@@ -92,6 +97,14 @@ class Publisher:
         shared = live_indices(self.index, self.alias).get(None, [])
         self._promote_if_all_pass(list(outcome.values()), run_id, by, also_remove=shared)
         return outcome
+
+    def _published_since(self, storage: Storage, provider: str, first: date,
+                         taken: set[date]) -> list[tuple[date, RecordSource]]:
+        """The provider's days published after ``first`` that the run does not bring: a run of older days (a
+        backfill behind the live index) is built from the published state before them, its days, then these
+        again, so the newer records stay newest."""
+        return [(state.day, source_from_path(storage, state.output, "indexing"))
+                for state in self.ledger.published_after(provider, first) if state.day not in taken]
 
     def _published_state(self, storage: Storage, provider: str, first: date) -> Iterable[dict]:
         """The provider's published records before ``first`` (the seed of an index it does not have yet)."""

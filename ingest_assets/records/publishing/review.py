@@ -96,6 +96,12 @@ class Ledger:
         with self.engine.connect() as conn:
             return [DayState(**row) for row in conn.execute(query.order_by(days.c.day, days.c.provider)).mappings()]
 
+    def published_after(self, provider: str, first: date) -> list[DayState]:
+        """The provider's published days after ``first``, oldest first."""
+        query = select(days).where(days.c.provider == provider, days.c.day > first, days.c.state == PUBLISHED)
+        with self.engine.connect() as conn:
+            return [DayState(**row) for row in conn.execute(query.order_by(days.c.day)).mappings()]
+
     def excluded_days(self, provider: str) -> set[date]:
         """Days whose outputs are not part of the provider's published state (held, rejected, rolled back)."""
         query = select(days.c.day).where(days.c.provider == provider, days.c.state != PUBLISHED)

@@ -19,7 +19,7 @@ from ingest_assets.records.publishing.status import index_status
 from ingest_assets.records.publishing.journal import Journal
 from ingest_assets.records.publishing.takedowns import Target
 from ingest_assets.storage import LocalStorage
-from ingest_assets.storage.activities import RecordStream, write_activity
+from ingest_assets.storage.activities import RecordSource, RecordStream, write_activity
 from ingest_assets.storage.avro import INDEX_RECORD
 from ingest_assets_tests.support.publishing import deletions, documents, dpla_id
 
@@ -283,6 +283,46 @@ def test_a_rebuild_splits_an_index_of_every_provider_into_gated_provider_indices
     assert search.count(ALIAS) == 20 and shared in [i.name for i in search.indices(ALIAS)]  # kept for rollback
     publisher.rollback()  # the rebuild undone: the index of every provider serves again
     assert search.aliased(ALIAS) == [shared] and search.count(ALIAS) == 20
+
+
+def test_an_empty_index_is_replaced_by_the_first_day_with_records(publisher, search, storage):
+    """A provider whose first published days held nothing (the demo's quiet days): the count gate compares with 0."""
+    empty = publish(publisher, storage, "demo", DAY1, [])
+    assert empty.promoted and search.count(ALIAS) == 0
+    grown = publish(publisher, storage, "demo", DAY2, documents("demo", range(1, 4)))
+    count = {r.gate: r for r in grown.results}["index_count"]
+    assert grown.promoted and count.passed and count.evidence["change"] is None
+    assert count.description == f"{grown.candidate.name} holds 3 documents, 0 before"
+
+
+def test_days_older_than_the_live_one_are_published_beneath_it(publisher, search, storage, engine, clock):
+    """A backfill of days before a published day: the newer day's versions stay newest, the older days' other
+    records and deletions count, and the newer day is live again in the new index."""
+    ledger = Ledger(engine)
+
+    def day_output(day, records):
+        started = clock()
+        output = write_activity(storage, RecordStream(records, started=started), provider="demo",
+                                activity="indexing", day=day, started=started, schema=INDEX_RECORD, partition="test")
+        ledger.register("demo", day, output.output.folder, ReviewBlock(), clock())
+        return RecordSource(storage, output.output)
+
+    newest = publish(publisher, storage, "demo", DAY3,
+                     day_output(DAY3, documents("demo", range(1, 51), title="Mill after the flood")))
+    assert newest.promoted and search.count(ALIAS) == 50
+    older = [(DAY1, day_output(DAY1, documents("demo", range(1, 6), title="Mill before the flood"))),
+             (DAY2, day_output(DAY2, [*documents("demo", [51]), *deletions("demo", [7])]))]
+
+    backfill = publisher.publish({"demo": older}, storage, TOLERANCE, run_id="backfill")["demo"]
+
+    assert backfill.promoted and backfill.candidate.days == [DAY1, DAY2, DAY3]
+    assert backfill.candidate.base == newest.candidate.name and "copied" not in backfill.candidate.figures
+    assert search.count(ALIAS) == 51  # 51 added by the older day; 7 deleted before DAY3 wrote it again
+    titles = {doc["sourceResource"]["title"][0] for doc in search.documents(ALIAS, [dpla_id("demo", n) for n in (1, 7)]).values()}
+    assert titles == {"Mill after the flood"}
+    assert {s.day: s.index_name for s in ledger.history("demo")} == dict.fromkeys((DAY1, DAY2, DAY3), backfill.candidate.name)
+    count = {r.gate: r for r in backfill.results}["index_count"]
+    assert count.passed and count.evidence["before"] == 50 and count.evidence["after"] == 51
 
 
 def test_a_provider_is_removed_alone_and_comes_back(publisher, search, storage, engine, clock):
