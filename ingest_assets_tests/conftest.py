@@ -62,9 +62,17 @@ def pytest_configure(config) -> None:
         config.stash[LIVE_RUN] = open_run()
 
 
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """The servers this process is still starting: waited for, so that the run's owner knows and stops them (another
+    worker may be waiting for one), or stopped at once when the run was interrupted (Ctrl-C)."""
+    if _RUN_SERVERS:
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            _RUN_SERVERS[0].abandon_starting()
+        else:
+            _RUN_SERVERS[0].wait_started()
+
+
 def pytest_unconfigure(config) -> None:
-    if _RUN_SERVERS:  # a run ended early (-x, Ctrl-C) leaves no server of this process half-started
-        _RUN_SERVERS[0].abandon_starting()
     if LIVE_RUN in config.stash:
         close_run(config.stash[LIVE_RUN])
 

@@ -84,6 +84,11 @@ class LiveServers:
         with locked(self.folder / f"{what}.use.lock"):
             yield
 
+    def wait_started(self) -> None:
+        """Wait until every server this process began getting is ready (and recorded) or has failed."""
+        for thread in list(self._threads.values()):
+            thread.join()
+
     def abandon_starting(self) -> None:
         """Stop the servers this process launched that are not ready yet (nobody else knows of them: the run's
         owner stops only recorded servers)."""
