@@ -40,7 +40,7 @@ GROUPS = {
     "property": "Hypothesis property tests",
     "packaging": "builds the wheel and installs it into a fresh environment",
     "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
-    "daemon": "the Dagster daemon on PostgreSQL refreshing and backfilling by itself",
+    "daemon": "the Dagster daemon on PostgreSQL refreshing and backfilling by itself, and killed mid-backfill",
     "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
     "faults": "fault injection and load against real servers (ingest_assets_tests/faults/)",
     "pipeline": "the record pipeline run day by day on a Dagster instance, then the publishing commands",
@@ -101,11 +101,12 @@ def pytest_runtest_makereport(item, call):
 
 
 # groups whose tests run one after another on one xdist worker (``--dist loadgroup``): they share a costly
-# session (a Spark cluster, ``dagster dev``) or would starve each other of the 2 cores if run twice at once
-ONE_WORKER = ("browser", "spark")
+# session (a Spark cluster, ``dagster dev``) or would starve each other of the 2 cores if run twice at once (two
+# daemons, each with its code server and run workers)
+ONE_WORKER = ("browser", "spark", "daemon")
 # xdist hands out the groups first (most tests first); of the single tests, these long ones are put first too, so
 # that no worker is left alone with one of them at the end of the run
-LONG_FIRST = ("packaging", "daemon", "dg")
+LONG_FIRST = ("packaging", "dg")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -123,7 +124,7 @@ def pytest_collection_modifyitems(config, items):
             "hostile": "hostile" in item.path.parts,
             "dg": item.path.name == "test_dg.py",
             "faults": "faults" in item.path.parts,
-            "daemon": item.path.name == "test_daemon.py",
+            "daemon": "dagster_daemon" in names,
             "pipeline": "pipeline" in names,
             "live": bool(names & LIVE_FIXTURES or _servers_of(item)),
         }
@@ -336,22 +337,25 @@ def template_index(http_server):
 
 
 @pytest.fixture
-def dagster_daemon(tmp_path, pg_url) -> Iterator[Callable[[Path, str], DaemonProcess]]:
-    """``dagster_daemon(registry, partition_start)``: a :class:`DaemonProcess` (started), stopped after the test;
-    DAGSTER_POSTGRES_URL is set here meanwhile, so ``dg.DagsterInstance.from_config(daemon.home)`` reaches it."""
+def dagster_daemon(tmp_path, pg_url) -> Iterator[Callable[..., DaemonProcess]]:
+    """``dagster_daemon(registry, partition_start, start=True)``: a :class:`DaemonProcess` with its instance handle
+    (started unless ``start=False``: a test may first submit what the daemon finds on its first iteration), stopped
+    after the test; DAGSTER_POSTGRES_URL is set here meanwhile, so ``dg.DagsterInstance.from_config(daemon.home)``
+    reaches it."""
     import dagster as dg
 
     made: list[DaemonProcess] = []
 
-    def start(registry: Path, partition_start: str) -> DaemonProcess:
+    def make(registry: Path, partition_start: str, start: bool = True) -> DaemonProcess:
         daemon = DaemonProcess(tmp_path, pg_url, registry, partition_start)
         os.environ["DAGSTER_POSTGRES_URL"] = daemon.env["DAGSTER_POSTGRES_URL"]
-        daemon.start()
         daemon.instance = dg.DagsterInstance.from_config(str(daemon.home))
         made.append(daemon)
+        if start:
+            daemon.start()
         return daemon
 
-    yield start
+    yield make
     os.environ.pop("DAGSTER_POSTGRES_URL", None)
     for daemon in made:
         daemon.stop()

@@ -5,25 +5,18 @@ nobody starting anything by hand."""
 from __future__ import annotations
 
 import subprocess
-import time
 from datetime import datetime, timedelta, timezone
 
 import dagster as dg
 import pytest
-from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
-from dagster._core.utils import make_new_backfill_id
+from dagster._core.execution.backfill import BulkActionStatus
 
 from ingest_assets.demo.oai_server import serve_in_thread
 from ingest_assets.demo.samples import sample_records
-from ingest_assets.definitions import build_definitions
-from ingest_assets.core.settings import Settings
 from ingest_assets.storage import LocalStorage, layout
-from ingest_assets_tests.support.daemon import BIN, ROOT, WORKSPACE, wait_until
+from ingest_assets_tests.support.daemon import BIN, ROOT, WORKSPACE, submit_asset_backfill, wait_until
 
 YESTERDAY = datetime.now(timezone.utc).date() - timedelta(days=1)
-# the records group as "Materialize all" submits it: the review gate and its report come before the index is published
-RECORD_ASSETS = ("original_records", "mapped_records", "enriched_records", "indexed_records", "provider_report",
-                 "review_gate", "search_index", "resourcesync_changes")
 
 
 @pytest.fixture
@@ -77,19 +70,12 @@ def test_refresh_and_backfill_run_by_themselves_on_postgres(daemon):
 
     # an asset backfill (what the records asset group's "Materialize all" submits) of the same days, run again
     # by the daemon: one run under the BACKFILL policy, each day a new output of its own
-    settings = Settings.from_env(env)
-    backfill = PartitionBackfill.from_asset_partitions(
-        backfill_id=make_new_backfill_id(), asset_graph=build_definitions(settings).resolve_asset_graph(),
-        partition_names=keys, asset_selection=[dg.AssetKey(a) for a in RECORD_ASSETS],
-        backfill_timestamp=time.time(), tags={}, dynamic_partitions_store=instance, all_partitions=False,
-        title=None, description=None, run_config=None,
-    )
-    instance.add_backfill(backfill)
-    status = wait_until("the asset backfill to complete", lambda: instance.get_backfill(backfill.backfill_id).status in (
+    backfill_id = submit_asset_backfill(instance, env, keys)
+    status = wait_until("the asset backfill to complete", lambda: instance.get_backfill(backfill_id).status in (
         BulkActionStatus.COMPLETED, BulkActionStatus.COMPLETED_SUCCESS, BulkActionStatus.COMPLETED_FAILED, BulkActionStatus.FAILED)
-        and instance.get_backfill(backfill.backfill_id).status, process)
+        and instance.get_backfill(backfill_id).status, process)
     assert status == BulkActionStatus.COMPLETED_SUCCESS, process.tail()
-    (run,) = instance.get_run_records(dg.RunsFilter(tags={"dagster/backfill": backfill.backfill_id}))  # job __ASSET_JOB
+    (run,) = instance.get_run_records(dg.RunsFilter(tags={"dagster/backfill": backfill_id}))  # job __ASSET_JOB
     assert run.dagster_run.status == dg.DagsterRunStatus.SUCCESS
     assert (run.dagster_run.tags["dagster/asset_partition_range_start"], run.dagster_run.tags["dagster/asset_partition_range_end"]) == (
         keys[0], keys[-1])

@@ -23,7 +23,8 @@ def test_production_instance_keeps_everything_in_postgres_with_the_same_limits(t
     import yaml
 
     development, production = (yaml.safe_load(path.read_text()) for path in (SHIPPED, ROOT / "deploy/postgres/dagster.yaml"))
-    assert production["concurrency"] == development["concurrency"]
+    for section in ("concurrency", "run_retries", "run_monitoring"):
+        assert production[section] == development[section], section
     shutil.copy(ROOT / "deploy" / "postgres" / "dagster.yaml", tmp_path / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_POSTGRES_URL", pg_url.replace("+psycopg:", "+psycopg2:"))
     with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
@@ -31,3 +32,13 @@ def test_production_instance_keeps_everything_in_postgres_with_the_same_limits(t
         assert storages == {"PostgresRunStorage", "PostgresEventLogStorage", "PostgresScheduleStorage"}
         instance.add_dynamic_partitions("record_providers", ["demo"])
         assert instance.get_dynamic_partitions("record_providers") == ["demo"]
+
+
+def test_instance_yaml_ends_runs_whose_worker_never_started_or_died(tmp_path):
+    """A run a dead daemon left STARTING is failed by Dagster's run monitoring after its start timeout, one left
+    STARTED by the orphaned_runs_sensor; either is then retried as a whole run (not after a step's own failure)."""
+    shutil.copy(SHIPPED, tmp_path / "dagster.yaml")
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        assert instance.run_monitoring_enabled and 0 < instance.run_monitoring_start_timeout_seconds <= 300
+        assert instance.run_retries_enabled and instance.run_retries_max_retries >= 1
+        assert not instance.run_retries_retry_on_asset_or_op_failure

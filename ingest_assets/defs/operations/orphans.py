@@ -2,7 +2,10 @@
 code server killed, OOM, a host restart) stays STARTED for ever, and holds its provider's one concurrency slot, so the
 provider's queued days never start. The sensor marks such a run failed, naming the dead worker; the instance's
 ``run_retries`` (dagster.yaml) then re-execute it from the step that did not finish (outputs already written stay:
-each day's output appears once). Other launchers have Dagster's own run-worker health checks."""
+each day's output appears once), unless the run belongs to a backfill that has already ended (Dagster retries none of
+its runs; ``dagster job backfill`` ends its backfill once it has queued the runs, an asset backfill stays in progress
+until they and their retries end). A run left STARTING has no worker to look at: the instance's ``run_monitoring``
+fails it after its start timeout. Other launchers have Dagster's own run-worker health checks."""
 
 from __future__ import annotations
 
