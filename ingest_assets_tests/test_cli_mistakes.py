@@ -58,6 +58,7 @@ MISTAKES = {
     "search": [
         (["millbrook"], {}, 1, "no search index behind alias 'dpla-map4'"),
         (["millbrook", "--size", "ten"], {}, 2, "invalid int value: 'ten'"),
+        (["millbrook", "--size", "10001"], {}, 2, "--size must be 1 to 10000"),
     ],
     "serve-resourcesync": [
         (["--port", BUSY], {}, 2, "is in use"),

@@ -173,7 +173,15 @@ def _top_level(argv: list[str]) -> int:
     return 2
 
 
+# the search clients' transports log every failed or retried request as a warning: the request that failed is in
+# the command's own one-line error, and one that was retried to success is no problem of the user's
+TRANSPORT_LOGGERS = ("elastic_transport", "opensearch")
+
+
 def _configure_logging() -> None:
-    """Warnings and errors of the libraries on stderr (everything with ``--verbose``); no INFO chatter."""
+    """Warnings and errors of the libraries on stderr (everything with ``--verbose``); no INFO chatter, and of the
+    search clients' transports only errors."""
     logging.basicConfig(level=logging.DEBUG if _verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    for name in TRANSPORT_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if _verbose else logging.ERROR)

@@ -7,6 +7,7 @@ import sys
 
 from ingest_assets.cli.main import Parser
 from ingest_assets.records.indexing import DEFAULT_ALIAS, open_search_index
+from ingest_assets.records.indexing.search_index import MAX_HITS
 from ingest_assets.core.settings import Settings
 
 
@@ -15,9 +16,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("query", help="words that must all match; \"a phrase\", prefix*; '*' lists documents")
     parser.add_argument("--index", help="index directory or Elasticsearch URL (default: INGEST_SEARCH setting)")
     parser.add_argument("--alias", default=DEFAULT_ALIAS, help=f"alias to query (default {DEFAULT_ALIAS})")
-    parser.add_argument("--size", type=int, default=10, help="maximum hits (default 10)")
+    parser.add_argument("--size", type=int, default=10, help=f"maximum hits (default 10, at most {MAX_HITS})")
     parser.add_argument("--json", action="store_true", help="print whole documents as JSON lines")
     args = parser.parse_args(argv)
+    if not 0 < args.size <= MAX_HITS:
+        parser.error(f"--size must be 1 to {MAX_HITS}")
     index = open_search_index(args.index or Settings.current().search)
     try:
         hits = index.search(args.alias, args.query, size=args.size)

@@ -5,7 +5,7 @@
     ingest-assets takedown --undo ID                                      lift it; the record's newest version returns
     ingest-assets takedown --list [--all]                                 takedowns in force (--all: undone ones too)
 
-Without ``--yes`` it shows how many records and a sample, and changes nothing (exit 1). With it, the records
+Without ``--yes`` it shows how many records and a sample, and changes nothing (exit 2). With it, the records
 leave every index of their provider at once, are published as deleted, and stay out of every later publish;
 who, when and why are recorded, and the live index's count before and after is checked and printed.
 """

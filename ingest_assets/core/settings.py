@@ -21,6 +21,8 @@ from ingest_assets.core.errors import ConfigError
 AVRO_CODECS = ("null", "deflate", "snappy", "bzip2", "xz", "zstandard", "lz4")
 ENGINES = ("in-process", "spark", "auto")
 CHANGE_FEED_CAPABILITIES = ("repository", "datasets", "linked_data")  # publish their changes as resource sets
+SPARQL_MAX_REQUEST_BYTES = 32 * 1024 * 1024  # a bulk load's largest request to a SPARQL server
+SEARCH_PRODUCTS = {"elasticsearch": "Elasticsearch", "opensearch": "OpenSearch"}  # INGEST_SEARCH scheme prefixes
 SMTP_SCHEMES = {"smtp": 25, "smtp+starttls": 587, "smtps": 465}  # plain, STARTTLS, TLS -> default port
 
 
@@ -45,6 +47,8 @@ class Settings:
     repository_removal_misses: int = 3
     repository_removal_grace_days: float = 7.0
     fedora_user: str | None = None
+    sparql_urls: tuple[str, str, str] | None = None  # (query, update, Graph Store) of a server named by its URLs
+    sparql_max_request_bytes: int = SPARQL_MAX_REQUEST_BYTES
     resourcesync_capabilities: tuple[str, ...] = CHANGE_FEED_CAPABILITIES
     index_count_tolerance: float = 0.02  # a new index may hold at most this share fewer documents than the old
     index_retain: int = 2  # previous indices of a provider kept for rollback
@@ -92,6 +96,10 @@ class Settings:
                 "INGEST_REPOSITORY_REMOVAL_GRACE_DAYS", env.get("INGEST_REPOSITORY_REMOVAL_GRACE_DAYS") or "7", float
             ),
             fedora_user=env.get("FEDORA_USER") or None,
+            sparql_urls=_sparql_urls(env),
+            sparql_max_request_bytes=int(_number(
+                "INGEST_SPARQL_MAX_REQUEST_BYTES", env.get("INGEST_SPARQL_MAX_REQUEST_BYTES") or str(SPARQL_MAX_REQUEST_BYTES), int
+            )),
             resourcesync_capabilities=_capabilities(env.get("INGEST_RESOURCESYNC_CAPABILITIES")),
             index_count_tolerance=_share("INGEST_INDEX_TOLERANCE", env.get("INGEST_INDEX_TOLERANCE") or "0.02"),
             index_retain=int(_number("INGEST_INDEX_RETAIN", env.get("INGEST_INDEX_RETAIN") or "2", int)),
@@ -122,6 +130,14 @@ class Settings:
         return (self.fedora_user, self.secret("FEDORA_PASSWORD") or "") if self.fedora_user else None
 
 
+def is_search_server(target: str) -> bool:
+    """Whether ``INGEST_SEARCH`` names a search server (``http(s)://``, or with a product prefix:
+    ``opensearch+https://``, ``elasticsearch+http://``) rather than the embedded index's directory."""
+    scheme, sep, _ = target.partition("://")
+    product, _, transport = scheme.rpartition("+")
+    return bool(sep) and transport in ("http", "https") and product in ("", *SEARCH_PRODUCTS)
+
+
 def _day(name: str, value: str) -> date:
     try:
         return date.fromisoformat(value)
@@ -137,6 +153,21 @@ def _number(name: str, value: str, kind: type[int] | type[float]) -> float:
     if number < 0:
         raise ConfigError(f"{name} must not be negative, got {value!r}")
     return number
+
+
+SPARQL_URL_VARIABLES = ("INGEST_SPARQL_QUERY_URL", "INGEST_SPARQL_UPDATE_URL", "INGEST_SPARQL_GRAPH_STORE_URL")
+
+
+def _sparql_urls(env: Mapping[str, str]) -> tuple[str, str, str] | None:
+    """The three endpoints of a SPARQL server whose layout has no name: all three variables, or none."""
+    values = tuple(env.get(name) or "" for name in SPARQL_URL_VARIABLES)
+    if not any(values):
+        return None
+    if not all(values):
+        missing = [name for name, value in zip(SPARQL_URL_VARIABLES, values, strict=True) if not value]
+        raise ConfigError(f"{', '.join(missing)} missing: a SPARQL server named by its URLs needs all of "
+                          f"{', '.join(SPARQL_URL_VARIABLES)}")
+    return values  # type: ignore[return-value]
 
 
 def _share(name: str, value: str) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 from lxml import etree
 from rdflib import RDF, Graph, Literal, Namespace, URIRef
@@ -78,8 +79,16 @@ class RepositoryObject:
         return etree.tostring(root, xml_declaration=True, encoding="utf-8", pretty_print=True)
 
     @classmethod
-    def from_turtle(cls, data: bytes, pid: str) -> "RepositoryObject":
-        """Read back an object written by :meth:`to_turtle` (server-managed triples are ignored)."""
+    def from_turtle(cls, data: bytes, pid: str, pid_prefixes: tuple[str, ...] = ()) -> "RepositoryObject":
+        """Read back an object written by :meth:`to_turtle` (server-managed triples are ignored). A related
+        object's PID is its IRI less ``info:fedora/`` or one of ``pid_prefixes`` (Fedora 6 serves
+        ``info:fedora/<pid>`` as ``<REST root>/<pid>``)."""
+        prefixes = ("info:fedora/", *pid_prefixes)
+
+        def related(iri: str) -> str:
+            found = next((p for p in prefixes if iri.startswith(p)), "")
+            return unquote(iri[len(found):]) if found else iri
+
         graph = Graph().parse(data=data, format="turtle")
         subject = next(graph.subjects(DC.identifier, Literal(pid)), None)
         obj = cls(pid=pid, kind="member")
@@ -90,9 +99,9 @@ class RepositoryObject:
             if predicate == RDF.type and text.startswith(str(K2N)):
                 obj.kind = text[len(str(K2N)):].lower()
             elif predicate == REL.isMemberOfCollection:
-                obj.collection = text.removeprefix("info:fedora/")
+                obj.collection = related(text)
             elif predicate == REL.isMemberOf:
-                obj.provider = text.removeprefix("info:fedora/")
+                obj.provider = related(text)
             elif predicate == K2N.HarvestingURL:
                 obj.harvesting_url = text
             elif str(predicate).startswith(str(LINEAGE)):

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from ingest_assets.core.registry import Registry
+from ingest_assets.core.settings import is_search_server
 from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet
 
@@ -33,9 +34,10 @@ CAPABILITY_SETS = {"repository": "repository-objects", "datasets": "dataset-file
 
 
 def open_resource_index(search: str, engine: Callable[[], Engine], prefix: str = "resourcesync") -> ResourceIndex:
-    """``search`` http(s) -> Elasticsearch indices ``<prefix>-resource/-change``, else the embedded tables in
-    the database of ``engine()`` (called only then). Only the chosen backend's client library is imported."""
-    if search.startswith(("http://", "https://")):
+    """``search`` a search server's URL -> Elasticsearch/OpenSearch indices ``<prefix>-resource/-change``, else the
+    embedded tables in the database of ``engine()`` (called only then). Only the chosen backend's client library
+    is imported."""
+    if is_search_server(search):
         from ingest_assets.resourcesync.es_index import ElasticsearchResourceIndex
 
         return ElasticsearchResourceIndex(search, prefix=prefix)

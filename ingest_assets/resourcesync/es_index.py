@@ -1,4 +1,5 @@
-"""Elasticsearch resource index: ``<prefix>-resource``, ``<prefix>-change`` and ``<prefix>-resourcelist``
+"""Elasticsearch (or OpenSearch: one client API, :mod:`ingest_assets.core.search_clients`) resource index:
+``<prefix>-resource``, ``<prefix>-change`` and ``<prefix>-resourcelist``
 (each set's latest Resource List ``at``) with the mappings of ``ingest_assets/schemas/resourcesync-*.json``, through the
 official client.
 
@@ -58,7 +59,7 @@ class ElasticsearchResourceIndex(ResourceIndex):
                             raise
 
     def _errors(self, action: str):
-        return translated(action, self.url)
+        return translated(action, self.client)
 
     def apply(self, resource_key: str, resource: dict | None, change: dict) -> dict:
         at = self._resource_list_at(change["resource_set"])
@@ -77,7 +78,7 @@ class ElasticsearchResourceIndex(ResourceIndex):
                 created = False
             elif result.get("status", 200) >= 300 and (op, result["status"]) != ("delete", 404):
                 raise IngestError(
-                    f"Elasticsearch refused {op}: {result.get('error')}",
+                    f"{self.client.product} refused {op}: {result.get('error')}",
                     provider=change["resource_set"],
                     file=self.url,
                     record=change["location"]["value"],

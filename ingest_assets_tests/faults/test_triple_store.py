@@ -38,7 +38,7 @@ def test_oxigraph_killed_mid_import_keeps_the_old_graph_and_the_rerun_is_exact(o
     base = http_server(app=site)
     source, graphs = ProviderSource("lod", f"{base}/lod/void.ttl", allow_private=True), ProviderGraphs("lod")
     http = HttpClient(allow_private=True)
-    store = SparqlEndpointStore.for_oxigraph(oxigraph.url)
+    store = SparqlEndpointStore.for_server(oxigraph.url)
     assert import_update(source, store, http, graphs).strategy == "replace"
     old = graphs.read_state(store).current
     old_triples = {str(t) for t in store.triples(old)}
@@ -57,7 +57,7 @@ def test_oxigraph_killed_mid_import_keeps_the_old_graph_and_the_rerun_is_exact(o
     proxy = FaultProxy(oxigraph.url, kill_during_the_load)
     try:
         with pytest.raises(IngestError) as caught:
-            import_update(source, SparqlEndpointStore.for_oxigraph(proxy.url), http, graphs)
+            import_update(source, SparqlEndpointStore.for_server(proxy.url), http, graphs)
     finally:
         proxy.close()
     assert killed.is_set() and oxigraph.process.poll() is not None

@@ -61,12 +61,17 @@ def oxigraph_server(tmp_path_factory) -> Iterator[str]:
         yield server["url"]
 
 
-@pytest.fixture(params=["embedded", "endpoint"])
+@pytest.fixture(params=["embedded", "endpoint", "fuseki"])
 def store_case(request, tmp_path) -> StoreCase:
-    """Each backend; endpoint tests share one server, so each test gets its own graph base."""
+    """Each backend: embedded Oxigraph, ``oxigraph serve`` and the live Fuseki (named ``fuseki+<dataset URL>``,
+    bulk loads cut into requests of at most 4 KB so that every load is a bounded one). Servers are shared, so
+    each test gets its own graph base."""
     if request.param == "embedded":
         store: TripleStore = OxigraphStore(tmp_path / "oxigraph", writable=True)
+    elif request.param == "endpoint":
+        store = SparqlEndpointStore.for_server(request.getfixturevalue("oxigraph_server"))
     else:
-        store = SparqlEndpointStore.for_oxigraph(request.getfixturevalue("oxigraph_server"))
+        fuseki = request.getfixturevalue("fuseki_server")
+        store = SparqlEndpointStore.for_server(f"fuseki+{fuseki.url}", max_request_bytes=4096)
     with store:
         yield StoreCase(store, f"urn:x-test:{uuid.uuid4().hex}:")

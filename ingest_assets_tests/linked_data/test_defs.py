@@ -135,12 +135,12 @@ def _materialize(instance, wiring, assets, **kwargs):
     return dg.materialize(assets, instance=instance, resources=wiring, **kwargs)
 
 
-@pytest.mark.parametrize("backend", ["embedded", "endpoint"])
+@pytest.mark.parametrize("backend", ["embedded", "endpoint", "fuseki"])
 def test_import_asset_status_document_and_export(instance, wiring, site, backend, request):
-    if backend == "endpoint":
-        wiring["triplestore"] = TripleStoreResource(
-            location=request.getfixturevalue("oxigraph_server"), graph_base=f"urn:x-test:{uuid.uuid4().hex}:"
-        )
+    if backend != "embedded":
+        server = request.getfixturevalue("oxigraph_server") if backend == "endpoint" else \
+            "fuseki+" + request.getfixturevalue("fuseki_server").url
+        wiring["triplestore"] = TripleStoreResource(location=server, graph_base=f"urn:x-test:{uuid.uuid4().hex}:")
     instance.add_dynamic_partitions("linked_data_providers", ["a"])
     first = _materialize(instance, wiring, [provider_graph], partition_key="a")
     [event] = first.asset_materializations_for_node("linked_data__provider_graph")

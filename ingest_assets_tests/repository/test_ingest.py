@@ -1,4 +1,4 @@
-"""The ingest service end to end: fake TemplateParameterIndex -> OCFL or Fedora, SQL bookkeeping.
+"""The ingest service end to end: fake TemplateParameterIndex -> OCFL or the live Fedora, SQL bookkeeping.
 
 Includes the crash test: the ingest runs as its own process and is killed mid-ingest.
 """
@@ -9,13 +9,13 @@ import signal
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
+from urllib.parse import urlsplit
 
 import pytest
 
 from ingest_assets.core.errors import ConfigError, IngestError
 from ingest_assets.core.http import HttpClient
 from ingest_assets.repository.bookkeeping import Bookkeeping
-from ingest_assets.repository.fedora import FedoraRepository
 from ingest_assets.repository.index import ObjectIndex
 from ingest_assets.repository.ingest import IngestSettings, RepositoryIngest
 from ingest_assets.repository.mediawiki import MediaWikiApi, WikiPage, WikiTemplateSource, report_poster
@@ -138,26 +138,28 @@ def test_ingest_update_and_identity_on_ocfl(template_index, service_parts, tmp_p
     assert repo.versions(pollen.pid) == ["v1", "v2"]  # updated in place: same object, new version
 
 
-def test_ingest_on_fedora_is_one_transaction_per_collection(template_index, service_parts, fake_fedora):
+def test_ingest_on_fedora_is_one_transaction_per_collection(template_index, service_parts, fedora):
     app, url = template_index
-    fake, base = fake_fedora
     app.records = [r for r in wiki_records() if r["TemplateName"] == "Key Start"]
-    repo = FedoraRepository(base, HttpClient(allow_private=True, retries=0))
+    repo = fedora.repo
     make_service(url, service_parts, repo).run()
     edited = {**app.records[0], "description": "neu", "Modified": after_run()}
     app.records = [edited]
-    fake.requests.clear()
+    fedora.proxy.requests.clear()
     result = make_service(url, service_parts, repo).run()
     assert not result.failed
-    methods = [(m, p.split("/")[-1] if "fcr:" not in p else p) for m, p, _ in fake.requests]
-    (tx,) = [p for m, p in methods if m == "POST"]
-    assert methods[0] == ("POST", "/rest/fcr:tx") and methods[-1] == ("PUT", "/rest/fcr:tx/2")
-    deletes = [p for m, p, _ in fake.requests if m == "DELETE"]
+    requests = fedora.proxy.requests
+    (opened,) = [r for r in requests if r.method == "POST"]
+    tx = opened.reply["Location"]
+    assert (opened.path, requests[0]) == (f"{fedora.root}/fcr:tx", opened)
+    assert (requests[-1].method, fedora.proxy.url + requests[-1].path) == ("PUT", tx)
+    deletes = [r.path for r in requests if r.method == "DELETE"]
     assert len(deletes) == 2 and deletes[1] == deletes[0] + "/fcr:tombstone"  # old key + its tombstone
-    assert all(h.get("Atomic-ID") == f"{fake.base}/rest/fcr:tx/2" for _, _, h in fake.requests[1:-1])
-    collection_path = "/rest/" + pid_from_uri(WIKI + "Thalictrum_in_Mitteleuropa").replace(":", "%3A")
-    updates = [h for m, p, h in fake.requests if m == "PUT" and p == collection_path]
-    assert len(updates) == 1 and updates[0]["If-Match"].startswith('W/"')  # the collection keeps its identity
+    assert all(r.headers.get("Atomic-ID") == tx for r in requests[1:-1])
+    collection = repo.object_url(pid_from_uri(WIKI + "Thalictrum_in_Mitteleuropa")).removeprefix(fedora.proxy.url)
+    updates = [r for r in requests if r.method == "PUT" and r.path == collection]
+    assert len(updates) == 1 and updates[0].status == 204  # the collection keeps its identity
+    assert repo.get(pid_from_uri(WIKI + "Thalictrum_in_Mitteleuropa")).dc["title"] == ["Thalictrum in Mitteleuropa"]
 
 
 def run_process(url, tmp_path, max_duration):
@@ -271,23 +273,25 @@ def test_a_report_poster_needs_an_api_and_both_secrets_it_names():
     assert refused.value.provider == "k2n"
 
 
-def test_fedora_transaction_abandoned_by_a_crash(template_index, service_parts, fake_fedora):
+def test_fedora_transaction_abandoned_by_a_crash(template_index, service_parts, fedora):
     """A crashed ingest leaves an open fcr:tx holding its resources: the restart gets 409, the unit fails
     and the interval stays open; once Fedora expires the transaction the next run ingests it."""
     app, url = template_index
-    fake, base = fake_fedora
     app.records = [r for r in wiki_records() if r["TemplateName"] == "Key Start"]
-    repo = FedoraRepository(base, HttpClient(allow_private=True, retries=0))
+    repo = fedora.repo
     books = service_parts["books"]
-    collection = "/rest/" + pid_from_uri(WIKI + "Thalictrum_in_Mitteleuropa").replace(":", "%3A")
-    _, headers, _ = repo.call("POST", f"{base}/fcr:tx")  # the crashed process: began, wrote, never finished
-    repo.call("PUT", fake.base + collection, {"Atomic-ID": headers["Location"], "Content-Type": "text/turtle"}, b"")
+    collection = repo.object_url(pid_from_uri(WIKI + "Thalictrum_in_Mitteleuropa"))
+    _, headers, _ = repo.call("POST", repo.transaction_endpoint())  # the crashed process: began, wrote, never finished
+    crashed = headers["Location"]
+    repo.call("PUT", collection, {"Atomic-ID": crashed, "Content-Type": "text/turtle",
+                                  "Link": '<http://www.w3.org/ns/ldp#BasicContainer>; rel="type"'}, b"")
     blocked = make_service(url, service_parts, repo).run()
     (outcome,) = blocked.outcomes
     assert "409" in outcome.error and books.last_success(url) is None and books.watchdog_entry(url) is None
     assert books.last_success(url, WIKI + "Thalictrum_in_Mitteleuropa") is None
-    assert ("DELETE", "/rest/fcr:tx/2", ) in [(m, p) for m, p, _ in fake.requests]  # our own tx rolled back
-    fake.expire(headers["Location"])
+    ours = [r for r in fedora.proxy.requests if r.method == "POST" and r.reply.get("Location") not in (None, crashed)]
+    assert [r.method for r in fedora.proxy.calls(path=urlsplit(ours[-1].reply["Location"]).path)] == ["DELETE"]
+    repo.call("DELETE", crashed)  # what Fedora does when the transaction's Atomic-Expires passes: roll it back
     done = make_service(url, service_parts, repo).run()
     assert done.since is None and not done.failed and books.last_success(url) == done.until
     assert repo.get(pid_from_uri(WIKI + "Thalictrum_in_Mitteleuropa")).dc["title"] == ["Thalictrum in Mitteleuropa"]

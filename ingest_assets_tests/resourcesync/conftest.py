@@ -1,5 +1,6 @@
 """ResourceSync fixtures: a source world (:class:`support.resync.Source`: files + index + server + publisher)
-and the reference client; the Elasticsearch endpoint is the root conftest's ``es``."""
+and the reference client; the search servers are the root conftest's ``es``, each test alone with the fixed
+``resourcesync-*`` indices among the run's processes."""
 
 from __future__ import annotations
 
@@ -52,6 +53,15 @@ def tree():
 def resync():
     """``resync(workdir, *args)`` runs the resync package's ``resync-sync`` client and returns its output."""
     return support_resync.resync_sync
+
+
+@pytest.fixture
+def es(es, search_backend, live_servers):
+    """The root's ``es``: the live server behind the recording proxy, its ``resourcesync-*`` indices (fixed names)
+    used by no other process of the run (an xdist worker) while the test runs."""
+    with live_servers.exclusive(f"{search_backend}-fixed-names"):
+        yield es
+        es.close()  # its indices deleted before another process may create them
 
 
 @pytest.fixture

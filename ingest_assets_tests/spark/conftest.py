@@ -1,5 +1,5 @@
 """Spark fixtures: one SparkSession at a time (``local[2]``, then a real standalone master + 2 workers started
-once per session); the harvests they run on are in ``harvests.py``."""
+once per session); the harvests they run on are in ``support/spark.py``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 
 from ingest_assets.records.engines.choice import PYTHON, use_python
 from ingest_assets.records.engines.spark_cluster import standalone_cluster
+from ingest_assets.records.engines.spark_avro import SPARK_AVRO_PACKAGE
 from ingest_assets_tests.support import require
+from ingest_assets_tests.support.servers import Unavailable, maven
 
 
 @pytest.fixture(scope="session")
@@ -27,8 +29,13 @@ def spark(request):
     from pyspark.sql import SparkSession
 
     master = request.getfixturevalue("spark_cluster") if request.param == "standalone" else request.param
+    try:  # Spark's avro data source, for the tests that read and write the layout through it (spark_avro_jar)
+        jars = str(maven(SPARK_AVRO_PACKAGE))
+    except Unavailable:
+        jars = ""
     session = (
         SparkSession.builder.master(master)
+        .config("spark.jars", jars)
         .appName("ingest-assets-tests")
         .config(PYTHON, sys.executable)
         .config("spark.executor.memory", "512m")

@@ -1,15 +1,12 @@
-"""Fakes at the HTTP boundary of the repository tests, as WSGI apps: a TemplateParameterIndex, a Fedora 6 server
-(stateful: LDP resources, tombstones, ``fcr:tx``; for the faults and states a test must set up, which a real Fedora
-cannot be made to produce on cue) and a MediaWiki ``api.php``."""
+"""Fakes at the HTTP boundary of the repository tests, as WSGI apps, for services with no distribution to run: a
+TemplateParameterIndex and a MediaWiki ``api.php`` (Fedora is the live server of :mod:`.servers.fedora`)."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 from datetime import datetime, timezone
-from http import HTTPStatus
-from urllib.parse import parse_qs, unquote
+from urllib.parse import parse_qs
 
 from lxml import etree
 
@@ -69,117 +66,6 @@ class TemplateIndexApp:
 
     def queries_for(self, **match) -> list[dict[str, str]]:
         return [q for q in self.queries if all(q.get(k) == v for k, v in match.items())]
-
-
-class FakeFedora:
-    """Stateful Fedora 6 fake: LDP resources, tombstones, fcr:tx with Atomic-ID; logs raw requests."""
-
-    def __init__(self):
-        self.base = ""
-        self.resources: dict[str, dict] = {}
-        self.tombstones: set[str] = set()
-        self.transactions: dict[str, dict] = {}
-        self.locks: dict[str, str] = {}
-        self.requests: list[tuple[str, str, dict[str, str]]] = []
-        self.inject: dict[tuple[str, str], int] = {}  # (method, raw path) -> status to answer once
-        self.etags = itertools.count(1)
-        self.lock = threading.Lock()
-
-    def expire(self, tx: str) -> None:
-        """What Fedora does to a transaction nobody commits (Atomic-Expires passed): roll it back."""
-        with self.lock:
-            self.transactions[tx]["open"] = False
-            for key in [k for k, v in self.locks.items() if v == tx]:
-                del self.locks[key]
-
-    def view(self, tx: str | None):
-        if tx is None:
-            return self.resources, self.tombstones
-        state = self.transactions[tx]
-        return state["resources"], state["tombstones"]
-
-    def __call__(self, environ, start_response):
-        """WSGI: the request as Fedora sees it (the raw, %-escaped target; the headers the client sends)."""
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-        body = environ["wsgi.input"].read(length) if length else b""
-        keep = ("Atomic-ID", "If-Match", "Link", "Content-Type", "Prefer", "Accept")
-        sent = {name: environ.get("CONTENT_TYPE" if name == "Content-Type" else "HTTP_" + name.upper().replace("-", "_"))
-                for name in keep}
-        headers = {name: value for name, value in sent.items() if value}
-        with self.lock:
-            status, out, payload = self.handle(environ["REQUEST_METHOD"], environ["RAW_URI"], headers, body)
-        start_response(f"{status} {HTTPStatus(status).phrase}",
-                       [*out.items(), ("Content-Length", str(len(payload)))])
-        return [b"" if environ["REQUEST_METHOD"] == "HEAD" else payload]
-
-    def handle(self, method: str, raw_path: str, headers: dict[str, str], body: bytes):
-        self.requests.append((method, raw_path, headers))
-        if (method, raw_path) in self.inject:
-            status = self.inject.pop((method, raw_path))
-            texts = {409: CONFLICT,
-                     412: b"", 500: b"Internal Server Error"}
-            return status, {"Content-Type": "text/plain"}, texts.get(status, b"")
-        path = unquote(raw_path)
-        if path == "/rest/fcr:tx" and method == "POST":
-            tx = f"{self.base}/rest/fcr:tx/{len(self.transactions) + 1}"
-            self.transactions[tx] = {"resources": {k: dict(v) for k, v in self.resources.items()},
-                                     "tombstones": set(self.tombstones), "open": True, "touched": set()}
-            return 201, {"Location": tx, "Atomic-Expires": "Sun, 22 Nov 2026 03:00:00 GMT"}, b""
-        if path.startswith("/rest/fcr:tx/"):
-            tx = f"{self.base}{path}"
-            state = self.transactions.get(tx)
-            if state is None:
-                return 404, {}, b""
-            if not state["open"]:
-                return 410, {}, b""
-            if method == "PUT":
-                self.resources, self.tombstones = state["resources"], state["tombstones"]
-            if method in ("PUT", "DELETE"):
-                state["open"] = False
-                for key in [k for k, v in self.locks.items() if v == tx]:
-                    del self.locks[key]
-            return 204, {"Atomic-Expires": "Sun, 22 Nov 2026 03:00:00 GMT"}, b""
-        tx = headers.get("Atomic-ID")
-        if tx is not None and not self.transactions.get(tx, {}).get("open"):
-            return 409, {}, b"Transaction is closed"
-        resources, tombstones = self.view(tx)
-        target = path.removesuffix("/fcr:tombstone")
-        if method in ("PUT", "DELETE"):
-            owner = self.locks.get(target)
-            if owner is not None and owner != tx:
-                return 409, {"Content-Type": "text/plain"}, CONFLICT
-            if tx is not None:
-                self.locks[target] = tx
-        gone = {"Link": f'<{self.base}{raw_path}/fcr:tombstone>; rel="hasTombstone"'}
-        if path.endswith("/fcr:tombstone"):
-            if method != "DELETE":
-                return 405, {}, b""
-            if target not in tombstones:
-                return 404, {}, b""
-            tombstones.discard(target)
-            return 204, {}, b""
-        if target in tombstones:
-            return 410, gone, b"Discovered tombstone resource at " + target.encode()
-        found = resources.get(target)
-        if method in ("GET", "HEAD"):
-            if found is None:
-                return 404, {}, b""
-            payload = found["body"] if method == "GET" else b""
-            return 200, {"ETag": found["etag"], "Content-Type": found["type"]}, payload
-        if method == "PUT":
-            if found is not None and headers.get("If-Match") not in (None, "*", found["etag"]):
-                return 412, {}, b""
-            resources[target] = {"etag": f'W/"{next(self.etags)}"', "body": body,
-                                 "type": headers.get("Content-Type", ""), "link": headers.get("Link", "")}
-            return (204 if found else 201), {"ETag": resources[target]["etag"]}, b""
-        if method == "DELETE":
-            if found is None:
-                return 404, {}, b""
-            for key in [k for k in resources if k == target or k.startswith(target + "/")]:
-                del resources[key]
-            tombstones.add(target)
-            return 204, {}, b""
-        return 405, {}, b""
 
 
 THALICTRUM = {

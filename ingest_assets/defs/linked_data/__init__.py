@@ -12,5 +12,5 @@ def build_defs(settings: Settings) -> dg.Definitions:
     return dg.Definitions(
         assets=[provider_graph, linked_data_export],
         sensors=[void_sensor],
-        resources={"triplestore": TripleStoreResource(location=settings.triplestore)},
+        resources={"triplestore": TripleStoreResource.from_settings(settings)},
     )

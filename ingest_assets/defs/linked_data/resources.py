@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import dagster as dg
 
+from ingest_assets.core.settings import SPARQL_MAX_REQUEST_BYTES, Settings
 from ingest_assets.linked_data.graphs import DEFAULT_BASE, ProviderGraphs
 
 if TYPE_CHECKING:
@@ -13,21 +14,28 @@ if TYPE_CHECKING:
 
 
 class TripleStoreResource(dg.ConfigurableResource):
-    """``location``: a directory (embedded Oxigraph) or an ``http(s)://`` SPARQL server base URL.
-
-    For a server, the Oxigraph layout (``/query``, ``/update``, ``/store``) is assumed unless the three
-    URLs are given (e.g. Virtuoso: ``/sparql``, ``/sparql``, ``/sparql-graph-crud``).
+    """``location``: a directory (embedded Oxigraph) or a SPARQL server: its base URL, prefixed with its product
+    when its paths are not Oxigraph's (``fuseki+http://host:3030/ds``; see ``sparql_endpoint.LAYOUTS``), or any
+    server through the three URLs (``query_url``, ``update_url``, ``graph_store_url``). Bulk loads are sent in
+    requests of at most ``max_request_bytes``.
     """
 
     location: str
     query_url: str = ""
     update_url: str = ""
     graph_store_url: str = ""
+    max_request_bytes: int = SPARQL_MAX_REQUEST_BYTES
     graph_base: str = DEFAULT_BASE
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "TripleStoreResource":
+        query, update, graph_store = settings.sparql_urls or ("", "", "")
+        return cls(location=settings.triplestore, query_url=query, update_url=update, graph_store_url=graph_store,
+                   max_request_bytes=settings.sparql_max_request_bytes)
 
     @property
     def is_endpoint(self) -> bool:
-        return self.location.startswith(("http://", "https://"))
+        return "://" in self.location
 
     def get_client(self, *, writable: bool, timeout: tuple[float, float] = (5, 600)) -> TripleStore:
         """A new store handle per call, for a ``with`` block (not kept: an embedded reader is a snapshot of the
@@ -38,9 +46,10 @@ class TripleStoreResource(dg.ConfigurableResource):
             return OxigraphStore(self.location, writable=writable)
         from ingest_assets.linked_data.sparql_endpoint import SparqlEndpointStore
 
+        options = {"timeout": timeout, "max_request_bytes": self.max_request_bytes}
         if self.query_url and self.update_url and self.graph_store_url:
-            return SparqlEndpointStore(self.query_url, self.update_url, self.graph_store_url, timeout=timeout)
-        return SparqlEndpointStore.for_oxigraph(self.location, timeout=timeout)
+            return SparqlEndpointStore(self.query_url, self.update_url, self.graph_store_url, **options)
+        return SparqlEndpointStore.for_server(self.location, **options)
 
     def graphs(self, provider: str) -> ProviderGraphs:
         return ProviderGraphs(provider, self.graph_base)

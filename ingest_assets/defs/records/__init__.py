@@ -15,7 +15,7 @@ from ingest_assets.defs.records.publishing import PublishingResource, publishing
 from ingest_assets.defs.records.refresh import refresh_sensor
 from ingest_assets.defs.records.resources import RecordEngineResource, SearchIndexResource
 from ingest_assets.defs.resources import shared_resources
-from ingest_assets.core.settings import Settings
+from ingest_assets.core.settings import Settings, is_search_server
 
 
 def build_defs(settings: Settings) -> dg.Definitions:
@@ -31,7 +31,7 @@ def build_defs(settings: Settings) -> dg.Definitions:
         selection=dg.AssetSelection.assets("review_gate").downstream() & dg.AssetSelection.groups(RECORDS),
         description="Publish a provider's day from its review gate on (for days approved after their run).",
     )
-    search_kind = "elasticsearch" if settings.search.startswith(("http://", "https://")) else "sqlite"
+    search_kind = "elasticsearch" if is_search_server(settings.search) else "sqlite"
     return dg.Definitions(
         assets=[*record_assets(partitions), *publishing_assets(partitions, search_kind, RECORDS), parquet_asset(partitions),
                 record_counts],

@@ -50,7 +50,7 @@ class RecordEngineResource(dg.ConfigurableResource):
 
 
 class SearchIndexResource(dg.ConfigurableResource):
-    """Elasticsearch (``http(s)://...``) or the embedded SQLite FTS index (a directory)."""
+    """An Elasticsearch or OpenSearch server (its URL) or the embedded SQLite FTS index (a directory)."""
 
     target: str
     alias: str = DEFAULT_ALIAS

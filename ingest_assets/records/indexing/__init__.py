@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from ingest_assets.core.settings import is_search_server
 from ingest_assets.records.indexing.documents import deletion_record, index_record
 from ingest_assets.records.indexing.embedded_index import EmbeddedSearchIndex
 from ingest_assets.records.indexing.results import IndexBuildRefused, IndexStats, Reconciliation
@@ -23,10 +24,11 @@ __all__ = [
 
 
 def open_search_index(target: str | os.PathLike, **options) -> SearchIndex:
-    """``http(s)://...`` -> ElasticsearchIndex; anything else -> EmbeddedSearchIndex in that directory.
-    ``options`` go to the backend's constructor. The Elasticsearch client is imported only when used."""
+    """A search server's URL (Elasticsearch or OpenSearch: ``core.settings.is_search_server``) -> ElasticsearchIndex;
+    anything else -> EmbeddedSearchIndex in that directory. ``options`` go to the backend's constructor. The
+    client libraries are imported only when used."""
     target = os.fspath(target)
-    if target.startswith(("http://", "https://")):
+    if is_search_server(target):
         from ingest_assets.records.indexing.es_index import ElasticsearchIndex
 
         return ElasticsearchIndex(target, **options)

@@ -22,7 +22,7 @@ from pathlib import Path
 from ingest_assets.core.errors import IngestError, NotFoundError
 from ingest_assets.records.indexing.naming import NO_INDEX_HINT, build_name, check_alias, parse_index
 from ingest_assets.records.indexing.results import IndexStats, Tally, utc_now
-from ingest_assets.records.indexing.search_index import MAX_IDS, AliasChanged, IndexHealth, PhysicalIndex, SearchIndex
+from ingest_assets.records.indexing.search_index import MAX_IDS, AliasChanged, check_hits, IndexHealth, PhysicalIndex, SearchIndex
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, document TEXT NOT NULL);
@@ -142,6 +142,7 @@ class EmbeddedSearchIndex(SearchIndex):
     def search(self, target: str, query: str, size: int = 10) -> list[dict]:
         """Documents matching all words of ``query``, best first (each index ranked by bm25, then merged).
         ``"a phrase"`` and ``prefix*`` work; '' or '*' matches all documents."""
+        check_hits(size)
         match = fts_query(query)
         ranked: list[tuple[float, int, int, str]] = []
         for number, path in enumerate(self._files(target)):

@@ -1,6 +1,7 @@
-"""Elasticsearch search index (official ``elasticsearch`` client): physical indices per build, bulk upserts and
-deletes with 429 back-off and per-document failures counted (not fatal), copies through a point in time, alias
-updates that name what they replace (``must_exist``), and cluster health per index."""
+"""Search index on an Elasticsearch or OpenSearch server (one client API: :mod:`ingest_assets.core.search_clients`):
+physical indices per build, bulk upserts and deletes with 429 back-off and per-document failures counted (not
+fatal), copies through a point in time, alias updates that name what they replace (``must_exist``), and cluster
+health per index."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from ingest_assets.core import errors
 from ingest_assets.core.errors import FetchError, IngestError
 from ingest_assets.records.indexing.naming import NO_INDEX_HINT, build_name, check_alias, parse_index
 from ingest_assets.records.indexing.results import IndexStats, Tally, utc_now
-from ingest_assets.records.indexing.search_index import MAX_IDS, AliasChanged, IndexHealth, PhysicalIndex, SearchIndex
+from ingest_assets.records.indexing.search_index import MAX_IDS, AliasChanged, check_hits, IndexHealth, PhysicalIndex, SearchIndex
 
 MAPPING = "search-dpla-map4-mapping.json"
 KEEP_ALIVE = "5m"
@@ -27,7 +28,7 @@ HEALTH_WAIT = "30s"  # how long a health check waits for a new index's shards to
 
 
 class ElasticsearchIndex(SearchIndex):
-    """Search index on an Elasticsearch cluster; ``alias`` is what readers query."""
+    """Search index on an Elasticsearch or OpenSearch cluster; ``alias`` is what readers query."""
 
     def __init__(
         self,
@@ -56,8 +57,6 @@ class ElasticsearchIndex(SearchIndex):
             max_retries=3,
             retry_on_timeout=True,
             retry_on_status=(502, 503, 504),
-            retry_backoff_base=min(initial_backoff, 1.0),
-            retry_backoff_cap=max_backoff,
         )
 
     def close(self) -> None:
@@ -160,6 +159,7 @@ class ElasticsearchIndex(SearchIndex):
 
     def search(self, target: str, query: str, size: int = 10) -> list[dict]:
         """Documents matching all words of ``query`` (simple query string syntax; '' or '*' matches all)."""
+        check_hits(size)
         if query.strip() in ("", "*"):
             clause = {"match_all": {}}
         else:
@@ -237,7 +237,7 @@ class ElasticsearchIndex(SearchIndex):
     def _translated(self, action: str, alias: str, reading: bool = False):
         """Client errors as FetchError; for a read, a missing index is an IngestError naming the alias."""
         try:
-            with translated(f"{action} of {alias!r}", self.url):
+            with translated(f"{action} of {alias!r}", self._client):
                 yield
         except FetchError as err:
             if reading and isinstance(err.__cause__, NotFoundError):

@@ -19,6 +19,15 @@ from ingest_assets.records.indexing.naming import check_alias
 from ingest_assets.records.indexing.results import DEFAULT_MAX_FAILURE_RATE, IndexBuildRefused, IndexStats
 
 MAX_IDS = 1000  # ids per ``documents`` call
+# hits per ``search`` call: the servers refuse a page past ``index.max_result_window`` (10,000 by default and in the
+# schema) with HTTP 400; the embedded backend keeps the same bound, so a caller sized for one works on every backend
+MAX_HITS = 10_000
+
+
+def check_hits(size: int) -> None:
+    """A ``search`` size every backend answers (1 to :data:`MAX_HITS`), else ValueError."""
+    if not 0 < size <= MAX_HITS:
+        raise ValueError(f"a search returns 1 to {MAX_HITS} hits, not {size}")
 
 
 @dataclass(frozen=True)
@@ -73,7 +82,8 @@ class SearchIndex(ABC):
 
     @abstractmethod
     def search(self, target: str, query: str, size: int = 10) -> list[dict]:
-        """Documents matching all words of ``query``, best first; '' or '*' matches all."""
+        """At most ``size`` (at most :data:`MAX_HITS`) documents matching all words of ``query``, best first;
+        '' or '*' matches all."""
 
     @abstractmethod
     def documents(self, target: str, ids: Sequence[str]) -> dict[str, dict]:

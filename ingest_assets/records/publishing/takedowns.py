@@ -18,14 +18,16 @@ from sqlalchemy import Engine, select, update
 from ingest_assets.core.errors import IngestError, NotFoundError, UsageError
 from ingest_assets.records.indexing import SearchIndex, deletion_record
 from ingest_assets.records.indexing.naming import parse_index
-from ingest_assets.records.indexing.search_index import MAX_IDS
+from ingest_assets.records.indexing.search_index import MAX_HITS, MAX_IDS
 from ingest_assets.records.publishing.tables import create_tables, takedowns
 from ingest_assets.resourcesync.feed import DOCUMENT_MIME, ChangeFeed, record_path
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource
 from ingest_assets.storage.backends import Storage
 
-MAX_QUERY_MATCHES = 10_000  # a takedown by query refuses more matches than this: narrow the query
+# a takedown by query refuses more matches than this: narrow the query (one more is asked for, to know; a search
+# returns at most MAX_HITS)
+MAX_QUERY_MATCHES = MAX_HITS - 1
 
 
 @dataclass(frozen=True)

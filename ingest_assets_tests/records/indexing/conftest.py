@@ -1,6 +1,6 @@
-"""Fixtures for indexing tests (the Elasticsearch endpoint is the one ``es`` fixture of
-``ingest_assets_tests/conftest.py``; where an index lives and the MAPRecords built from DPLA's documents,
-``records/conftest.py``)."""
+"""Fixtures for indexing tests (the search servers are the one ``es`` fixture of ``ingest_assets_tests/conftest.py``:
+the tests assert the request bodies while OpenSearch and Elasticsearch answer; where an index lives and the
+MAPRecords built from DPLA's documents, ``records/conftest.py``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""ElasticsearchIndex at the HTTP boundary: exact requests, real-shaped replies, injected rejections.
-
-Each test runs against the in-memory model ("fake") and, when ELASTICSEARCH_URL is set, through the
-recording proxy against that live cluster ("live").
+"""ElasticsearchIndex at the HTTP boundary: exact requests, answered by live OpenSearch and Elasticsearch through
+the recording proxy, which injects the rejections a real server cannot be made to send on cue.
 """
 
 from __future__ import annotations

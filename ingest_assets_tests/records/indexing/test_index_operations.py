@@ -1,5 +1,5 @@
-"""The search index primitives publishing is built on, on both backends (embedded SQLite and Elasticsearch,
-the recording fake or a live cluster): per-provider physical indices behind one alias, exact copies, alias
+"""The search index primitives publishing is built on, on every backend (embedded SQLite, live OpenSearch and
+Elasticsearch): per-provider physical indices behind one alias, exact copies, alias
 updates that name what they replace, per-index health, listing and lookups by id."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import pytest
 
 from ingest_assets.core.errors import IngestError
 from ingest_assets.records.indexing import AliasChanged, deletion_record, index_record, open_search_index
+from ingest_assets.records.indexing.search_index import MAX_HITS
 
 ALIAS = "dpla-map4"
 
@@ -94,20 +95,37 @@ def test_documents_by_id_are_bounded(index, records):
         index.documents(name, [f"{n:032x}" for n in range(1001)])
 
 
+def test_a_search_asks_for_no_more_hits_than_a_server_answers(index, records):
+    """The servers refuse a page past ``index.max_result_window`` (10,000) with HTTP 400, so a search of the largest
+    size every backend takes is answered, and a larger one is refused before it is sent."""
+    name = index.create_index(ALIAS, "usc")
+    index.write(name, records)
+    assert {doc["id"] for doc in index.search(name, "*", MAX_HITS)} <= {r["id"] for r in records}
+    with pytest.raises(ValueError, match=f"1 to {MAX_HITS} hits"):
+        index.search(name, "*", MAX_HITS + 1)
+
+
 def test_a_missing_index_is_named(index):
     with pytest.raises(IngestError, match="dpla-map4-usc-20990101000000"):
         index.write("dpla-map4-usc-20990101000000", [])
 
 
 def test_red_index_is_not_healthy(es, build_clock, records):
-    """A primary shard no node holds (injected: a real single node cannot be made to lose one on demand)."""
+    """A primary shard no node holds (injected: a real single node cannot be made to lose one on demand): the wait
+    for yellow times out (408) with the figures as they are."""
     index = open_search_index(es.url, clock=build_clock)
     name = index.create_index(ALIAS, "usc")
     index.write(name, records)
-    es.unassign_primaries(name)
+    red = {"cluster_name": "ingest-test", "status": "red", "timed_out": True, "number_of_nodes": 1,
+           "number_of_data_nodes": 1, "active_primary_shards": 1, "active_shards": 1, "relocating_shards": 0,
+           "initializing_shards": 0, "unassigned_shards": 3, "unassigned_primary_shards": 1,
+           "delayed_unassigned_shards": 0, "number_of_pending_tasks": 0, "number_of_in_flight_fetch": 0,
+           "task_max_waiting_in_queue_millis": 0, "active_shards_percent_as_number": 25.0}
+    es.fail_next("GET", "/_cluster/health", 200, {**red, "timed_out": False})  # a red index makes the cluster red
+    es.fail_next("GET", f"/_cluster/health/{name}", 408, red)
     health = index.health(name)
     assert not health.ok and health.status == "red"
-    assert health.evidence["cluster_status"] == "red" and health.evidence["active_primary_shards"] == 2
+    assert health.evidence["cluster_status"] == "red" and health.evidence["active_primary_shards"] == 1
     index.drop(name)
 
 

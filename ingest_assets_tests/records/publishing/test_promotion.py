@@ -171,12 +171,12 @@ RED = {"cluster_name": "ingest-test", "status": "red", "timed_out": True, "numbe
        "active_shards_percent_as_number": 0.0}
 
 
-def test_a_candidate_the_cluster_cannot_serve_is_refused(es, publisher, search, storage, clock):
+def test_a_candidate_the_cluster_cannot_serve_is_refused(request, publisher, search, storage, clock):
     first = publish(publisher, storage, "demo", DAY1, documents("demo", range(1, 11)))
     if isinstance(search, EmbeddedSearchIndex):
         publisher.index = DiskFault(search.directory, clock=clock)
     else:  # its primary unassigned: the wait for yellow times out (408) with the figures as they are
-        es.fail_next("GET", r"/_cluster/health/dpla-map4-demo-\d+", 408, RED)
+        request.getfixturevalue("es").fail_next("GET", r"/_cluster/health/dpla-map4-demo-\d+", 408, RED)
 
     refused = publish(publisher, storage, "demo", DAY2, documents("demo", range(1, 12)))
 
@@ -233,14 +233,14 @@ class StaleAlias(EmbeddedSearchIndex):
         return super().documents(target, ids)
 
 
-def test_a_failed_canary_rolls_the_flip_back_by_itself(es, publisher, search, storage, engine, clock):
+def test_a_failed_canary_rolls_the_flip_back_by_itself(request, publisher, search, storage, engine, clock):
     first = publish(publisher, storage, "demo", DAY1, documents("demo", range(1, 11)))
     if isinstance(search, EmbeddedSearchIndex):
         stale = StaleAlias(search.directory, clock=clock)
         stale.stale = first.candidate.name
         publisher.index = stale
     else:  # the alias answers the canary's lookup from the old index
-        es.fail_next("GET|POST", f"/{ALIAS}/_search", 200, {"took": 1, "timed_out": False, "hits": {
+        request.getfixturevalue("es").fail_next("GET|POST", f"/{ALIAS}/_search", 200, {"took": 1, "timed_out": False, "hits": {
             "total": {"value": 0, "relation": "eq"}, "max_score": None, "hits": []}})
 
     changed = publish(publisher, storage, "demo", DAY2, documents("demo", range(1, 4), title="Renamed"))

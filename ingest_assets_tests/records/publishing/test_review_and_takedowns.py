@@ -66,7 +66,7 @@ def review_sensor(pipeline):
         return defs.get_sensor_def("review_sensor")(context)
 
 
-@pytest.mark.parametrize("search_target", ["embedded"], indirect=True)  # the ledger is the backend's; the publish, the days test's
+@pytest.mark.parametrize("search_backend", ["embedded"])  # the ledger is the backend's; the publish, the days test's
 def test_a_held_day_is_published_only_after_approval_and_never_after_rejection(pipeline, capsys):
     samples = sample_records(30, DAY1)
     kept = [r for r in samples if live(r)]
@@ -129,7 +129,7 @@ def test_a_held_day_is_published_only_after_approval_and_never_after_rejection(p
                                               "hint: see `ingest-assets review list`\n")
 
 
-@pytest.mark.parametrize("search_target", ["embedded"], indirect=True)
+@pytest.mark.parametrize("search_backend", ["embedded"])
 def test_a_day_is_approved_from_the_ui(pipeline):
     """The launchpad's run config of ``record_publish``: ``review_gate: {config: {decision: approve}}``."""
     pipeline.serve("demo", sample_records(20, DAY1), REVIEW)
@@ -195,7 +195,7 @@ def test_a_takedown_survives_a_reharvest_of_the_same_records(pipeline, capsys):
     assert code == 1 and err.startswith("ingest-assets takedown: not in the live index") and len(err.splitlines()) == 1
 
 
-@pytest.mark.parametrize("search_target", ["embedded"], indirect=True)
+@pytest.mark.parametrize("search_backend", ["embedded"])
 def test_the_report_is_mailed_with_the_review_commands(pipeline, capsys):
     sink = MailServer().start()
     try:
