@@ -39,7 +39,7 @@ def _runs(instance, **tags):
     return instance.get_run_records(dg.RunsFilter(job_name="record_pipeline", tags=tags))
 
 
-@pytest.mark.timeout(600)  # a refresh, a 3-day job backfill and an asset backfill, each launched by the daemon
+@pytest.mark.timeout(900)  # a refresh, a 3-day job backfill and an asset backfill, each launched by the daemon
 def test_refresh_and_backfill_run_by_themselves_on_postgres(daemon):
     process, instance, env = daemon
     storage = LocalStorage(process.home.parent / "ingest" / "storage")
@@ -64,7 +64,8 @@ def test_refresh_and_backfill_run_by_themselves_on_postgres(daemon):
     assert submitted.returncode == 0, submitted.stdout + submitted.stderr
     (job_backfill,) = instance.get_backfills()
     runs = wait_until("the job backfill's 3 days to run", lambda: (lambda found: found if len(found) == 3 and all(
-        r.dagster_run.is_finished for r in found) else None)(_runs(instance, **{"dagster/backfill": job_backfill.backfill_id})), process)
+        r.dagster_run.is_finished for r in found) else None)(_runs(instance, **{"dagster/backfill": job_backfill.backfill_id})), process,
+        timeout=420)  # one run per day, one at a time for the provider: about a minute each on a loaded 2-core machine
     assert sorted(r.dagster_run.tags["dagster/partition"] for r in runs) == keys
     assert all(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in runs), process.tail()
 
