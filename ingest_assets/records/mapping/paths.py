@@ -339,29 +339,32 @@ def strings(results: object) -> list[str]:
 def _walk(parent: etree._Element, node: _Step, texts: dict[int, list]) -> None:
     """Collect, per expression id, the stripped non-empty strings :func:`strings` makes of the nodes (or, for
     node expressions, the elements themselves)."""
+    # the hottest loop of mapping: once per element of every record, so the common cases are written out here
+    # (an untested tag's steps, an element's text, appending to a list) rather than called
     children = node.children
     for element in parent:
         branches = children.get(element.tag)
         if branches is None:
             continue
         text = None
-        for step in branches.matching(element):
+        for step in branches.always if branches.plain else branches.matching(element):
             if step.nodes:
                 _append(texts, step.nodes, element)
             if step.ends:
                 if text is None:
-                    text = _text(element)
+                    text = element.text if len(element) == 0 else "".join(element.itertext())
+                    text = text.strip() if text else ""
                 if text:
-                    _append(texts, step.ends, text)
+                    for key in step.ends:
+                        found = texts.get(key)
+                        if found is None:
+                            texts[key] = [text]
+                        else:
+                            found.append(text)
             if step.attributes:
                 _attributes(element, step.attributes, texts)
             if step.children:
                 _walk(element, step, texts)
-
-
-def _text(element: etree._Element) -> str:
-    text = element.text if len(element) == 0 else "".join(element.itertext())
-    return text.strip() if text else ""
 
 
 def _append(texts: dict[int, list], keys: list[int], value: Any) -> None:
