@@ -173,8 +173,14 @@ def main() -> None:
             line += f" {before[name][0]:>10,.0f} {cpu_rate / before[name][0]:>9.2f}x"
             if before[name][2] != mapped:
                 line += f" (baseline mapped {before[name][2]:,})"
+        if mapped < args.records:
+            line += "  *"
         print(line)
-    slowest = min(figures, key=lambda n: figures[n][0])
+    if fragments := [n for n, (_, _, mapped) in figures.items() if mapped < args.records]:
+        print(f"* {', '.join(fragments)}: the fixture's records do not all map (p2p's are ingestion3's one-field test "
+              "fragments, refused for missing required fields after every rule ran): left out of 'slowest'")
+    whole = [n for n in figures if n not in fragments] or list(figures)
+    slowest = min(whole, key=lambda n: figures[n][0])
     print(f"slowest: {slowest} at {figures[slowest][0]:,.0f} records per CPU second (one core)")
     if before:
         slowest = min(before, key=lambda n: before[n][0])
