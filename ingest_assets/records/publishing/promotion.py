@@ -107,7 +107,8 @@ class Publisher:
                 for state in self.ledger.published_after(provider, first) if state.day not in taken]
 
     def _published_state(self, storage: Storage, provider: str, first: date) -> Iterable[dict]:
-        """The provider's published records before ``first`` (the seed of an index it does not have yet)."""
+        """The provider's published records before ``first``: the seed of an index it does not have yet, or of one
+        built beneath a newer published day."""
         def records() -> Iterable[dict]:
             sources = snapshot_sources(storage, provider, first - timedelta(days=1), "indexing",
                                        self.ledger.excluded_days(provider))
