@@ -1,0 +1,65 @@
+"""Each hub ingestion3 harvests through an API (its harvesters/api/ package: Getty and Mississippi on Primo VE,
+MWDL on Primo's X-Services, IA's scrape API, MDL's METL API for minnesota and sd, loc.gov's site maps), harvested
+as its ``api`` block says from a local server answering in that API's shape over records built from ingestion3's
+own fixtures (:mod:`ingest_assets_tests.support.api_hubs`, where each reconstructed envelope is described): the
+paging to the end, the record count and ids, and every record mapped with the hub's profile."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest_assets.core.errors import FetchError
+from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.core.settings import Settings
+from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
+from ingest_assets.records.mapping import mapper_for
+from ingest_assets_tests.support.api_hubs import HUBS, Hub, lc, mwdl
+
+@pytest.fixture
+def hub(request, shared_fixtures, http_server) -> tuple[str, Hub]:
+    name = request.param
+    return name, HUBS[name](shared_fixtures / "ingestion3", lambda app: http_server(app=app))
+
+
+def harvest(name: str, hub: Hub, storage, started, http):
+    entry = ProviderEntry(name, {"harvest": {**hub.block, "allow_private": True}, "mapping": hub.profile})
+    run = harvest_records(entry, started=started, window=None, http=http, checkpoint=StorageCheckpoint(storage, name),
+                          settings=Settings.from_env(hub.env))
+    return entry, run
+
+
+@pytest.mark.parametrize("hub", list(HUBS), indirect=True)
+def test_each_api_hub_is_harvested_to_the_end_and_every_record_maps(hub, tmp_storage, started, http):
+    name, hub = hub
+    entry, run = harvest(name, hub, tmp_storage, started, http)
+    records = list(run)
+    assert [record["id"] for record in records] == hub.ids
+    assert run.stats.pages == hub.pages and run.stats.failed == hub.failed and run.stats.records == len(hub.ids)
+    hub.asked(hub.app.requests)
+    assert StorageCheckpoint(tmp_storage, name).load() is None  # the list is complete
+    mapper = mapper_for(entry)
+    results = [mapper.map(record) for record in records]
+    assert [result.messages for result in results if result.record is None] == []
+    assert len({result.record["id"] for result in results}) == len(records)  # each its own DPLA id
+
+
+def test_a_lost_loc_item_is_one_counted_error_naming_hub_url_and_record(shared_fixtures, http_server, tmp_storage,
+                                                                         started, http):
+    hub = lc(shared_fixtures / "ingestion3", lambda app: http_server(app=app))
+    _, run = harvest("lc", hub, tmp_storage, started, http)
+    list(run)
+    [error] = run.stats.errors
+    assert error.provider == "lc" and error.file.endswith("/item/gone/?fo=json&at=item")
+    assert error.record == "page 4 record #1" and "HTTP 404" in error.message  # pages count over the lists
+
+
+def test_a_primo_page_that_answers_an_error_fails_the_harvest_saying_so(shared_fixtures, http_server, tmp_storage,
+                                                                        started, http):
+    """Primo's X-Services answer a refused search with HTTP 200 and an ERROR element: not an empty, finished list."""
+    hub = mwdl(shared_fixtures / "ingestion3", lambda app: http_server(app=app))
+    hub.block["params"]["institution"] = "MWDL-TYPO"
+    _, run = harvest("mwdl", hub, tmp_storage, started, http)
+    with pytest.raises(FetchError, match="page 1 answers an error: Institution code is invalid") as caught:
+        list(run)
+    assert caught.value.provider == "mwdl" and "institution=MWDL-TYPO" in caught.value.file
+    assert not caught.value.retryable
