@@ -43,16 +43,19 @@ def json_answer(body, status: str = "200 OK") -> Answer:
 
 
 class HubApi(ABC):
-    """A WSGI app that keeps every request (``requests``: path and query, each parameter's values as a list) and
-    answers through :meth:`answer`; ``fail(path, query)`` may answer instead (an :data:`Answer`, or None)."""
+    """A WSGI app that keeps every request (``requests``: path and query, each parameter's values as a list;
+    ``headers``: its HTTP headers, WSGI-named) and answers through :meth:`answer`; ``fail(path, query)`` may answer
+    instead (an :data:`Answer`, or None)."""
 
     def __init__(self):
         self.requests: list[tuple[str, dict[str, list[str]]]] = []
+        self.headers: list[dict[str, str]] = []
         self.fail: Callable[[str, dict], Answer | None] | None = None
 
     def __call__(self, environ, start_response):
         path, query = environ["PATH_INFO"], parse_qs(environ["QUERY_STRING"], keep_blank_values=True)
         self.requests.append((path, query))
+        self.headers.append({key: value for key, value in environ.items() if key.startswith("HTTP_")})
         try:
             status, kind, body = (self.fail and self.fail(path, query)) or self.answer(path, query, environ)
         except (KeyError, ValueError) as exc:  # a parameter the API needs is missing or malformed

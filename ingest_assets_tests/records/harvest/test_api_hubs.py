@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from ingest_assets.core.errors import FetchError
+from ingest_assets.core.errors import FetchError, LimitError, ParseError
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.core.settings import Settings
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
 from ingest_assets.records.mapping import mapper_for
 from ingest_assets_tests.support.api_hubs import HUBS, Hub, lc, mwdl
+from ingest_assets_tests.support.api_servers import json_answer
 
 @pytest.fixture
 def hub(request, shared_fixtures, http_server) -> tuple[str, Hub]:
@@ -63,3 +64,40 @@ def test_a_primo_page_that_answers_an_error_fails_the_harvest_saying_so(shared_f
         list(run)
     assert caught.value.provider == "mwdl" and "institution=MWDL-TYPO" in caught.value.file
     assert not caught.value.retryable
+
+
+def test_an_empty_page_before_the_announced_total_ends_the_list_and_the_log_says_so(shared_fixtures, http_server,
+                                                                                    tmp_storage, started, http):
+    """Primo stops answering below its TOTALHITS (a deep-paging limit): ingestion3 stops there and warns."""
+    hub = HUBS["getty"](shared_fixtures / "ingestion3", lambda app: http_server(app=app))
+    hub.app.fail = lambda path, query: (
+        json_answer({"info": {"total": 7, "first": 4, "last": 3}, "docs": []}) if query["offset"] == ["4"] else None)
+    _, run = harvest("getty", hub, tmp_storage, started, http)
+    assert [record["id"] for record in run] == hub.ids[:3]
+    assert run.metadata()["expected"] == 7 and run.stats.pages == 2
+    [note] = run.stats.notes
+    assert note.startswith("page 2 (http://127.0.0.1:") and "apikey=[redacted]" in note
+    assert note.endswith("is empty after 3 of the 7 records the list announces: the list ends there "
+                         "(the API's deep-paging limit?)")
+
+
+def test_a_page_without_the_total_is_an_error_naming_page_and_url(shared_fixtures, http_server, tmp_storage, started,
+                                                                  http):
+    hub = HUBS["getty"](shared_fixtures / "ingestion3", lambda app: http_server(app=app))
+    hub.block["paging"]["total_path"] = "info.totalResults"
+    _, run = harvest("getty", hub, tmp_storage, started, http)
+    with pytest.raises(ParseError, match=r"page 1 has no total at 'info.totalResults' \(got None\)") as caught:
+        list(run)
+    assert caught.value.provider == "getty" and "offset=1" in caught.value.file
+
+
+def test_a_source_with_more_records_than_max_records_stops_with_a_limit_error(shared_fixtures, http_server, tmp_storage,
+                                                                              started, http):
+    hub = HUBS["minnesota"](shared_fixtures / "ingestion3", lambda app: http_server(app=app))
+    hub.block["bounds"] = {"max_records": 4}
+    _, run = harvest("minnesota", hub, tmp_storage, started, http)
+    got = []
+    with pytest.raises(LimitError, match="harvest stopped on page 2: the source holds more than 4 records") as caught:
+        for record in run:
+            got.append(record)
+    assert len(got) == 4 and caught.value.provider == "minnesota" and "page%5Bnumber%5D=2" in caught.value.file
