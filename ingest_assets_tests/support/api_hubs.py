@@ -31,11 +31,10 @@ IA_FIELDS = ("collection,contributor,creator,date,description,identifier,languag
 
 @dataclass
 class Hub:
-    """One hub's server, block (endpoint on the server), profile, and what its harvest must bring."""
+    """One hub's server, block (endpoint on the server), and what its harvest must bring."""
 
     app: HubApi
     block: dict
-    profile: str
     ids: list[str]
     pages: int
     failed: int = 0
@@ -71,7 +70,7 @@ def getty(fixtures: Path, serve) -> Hub:
 
     app, block = primo_ve(variants(load(fixtures, "getty.json"), 7, vary),
                           {"vid": "DPLA", "tab": "dpla", "scope": "DPLA", "inst": "01GRI"}, serve, lang="eng")
-    return Hub(app, block, "getty", [f"GETTY_ROSETTAIE13184{n:02d}" for n in range(1, 8)], pages=3,
+    return Hub(app, block, [f"GETTY_ROSETTAIE13184{n:02d}" for n in range(1, 8)], pages=3,
                env={"PRIMO_API_KEY": PRIMO_KEY}, asked=asked_offsets(["1", "4", "7"]))
 
 
@@ -82,7 +81,7 @@ def mississippi(fixtures: Path, serve) -> Hub:
 
     app, block = primo_ve(variants(load(fixtures, "ms.json"), 6, vary),
                           {"vid": "01USM_INST:MDL", "tab": "MDL", "scope": "MDL"}, serve)
-    return Hub(app, block, "mississippi", [f"alma99101410060930556{n}" for n in range(1, 7)], pages=2,
+    return Hub(app, block, [f"alma99101410060930556{n}" for n in range(1, 7)], pages=2,
                env={"PRIMO_API_KEY": PRIMO_KEY}, asked=asked_offsets(["1", "4"]))
 
 
@@ -101,7 +100,7 @@ def mwdl(fixtures: Path, serve) -> Hub:
                         "query_exc": MWDL_EXCLUDED},
              "paging": {"style": "offset", "offset_param": "indx", "limit_param": "bulkSize", "first": 1,
                         "page_size": 3, "total_path": "/sear:SEGMENTS/sear:JAGROOT/sear:RESULT/sear:DOCSET/@TOTALHITS"}}
-    return Hub(app, block, "mwdl", [f"digcoll_slc_27works_598-{n}" for n in range(1, 9)], pages=3,
+    return Hub(app, block, [f"digcoll_slc_27works_598-{n}" for n in range(1, 9)], pages=3,
                asked=asked_offsets(["1", "4", "7"], "indx"))
 
 
@@ -124,7 +123,7 @@ def ia(fixtures: Path, serve) -> Hub:
             ("collection:elmscollege", False), ("collection:elmscollege", True), ("collection:elmscollege", True),
             ("collection:americana", False), ("collection:americana", True)]
 
-    return Hub(app, block, "ia", [f"artofdyingwell00bell{n}" for n in range(1, 8)], pages=5, asked=asked)
+    return Hub(app, block, [f"artofdyingwell00bell{n}" for n in range(1, 8)], pages=5, asked=asked)
 
 
 def mdl_records(fixtures: Path, count: int) -> list[dict]:
@@ -148,14 +147,14 @@ def minnesota(fixtures: Path, serve) -> Hub:
         assert [query.get("page[number]") for _, query in requests] == [None, ["2"], ["3"]]
         assert all(query["filter[import-job-tags]"] == ["dpla"] for _, query in requests)
 
-    return Hub(app, mdl_block(app, serve), "mdl", [f"00002e8fc21342f03889239b438edc3b281960{n:02d}" for n in range(1, 8)],
+    return Hub(app, mdl_block(app, serve), [f"00002e8fc21342f03889239b438edc3b281960{n:02d}" for n in range(1, 8)],
                pages=3, asked=asked)
 
 
 def sd(fixtures: Path, serve) -> Hub:
     """South Dakota through MDL's API (ingestion3's SdProfile binds MdlHarvester): MDL's record shape, sd's profile."""
     app = MdlApi(mdl_records(fixtures, 6))
-    return Hub(app, mdl_block(app, serve), "sd", [f"00002e8fc21342f03889239b438edc3b281960{n:02d}" for n in range(1, 7)],
+    return Hub(app, mdl_block(app, serve), [f"00002e8fc21342f03889239b438edc3b281960{n:02d}" for n in range(1, 7)],
                pages=2)
 
 
@@ -181,8 +180,11 @@ def lc(fixtures: Path, serve) -> Hub:
                          ("/collections/maps-b/", ["1"]), ("/collections/maps-b/", ["2"])]
         assert [path for path, _ in requests].count("/item/73691634/") == 2  # listed twice, yielded once
 
-    return Hub(app, block, "lc", [f"http://www.loc.gov/item/7369163{n}/" for n in range(1, 7)], pages=4, failed=1,
+    return Hub(app, block, [f"http://www.loc.gov/item/7369163{n}/" for n in range(1, 7)], pages=4, failed=1,
                asked=asked)
 
 
 HUBS = {"getty": getty, "mississippi": mississippi, "mwdl": mwdl, "ia": ia, "minnesota": minnesota, "sd": sd, "lc": lc}
+# the profile ingestion3 maps each with (its CHProviderProfiles' mapping, as this project names the profiles)
+PROFILES = {"getty": "getty", "mississippi": "mississippi", "mwdl": "mwdl", "ia": "ia", "minnesota": "mdl", "sd": "sd",
+            "lc": "lc"}

@@ -6,14 +6,18 @@ paging to the end, the record count and ids, and every record mapped with the hu
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+import yaml
 
 from ingest_assets.core.errors import FetchError, LimitError, ParseError
-from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.core.registry import ProviderEntry, parse_registry
 from ingest_assets.core.settings import Settings
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
-from ingest_assets.records.mapping import mapper_for
-from ingest_assets_tests.support.api_hubs import HUBS, Hub, lc, mwdl
+from ingest_assets.records.mapping import check_registry, mapper_for
+from ingest_assets_tests.support.api_hubs import HUBS, PROFILES, Hub, lc, mwdl
 from ingest_assets_tests.support.api_servers import json_answer
 
 @pytest.fixture
@@ -23,7 +27,7 @@ def hub(request, shared_fixtures, http_server) -> tuple[str, Hub]:
 
 
 def harvest(name: str, hub: Hub, storage, started, http):
-    entry = ProviderEntry(name, {"harvest": {**hub.block, "allow_private": True}, "mapping": hub.profile})
+    entry = ProviderEntry(name, {"harvest": {**hub.block, "allow_private": True}, "mapping": PROFILES[name]})
     run = harvest_records(entry, started=started, window=None, http=http, checkpoint=StorageCheckpoint(storage, name),
                           settings=Settings.from_env(hub.env))
     return entry, run
@@ -101,3 +105,17 @@ def test_a_source_with_more_records_than_max_records_stops_with_a_limit_error(sh
         for record in run:
             got.append(record)
     assert len(got) == 4 and caught.value.provider == "minnesota" and "page%5Bnumber%5D=2" in caught.value.file
+
+
+def test_the_documented_hub_blocks_load_with_their_profiles():
+    """docs/harvest-apis.md gives one block per hub: each loads as a registry entry and its profile compiles."""
+    text = (Path(__file__).resolve().parents[3] / "docs" / "harvest-apis.md").read_text("utf-8")
+    entries = {}
+    for block in re.findall(r"```yaml\n(.*?)```", text, re.S):
+        if "\n  harvest:" in block:
+            entries.update(yaml.safe_load(block))
+    registry = parse_registry(entries, "docs/harvest-apis.md")
+    check_registry(registry)
+    assert registry.problems == {} and sorted(registry) == sorted(HUBS)
+    assert {name: registry[name].settings.mapping for name in registry} == {
+        name: profile for name, profile in PROFILES.items()}
