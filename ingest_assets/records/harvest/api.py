@@ -180,10 +180,10 @@ class ApiHarvester(Harvester):
                 record = original_record(self.provider, local_id, self.ingest_ts, self.reader.document(found),
                                          self.reader.mimetype, False)
             except IngestError as exc:
-                if exc.retryable:
-                    raise
                 exc.file = self.secrets.redact(exc.file or url)
                 exc.record = f"page {page} record #{number}" + (f" ({exc.record})" if exc.record else "")
+                if exc.retryable:  # the run fails and its re-run fetches this page again
+                    raise exc.add_context(provider=self.provider)
                 self.stats.record_error(self.secrets.scrub(exc.add_context(provider=self.provider)))
                 continue
             yield record

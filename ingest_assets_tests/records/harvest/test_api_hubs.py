@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from ingest_assets.core.errors import FetchError, LimitError, ParseError
+from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import ProviderEntry, parse_registry
 from ingest_assets.core.settings import Settings
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
@@ -119,3 +120,31 @@ def test_the_documented_hub_blocks_load_with_their_profiles():
     assert registry.problems == {} and sorted(registry) == sorted(HUBS)
     assert {name: registry[name].settings.mapping for name in registry} == {
         name: profile for name, profile in PROFILES.items()}
+
+
+def test_a_harvest_that_failed_in_a_later_set_resumes_at_that_set(shared_fixtures, http_server, tmp_storage, started):
+    hub = HUBS["ia"](shared_fixtures / "ingestion3", lambda app: http_server(app=app))
+    hub.app.fail = lambda path, query: json_answer({}, "503 Busy") if query["q"] == ["collection:americana"] else None
+    http = HttpClient(retries=0, allow_private=True)
+    _, run = harvest("ia", hub, tmp_storage, started, http)
+    got = []
+    with pytest.raises(FetchError, match="HTTP 503 fetching page 4"):
+        for record in run:
+            got.append(record["id"])
+    assert got == hub.ids[:5]
+    hub.app.fail, hub.app.requests = None, []
+    _, again = harvest("ia", hub, tmp_storage, started, http)
+    assert [record["id"] for record in again] == hub.ids and again.stats.resumed
+    assert [query["q"] for _, query in hub.app.requests] == [["collection:americana"]] * 2  # elmscollege from the spool
+
+
+def test_an_item_a_retry_could_fetch_fails_the_page_instead_of_losing_the_record(shared_fixtures, http_server,
+                                                                                 tmp_storage, started):
+    hub = HUBS["lc"](shared_fixtures / "ingestion3", lambda app: http_server(app=app))
+    hub.app.fail = lambda path, query: json_answer({}, "503 Busy") if path == "/item/73691635/" else None
+    _, run = harvest("lc", hub, tmp_storage, started, HttpClient(retries=0, allow_private=True))
+    with pytest.raises(FetchError, match="HTTP 503 fetching the record it links to") as caught:
+        list(run)
+    assert caught.value.retryable and caught.value.provider == "lc" and "/item/73691635/" in caught.value.file
+    assert caught.value.record == "page 3 record #2"
+    assert run.stats.failed == 0
