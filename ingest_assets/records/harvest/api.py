@@ -168,12 +168,9 @@ class ApiHarvester(Harvester):
     def page_records(self, items: list, page: int, page_url: str, progress: Progress) -> Iterator[dict]:
         url = self.secrets.redact(page_url)
         for number, item in enumerate(items, 1):
-            if self.stats.records >= self.config.bounds.max_records:
-                raise LimitError(f"harvest stopped on page {page}: the source holds more than "
-                                 f"{self.config.bounds.max_records} records; raise harvest.bounds.max_records "
-                                 "if the source is right", provider=self.provider, file=url)
+            self.check_bounds(page, url, progress)
             try:
-                found = self.item(item, page_url, page, progress) if self.config.items else item
+                found = self.item(item, page_url) if self.config.items else item
                 if found is None:
                     continue
                 local_id = self.reader.record_id(found, self.config.id_path)
@@ -188,17 +185,25 @@ class ApiHarvester(Harvester):
                 continue
             yield record
 
-    def item(self, value: Any, page_url: str, page: int, progress: Progress) -> Any:
+    def check_bounds(self, page: int, url: str, progress: Progress) -> None:
+        """A LimitError before the record past ``max_records``, or (records fetched one by one) past the time."""
+        bounds = self.config.bounds
+        if self.stats.records >= bounds.max_records:
+            reason = f"the source holds more than {bounds.max_records} records"
+        elif self.config.items and time.monotonic() > progress.deadline:
+            reason = f"the list goes on past {bounds.max_minutes} minutes"
+        else:
+            return
+        raise LimitError(f"harvest stopped on page {page}: {reason}; raise harvest.bounds if the source is right",
+                         provider=self.provider, file=url)
+
+    def item(self, value: Any, page_url: str) -> Any:
         """The record a link on the page points to, fetched and read; None for a link ``url_pattern`` skips."""
         link = self.pages.link(value)
         if link is None:
             raise ValidationError("is not a link to a record")
         if self.config.items.url_pattern and not re.search(self.config.items.url_pattern, link):
             return None
-        if time.monotonic() > progress.deadline:
-            raise LimitError(f"harvest stopped on page {page}: the list goes on past {self.config.bounds.max_minutes} "
-                             "minutes; raise harvest.bounds if the source is right", provider=self.provider,
-                             file=self.secrets.redact(page_url))
         url = self.item_url(urljoin(page_url, link))
         params, headers = self.with_secrets(url, self.config.endpoint, {})
         with context(file=self.secrets.redact(url), doing="fetching the record it links to"):

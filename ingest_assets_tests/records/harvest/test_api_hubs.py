@@ -148,3 +148,19 @@ def test_an_item_a_retry_could_fetch_fails_the_page_instead_of_losing_the_record
     assert caught.value.retryable and caught.value.provider == "lc" and "/item/73691635/" in caught.value.file
     assert caught.value.record == "page 3 record #2"
     assert run.stats.failed == 0
+
+
+def test_items_fetched_past_the_time_bound_stop_the_harvest(shared_fixtures, http_server, tmp_storage, started, http,
+                                                            monkeypatch):
+    """Each item is a request: the time bound is checked before each, not only between pages."""
+    from ingest_assets.records.harvest import progress
+
+    hub = HUBS["lc"](shared_fixtures / "ingestion3", lambda app: http_server(app=app))
+    hub.block["bounds"] = {"max_minutes": 1}
+    clock = iter([0.0])  # the run starts at 0 (its deadline: 60 s), and any later look at the clock says 10,000 s
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock, 10_000.0))
+    _, run = harvest("lc", hub, tmp_storage, started, http)
+    with pytest.raises(LimitError, match="harvest stopped on page 1: the list goes on past 1 minutes") as caught:
+        list(run)
+    assert [path for path, _ in hub.app.requests] == ["/collections/maps-a/"]  # the page, not one of its items
+    assert run.stats.failed == 0 and caught.value.provider == "lc" and "sp=1" in caught.value.file
