@@ -15,6 +15,7 @@ parse per record and no mapping logic. Needs ../shared/fixtures.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import resource
 import tempfile
@@ -67,6 +68,7 @@ def originals(kind: str, provider: str, count: int, started: datetime):
 
 def prepare(root: Path, total: int, workers: int) -> dict[str, list[str]]:
     """Write the harvest outputs and the registry; returns providers per worker."""
+    from ingest_assets.records.harvest.original import HarvestStats
     from ingest_assets.storage import LocalStorage
     from ingest_assets.storage.activities import RecordStream, write_activity
     from ingest_assets.storage.avro import ORIGINAL_RECORD
@@ -79,7 +81,8 @@ def prepare(root: Path, total: int, workers: int) -> dict[str, list[str]]:
             name = f"{kind}{w}"
             registry[name] = {"mapping": FORMATS[kind][0], "mapping_overrides": OVERRIDES[kind]}
             started = datetime.now(timezone.utc)
-            write_activity(storage, RecordStream(originals(kind, name, per, started), started=started, summary=lambda: {"mode": "full"}),
+            summary = {"mode": "full", **HarvestStats(name, records=per).as_metadata()}  # as a harvest counts them
+            write_activity(storage, RecordStream(originals(kind, name, per, started), started=started, summary=lambda s=summary: s),
                            provider=name, activity="harvest", day=DAY, started=started, schema=ORIGINAL_RECORD, partition="bench")
             plan.setdefault(str(w), []).append(name)
     (root / "registry.yaml").write_text(json.dumps(registry))
@@ -110,12 +113,25 @@ def run_pipeline(root: str, providers: list[str], publish: bool = False) -> dict
     return {"seconds": time.perf_counter() - t0, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def raw_mapping(source, template, parser):
+    """One parse per record; the output is the template with this record's id and original."""
+    for record in source:
+        etree.fromstring(record["document"].encode(), parser)
+        out = copy.copy(template)
+        out["id"], out["originalRecord"] = record["id"], record["document"]
+        yield out
+
+
+def raw_documents(source, size):
+    """IndexRecords of a real document's size."""
+    for record in source:
+        yield {"id": record["id"], "document": record["originalRecord"][:size], "deleted": False}
+
+
 def run_raw(root: str, providers: list[str]) -> dict:
     """The pipeline's Avro I/O with no mapping logic: the same reads and writes in the same schemas and
     codec (MAPRecords shaped like a real mapped record, IndexRecords of a real document's size), plus one
     XML parse per record."""
-    import copy
-
     from ingest_assets.records.indexing import index_record
     from ingest_assets.records.mapping import mapper_for
     from ingest_assets.core.registry import load_registry
@@ -127,32 +143,20 @@ def run_raw(root: str, providers: list[str]) -> dict:
     registry = load_registry(f"{root}/registry.yaml")
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
 
-    def shaped(source, template):
-        """One parse per record; the output is the template with this record's id and original."""
-        for record in source:
-            etree.fromstring(record["document"].encode(), parser)
-            out = copy.copy(template)
-            out["id"], out["originalRecord"] = record["id"], record["document"]
-            yield out
-
-    def documents(source, size):
-        for record in source:
-            yield {"id": record["id"], "document": record["originalRecord"][:size], "deleted": False}
-
     t0 = time.perf_counter()
     for provider in providers:
         harvest = RecordSource(storage, layout.latest_output(storage, provider, "harvest", DAY))
         template = mapper_for(registry[provider]).map(next(iter(harvest))).record  # one real mapped record
         size = len(index_record(template)["document"])
-        steps = (("mapping", MAP_RECORD, lambda src: shaped(src, template)), ("enrichment", MAP_RECORD, lambda src: src),
-                 ("indexing", INDEX_RECORD, lambda src: documents(src, size)))
+        steps = (("mapping", MAP_RECORD, lambda src: raw_mapping(src, template, parser)),
+                 ("enrichment", MAP_RECORD, lambda src: src), ("indexing", INDEX_RECORD, lambda src: raw_documents(src, size)))
         source = harvest
         for activity, schema, step in steps:
             started = datetime.now(timezone.utc)
             result = write_activity(storage, RecordStream(step(source), inputs=[source], started=started), provider=provider,
                                     activity=activity, day=DAY, started=started, schema=schema, partition="raw")
-            if activity == "indexing":
-                sum(1 for _ in harvest)  # the indexing asset also reads the harvest for deletions
+            if activity == "indexing" and harvest.manifest().extra.get("Summary deleted") != "0":
+                sum(1 for _ in harvest)  # the indexing asset also reads a harvest that counts deletions
             source = RecordSource(storage, result.output)
     return {"seconds": time.perf_counter() - t0, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
