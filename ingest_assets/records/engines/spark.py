@@ -109,7 +109,8 @@ def spark_stream(
     report = activity.new_report()
 
     def write(folder: FolderWriter, schema: dict) -> WriteStats:
-        parts = tuple((i, key) for i, source in enumerate(inputs) for key in part_keys(storage, source.key))
+        parts = tuple((i, key) for i, source in enumerate(inputs) if activity.reads(i, source)
+                      for key in part_keys(storage, source.key))
         tasks = SparkTasks(opener, activity, parts, schema, default_codec(), uuid.uuid4().hex)
         stats = WriteStats()
         try:

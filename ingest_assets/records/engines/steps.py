@@ -20,6 +20,7 @@ from typing import Any
 from ingest_assets.records.enrichment import EnrichmentReport, chain_for
 from ingest_assets.records.indexing import deletion_record, index_record
 from ingest_assets.records.mapping import MappingReport, mapper_for, minter_for
+from ingest_assets.records.mapping.coverage import COVERAGE_LOG, Coverage
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.publishing.absences import Absences
 from ingest_assets.storage.activities import RecordSource, RecordStream
@@ -55,6 +56,19 @@ class IndexingReport:
         return ("\n".join(rows) + "\n").encode("utf-8")
 
 
+class CoveredEnrichmentReport(EnrichmentReport):
+    """The enrichment report plus the field coverage of the records the activity wrote (``_LOGS/coverage.json``:
+    the day report's, counted while writing instead of reading the output again)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.coverage = Coverage()
+
+    def merge(self, other: "CoveredEnrichmentReport") -> None:
+        super().merge(other)
+        self.coverage.merge(other.coverage)
+
+
 @dataclass(frozen=True)
 class RecordActivity:
     """One record activity of one provider: ``mapping`` (input: harvest), ``enrichment`` (input: mapping)
@@ -66,7 +80,7 @@ class RecordActivity:
     never_published: frozenset[date] = frozenset()
 
     def new_report(self):
-        return {"mapping": MappingReport, "enrichment": EnrichmentReport, "indexing": IndexingReport}[self.activity]()
+        return {"mapping": MappingReport, "enrichment": CoveredEnrichmentReport, "indexing": IndexingReport}[self.activity]()
 
     def steps(self, report) -> list[Step]:
         """One step per input, in input order; a step returns ``None`` for a record that yields nothing."""
@@ -85,6 +99,7 @@ class RecordActivity:
             def enrich_one(record: dict) -> dict:
                 result, changes = chain.enrich(record)
                 report.add(record["id"], changes, samples=(record, result))
+                report.coverage.add(result)
                 return result
 
             return [enrich_one]
@@ -102,6 +117,15 @@ class RecordActivity:
 
         return [document, deletion]
 
+    def reads(self, index: int, source: RecordSource) -> bool:
+        """Whether input ``index`` can give its step anything: indexing reads the harvest for its deletions only
+        when the harvest's ``_MANIFEST`` counts some (it counted them while writing; a harvest output written by
+        other software, without the count, is read)."""
+        if self.activity != "indexing" or index != 1:
+            return True
+        deleted = source.manifest().extra.get("Summary deleted")
+        return deleted is None or int(deleted) > 0
+
     def tail(self, report, inputs: Sequence[RecordSource]) -> Iterator[dict]:
         """Records the activity adds after its inputs' (run by the driver, not per part): indexing's deletions
         of the records a full harvest no longer holds."""
@@ -115,7 +139,10 @@ class RecordActivity:
 
     def logs(self, report) -> Mapping[str, bytes]:
         """The ``_LOGS`` files of the output."""
-        return {f"{self.activity}-report.csv": report.csv()}
+        logs = {f"{self.activity}-report.csv": report.csv()}
+        if self.activity == "enrichment":
+            logs[COVERAGE_LOG] = report.coverage.to_bytes()
+        return logs
 
     def summary(self, report) -> Mapping[str, Any]:
         return report.metadata()
@@ -125,8 +152,10 @@ def in_process(activity: RecordActivity, inputs: Sequence[RecordSource]) -> Reco
     """The activity in this process: a lazy stream over its inputs, one record at a time."""
     report = activity.new_report()
     steps = activity.steps(report)
+    read = ((step, source) for index, (step, source) in enumerate(zip(steps, inputs, strict=True))
+            if activity.reads(index, source))
     records = chain(
-        (out for step, source in zip(steps, inputs, strict=True) for out in map(step, source) if out is not None),
+        (out for step, source in read for out in map(step, source) if out is not None),
         activity.tail(report, inputs),
     )
     return RecordStream(

@@ -20,7 +20,7 @@ from typing import Any
 
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.indexing import SearchIndex
-from ingest_assets.records.mapping.preview import Coverage
+from ingest_assets.records.mapping.coverage import COVERAGE_LOG, Coverage
 from ingest_assets.records.publishing.review import PENDING, DayState
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource
@@ -48,9 +48,7 @@ def build_report(
     enrichment, harvest = _inputs(indexing)
     mapping = _inputs(enrichment)[0] if enrichment else None
     outputs = {"harvest": harvest, "mapping": mapping, "enrichment": enrichment, "indexing": indexing}
-    coverage = Coverage()
-    for record in enrichment or ():
-        coverage.add(record)
+    coverage = _coverage(enrichment)
     return {
         "provider": entry.name,
         "label": entry.label,
@@ -100,6 +98,20 @@ def read_report(indexing: RecordSource) -> dict[str, Any] | None:
     if not indexing.storage.exists(key):
         return None
     return json.loads(indexing.storage.read_bytes(key))
+
+
+def _coverage(enrichment: RecordSource | None) -> Coverage:
+    """The coverage the enrichment counted while writing; of its records, for an output without it (written
+    before the enrichment kept it)."""
+    coverage = Coverage()
+    if enrichment is None:
+        return coverage
+    key = f"{enrichment.key}/{enrichment.output.log(COVERAGE_LOG)}"
+    if enrichment.storage.exists(key):
+        return Coverage.from_bytes(enrichment.storage.read_bytes(key))
+    for record in enrichment:
+        coverage.add(record)
+    return coverage
 
 
 # -- counts and problems ------------------------------------------------------------------------------------
