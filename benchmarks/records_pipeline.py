@@ -86,7 +86,23 @@ def prepare(root: Path, total: int, workers: int) -> dict[str, list[str]]:
                            provider=name, activity="harvest", day=DAY, started=started, schema=ORIGINAL_RECORD, partition="bench")
             plan.setdefault(str(w), []).append(name)
     (root / "registry.yaml").write_text(json.dumps(registry))
+    with ProcessPoolExecutor(1) as pool:  # each worker's Dagster instance exists, as a deployment's does (made
+        # apart, so no worker inherits Dagster's imports: a run worker imports it)
+        list(pool.map(create_instance, [instance_home(root, providers) for providers in plan.values()]))
     return plan
+
+
+def create_instance(home: Path) -> None:
+    import dagster as dg
+
+    home.mkdir(parents=True)
+    with dg.instance_for_test(temp_dir=str(home)):
+        pass
+
+
+def instance_home(root: Path | str, providers: list[str]) -> Path:
+    """The folder of the Dagster instance of the worker running ``providers``."""
+    return Path(root) / "dagster" / providers[0]
 
 
 PUBLISHING = ("provider_report", "review_gate", "search_index")  # with --publish: report, gates, promotion
@@ -105,7 +121,7 @@ def run_pipeline(root: str, providers: list[str], publish: bool = False) -> dict
         asset_selection={dg.AssetKey(k) for k in assets}
     )
     t0 = time.perf_counter()
-    with dg.instance_for_test() as instance:
+    with dg.instance_for_test(temp_dir=str(instance_home(root, providers))) as instance:
         instance.add_dynamic_partitions(record_providers.name, providers)
         for provider in providers:
             key = dg.MultiPartitionKey({"date": DAY.isoformat(), "provider": provider})
