@@ -42,6 +42,7 @@ def rights_uri(value: str) -> str:
     return f"http://{host}{path}"
 
 
+@lru_cache(maxsize=4096)
 def data_provider_uri(name: str) -> str:
     """createDataProviderUri: the contributor URI DPLA mints from a data provider's name."""
     return CONTRIBUTOR_URI + re.sub("[^a-z0-9s-]", "", re.sub("( )+", "-", name.lower().strip(normalize.JAVA_TRIM)))
@@ -90,7 +91,7 @@ class Chain:
             if kept:
                 if kept not in runners:
                     runners[kept] = _runner(kept)
-                normalizations.append((name, key or None, runners[kept]))
+                normalizations.append((name in TOP_FIELDS, name, key or None, runners[kept]))
         object.__setattr__(self, "_normalizations", tuple(normalizations))
         object.__setattr__(self, "_vocabularies", {
             name: tuple(step for step in steps if step not in self.skip) for name, steps in data["vocabularies"].items()
@@ -103,8 +104,8 @@ class Chain:
         changes: Changes = set()
         if "deduplicate" not in self.skip:
             self._deduplicate(out, sr, changes)
-        for name, key, steps in self._normalizations:
-            holder = out if name in TOP_FIELDS else sr
+        for top, name, key, steps in self._normalizations:
+            holder = out if top else sr
             value = holder.get(name)
             if value:
                 new = _normalized(name, key, value, steps, changes)
@@ -115,14 +116,15 @@ class Chain:
 
     @staticmethod
     def _deduplicate(out: dict, sr: dict, changes: Changes) -> None:
-        for holder, names in ((sr, sr.keys()), (out, ("hasView",))):
-            for name in list(names):
-                values = holder.get(name)
-                if isinstance(values, list) and len(values) > 1:
-                    distinct = _distinct(values)
-                    if len(distinct) != len(values):
-                        holder[name] = distinct
-                        changes.add(("deduplicate", name))
+        repeated = [(sr, name, values) for name, values in sr.items() if isinstance(values, list) and len(values) > 1]
+        views = out.get("hasView")
+        if isinstance(views, list) and len(views) > 1:
+            repeated.append((out, "hasView", views))
+        for holder, name, values in repeated:
+            distinct = _distinct(values)
+            if len(distinct) != len(values):
+                holder[name] = distinct
+                changes.add(("deduplicate", name))
 
     def _vocabulary(self, out: dict, sr: dict, changes: Changes) -> None:
         steps = self._vocabularies
@@ -215,7 +217,13 @@ def _normalized(name: str, key: str | None, value: Any, steps: tuple, changes: C
         new = _run(value, steps, name, changes)
         return value if new == value else (new or None)
     if key is None:
-        new_values = [_run(v, steps, name, changes) if isinstance(v, str) else v for v in value]
+        new_values = []
+        for v in value:
+            if isinstance(v, str):
+                v, changed = steps(v)
+                for step in changed:
+                    changes.add((step, name))
+            new_values.append(v)
         return value if new_values == value else [v for v in new_values if v]
     changed, new_values = False, []
     for item in value:

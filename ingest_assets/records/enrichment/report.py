@@ -18,40 +18,68 @@ ANY = "(any)"
 
 class EnrichmentReport:
     """``add(record_id, changes, samples)`` per record; ``changes`` are ``(step, field)`` pairs and ``samples``
-    the ``(before, after)`` record pair, read only while a changed field still needs examples."""
+    the ``(before, after)`` record pair, read only while a changed field still needs examples. The records of a
+    provider change in few distinct ways: each way is counted once per record, the counts per field and step
+    are added up from them."""
 
     def __init__(self, samples_per_field: int = 5) -> None:
         self.samples_per_field = samples_per_field
         self.records = 0
         self.improved = 0
-        self._fields: Counter[str] = Counter()
-        self._steps: Counter[tuple[str, str]] = Counter()
+        self._patterns: Counter[frozenset[tuple[str, str]]] = Counter()  # each set of changes: how many records
+        self._names: dict[frozenset[tuple[str, str]], frozenset[str]] = {}  # the fields of each set of changes
         self._samples: dict[str, list[tuple[str, str, str]]] = {}
+        self._sampled: set[str] = set()  # fields whose samples are all taken
 
     def add(self, record_id: str, changes: Iterable[tuple[str, str]],
             samples: tuple[dict[str, Any], dict[str, Any]] | None = None) -> None:
         self.records += 1
-        changes = set(changes)
-        if not changes:
+        pattern = frozenset(changes)
+        if not pattern:
             return
         self.improved += 1
-        self._steps.update(changes)
-        for name in {name for _, name in changes}:
-            self._fields[name] += 1
+        self._patterns[pattern] += 1
+        names = self._names.get(pattern)
+        if names is None:
+            names = self._names[pattern] = frozenset(name for _, name in pattern)
+        if samples is None or names <= self._sampled:
+            return
+        before, after = samples
+        for name in names - self._sampled:
             taken = self._samples.setdefault(name, [])
-            if samples is not None and len(taken) < self.samples_per_field:
-                before, after = samples
-                taken.append((record_id, _value(before, name), _value(after, name)))
+            taken.append((record_id, _value(before, name), _value(after, name)))
+            if len(taken) >= self.samples_per_field:
+                self._sampled.add(name)
 
     def merge(self, other: "EnrichmentReport") -> None:
         """Add another run's report (of later records: samples fill up in record order)."""
         self.records += other.records
         self.improved += other.improved
-        self._fields.update(other._fields)
-        self._steps.update(other._steps)
+        self._patterns.update(other._patterns)
+        self._names.update(other._names)
         for name, samples in other._samples.items():
             taken = self._samples.setdefault(name, [])
             taken.extend(samples[: self.samples_per_field - len(taken)])
+            if len(taken) >= self.samples_per_field:
+                self._sampled.add(name)
+
+    @property
+    def _fields(self) -> Counter[str]:
+        """Records changed per field."""
+        fields: Counter[str] = Counter()
+        for pattern, records in self._patterns.items():
+            for name in self._names[pattern]:
+                fields[name] += records
+        return fields
+
+    @property
+    def _steps(self) -> Counter[tuple[str, str]]:
+        """Records changed per (step, field)."""
+        steps: Counter[tuple[str, str]] = Counter()
+        for pattern, records in self._patterns.items():
+            for change in pattern:
+                steps[change] += records
+        return steps
 
     def _step_rows(self) -> list[tuple[str, str, int]]:
         order = {step: n for n, step in enumerate(ENRICHMENT_STEPS)}

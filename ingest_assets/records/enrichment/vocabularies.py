@@ -1,16 +1,18 @@
 """ingestion3's vocabulary enrichments, from the data files: TypeEnrichment (DCMI type labels),
 LanguageEnrichment (ISO 639 code or name -> language name) and WikiEntityEnrichment (Wikidata ids of
-providers and their institutions). Lookups ignore case and surrounding whitespace, as ingestion3's do."""
+providers and their institutions). Lookups ignore case and surrounding whitespace, as ingestion3's do; each
+lookup is cached (a provider's values repeat from record to record)."""
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 from ingest_assets.records.enrichment.data import lines, rows
 from ingest_assets.records.enrichment.normalize import JAVA_TRIM
 
 WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 # TypeEnrichment's web labels of DCMI types (the others are the local name in lower case)
+LOOKUPS_CACHED = 65536  # distinct values remembered per lookup
 _TYPE_LABELS = {"InteractiveResource": "interactive resource", "MovingImage": "moving image",
                 "PhysicalObject": "physical object", "StillImage": "still image"}
 
@@ -24,6 +26,7 @@ def _types() -> dict[str, str]:
     return {_key(term): _TYPE_LABELS.get(dcmi, dcmi.lower()) for term, dcmi in rows("types/type-enrichment.csv", 2)}
 
 
+@lru_cache(maxsize=LOOKUPS_CACHED)
 def dcmi_type(value: str) -> str | None:
     """The DPLA label of the DCMI type for a provider type value (``Photographs`` -> ``image``), else ``None``."""
     return _types().get(_key(value))
@@ -40,6 +43,7 @@ def _languages() -> dict[str, str]:
     return table
 
 
+@lru_cache(maxsize=LOOKUPS_CACHED)
 def language_name(value: str) -> str | None:
     """The language name for an ISO 639 code or name (``eng``, ``en``, ``en-us``, ``English``), else ``None``."""
     return _languages().get(_key(value))
@@ -56,6 +60,7 @@ def _iso639_3() -> dict[str, str]:
     return out
 
 
+@lru_cache(maxsize=LOOKUPS_CACHED)
 def iso639_3(name: str) -> str | None:
     """The ISO 639-3 code of a language name from :func:`language_name` (``English`` -> ``eng``), else ``None``."""
     return _iso639_3().get(_key(name))
@@ -68,6 +73,7 @@ def _wikidata() -> dict[str, str]:
             for provider, institution, wikidata in (line.split("\t") for line in lines("wiki/institutions.tsv"))}
 
 
+@lru_cache(maxsize=LOOKUPS_CACHED)
 def wikidata_uri(name: str, provider: str = "") -> str | None:
     """The Wikidata entity URI of a provider (``name`` alone) or of one of its institutions, else ``None``."""
     found = _wikidata().get(_key(provider + name))
