@@ -25,8 +25,8 @@ Limits (what the rendering lost, so no converter can give it back):
 
 * the order of sibling elements of different names (xmltodict groups same-named siblings in one list, in their
   order; the groups are in first-seen order, flattened DC in dict order);
-* the place of text among child elements (mixed content is written text first) and the white space at the ends
-  of a text (xmltodict strips it);
+* the place of text among child elements (mixed content is written text first), and white space between
+  elements (the indentation; the document is written without any);
 * whether an unprefixed string-valued key was an attribute or a child element: it is an attribute when it stands
   beside ``#text``, or when the schema of its element's namespace names such an attribute
   (:data:`ATTRIBUTES`: MODS, MARC 21, UNTL, OAI-PMH, OAI provenance, Primo's search document); any other is
@@ -240,7 +240,7 @@ def _element(name: str, content: Any, scope: dict[str, str]) -> list[str]:
     if content is None:
         return [f"<{name}/>"]
     if isinstance(content, str):
-        return [f"<{name}>{escape(content)}</{name}>"]
+        return [f"<{name}>{_text(content)}</{name}>"]
     if not isinstance(content, Mapping):
         raise UnknownShape(f"element {name!r} holds a {type(content).__name__}, not text, an element or a list")
     known = ATTRIBUTES.get(_namespace(name, scope), frozenset())
@@ -256,7 +256,12 @@ def _element(name: str, content: Any, scope: dict[str, str]) -> list[str]:
     opening = f"<{name}{''.join(attributes)}"
     if text is None and not children:
         return [opening + "/>"]
-    return [opening + ">", escape(text or ""), *children, f"</{name}>"]
+    return [opening + ">", _text(text or ""), *children, f"</{name}>"]
+
+
+def _text(text: str) -> str:
+    """Text as character data; a carriage return as a reference, which the parser keeps (a raw one it would not)."""
+    return escape(text, {"\r": "&#13;"})
 
 
 def _is_attribute(key: str, known: frozenset[str], beside_text: bool) -> bool:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.mapping import mapper_for
-from ingest_assets.records.mapping.mapper import MappingResult
+from ingest_assets.records.mapping.mapper import Mapper, MappingResult
 from ingest_assets.records.mapping.preview import read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets_tests.support import SHARED_FIXTURES
@@ -167,11 +167,15 @@ def outcome(era: str, path: Path) -> Outcome:
                    note)
 
 
+_MAPPERS: dict[str, Mapper] = {}  # compiled once per profile and settings
+
+
 def map_document(document: Delivered, profile: str, settings: dict) -> MappingResult:
     """The one record of ``document`` mapped as a registry entry naming ``profile`` (with ``settings``) maps it,
     read from a file as ``ingest-assets map`` reads one."""
     entry = ProviderEntry("realrecords", {**settings, "mapping": profile})
-    mapper = mapper_for(entry)
+    key = json.dumps([profile, settings], sort_keys=True)
+    mapper = _MAPPERS.get(key) or _MAPPERS.setdefault(key, mapper_for(entry))
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / f"record.{document.kind}"
         file.write_text(document.document, encoding="utf-8")
