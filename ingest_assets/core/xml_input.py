@@ -205,8 +205,9 @@ def _declare(document: bytes, undefined: set[str], prefixes: Mapping[str, str]) 
     return document[:match.end()] + declarations.encode("utf-8") + document[match.end():]
 
 
-def iter_elements(source: str | BinaryIO, tag: str) -> Iterator[etree._Element]:
-    """Stream the elements ``tag`` of a document (a path or binary stream) as they end, with the hardened parser;
+def iter_elements(source: str | BinaryIO, tag: str | tuple[str, ...] | None) -> Iterator[etree._Element]:
+    """Stream the elements ``tag`` (one or several, lxml's ``{*}name`` wildcard included; None: every element) of a
+    document (a path or binary stream) as they end, with the hardened parser;
     :class:`UnsafeXML` when it declares entities (known once the first element ends: the DTD comes before it).
     The caller clears what it has read."""
     for number, (_event, element) in enumerate(etree.iterparse(source, events=("end",), tag=tag, **HARDENED)):

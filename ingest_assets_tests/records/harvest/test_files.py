@@ -110,7 +110,7 @@ def test_zip_members_are_treated_as_hostile(oai_fixtures, provider, http, checkp
         zf.writestr("pages/bomb.xml", b"<a>" + b" " * (8 * 1024 * 1024) + b"</a>")
         zf.writestr("README.txt", "not selected by members")
     harvest = run(
-        provider, http, checkpoint, started, path=str(archive), format="zip", member_format="xml",
+        provider, http, checkpoint, started, path=str(archive), format="xml",
         members="pages/*.xml", **{**OAI_RECORDS, "record_xpath": "//oai:record"},
     )
     records = list(harvest)
@@ -129,7 +129,7 @@ def test_zip_limits_and_jsonl_members(jsonl_lines, provider, http, checkpoint, s
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("a.jsonl", b"\n".join(jsonl_lines[:3]))
         zf.writestr("b.jsonl", b"\n".join(jsonl_lines[3:]))
-    block = {"path": str(archive), "format": "zip", "member_format": "jsonl", "id_path": "id"}
+    block = {"path": str(archive), "format": "jsonl", "id_path": "id"}
     assert len(list(run(provider, http, checkpoint, started, **block))) == 3
     with pytest.raises(ParseError, match="zip has 2 members"):
         list(run(provider, http, checkpoint, started, **block, limits={"max_members": 1}))
@@ -145,7 +145,7 @@ def test_a_tar_gz_of_json_lines_is_read_with_the_same_checks(jsonl_lines, provid
         link = tarfile.TarInfo("c.jsonl")
         link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
         tf.addfile(link)
-    harvest = run(provider, http, checkpoint, started, path=str(archive), format="zip", member_format="jsonl", id_path="id")
+    harvest = run(provider, http, checkpoint, started, path=str(archive), format="jsonl", id_path="id")
     assert len(list(harvest)) == 2 and harvest.stats.pages == 1  # a.jsonl: its second line is not JSON
     refused = {e.file.split("!")[1]: e.message for e in harvest.stats.errors}
     assert refused == {"a.jsonl": refused["a.jsonl"], "../b.jsonl": "unsafe entry name '../b.jsonl' (the path leaves the archive)",
@@ -158,7 +158,7 @@ def test_file_from_url_and_missing_path(http_server, oai_fixtures, provider, htt
     assert [r["id"] for r in harvest] == [f"oai:oai.datacite.org:{n}" for n in (1543900, 1543901, 1543902, 1543903, 1543904, 1543914)]
     [request] = [json.loads(line) for line in harvest.logs()[REQUEST_LOG]]  # the file is the one request
     assert (request["url"], request["status"], request["records"]) == (f"{base}/{DATACITE}", 200, [0, 6])
-    with pytest.raises(ConfigError, match="harvest.path: no such file"):
+    with pytest.raises(ConfigError, match="harvest.path: no such file or folder"):
         list(run(provider, http, checkpoint, started, path=str(oai_fixtures / "missing.xml"), format="xml", **OAI_RECORDS))
 
 
