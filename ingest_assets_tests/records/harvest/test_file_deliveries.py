@@ -95,7 +95,8 @@ def test_georgia_jsonl_files_and_zips(tmp_path, http, checkpoint, started):
     plain = json_variants("dlg.json", ["aaa_agpapers_1016", "aaa_agpapers_1017"], set_id)
     zipped = json_variants("dlg_missing_preview.json", ["dlg_vang_1", "dlg_vang_2", "dlg_vang_3"], set_id)
     write(tmp_path / "dlg" / "dlg-2026-01-01.jsonl", jsonl(plain))
-    write_zip(tmp_path / "dlg" / "dlg-2026-01-01.zip", {"a.jsonl": jsonl(zipped[:2]), "b.jsonl": jsonl([with_status(zipped[2], "deleted")])})
+    write_zip(tmp_path / "dlg" / "dlg-2026-01-01.zip",
+              {"a.jsonl": jsonl(zipped[:2]), "b.jsonl": jsonl([with_status(zipped[2], "deleted")])})
     block = {"path": str(tmp_path / "dlg"), "include": ["*.jsonl", "*.zip"], "format": "jsonl", "id_path": "id",
              "status": {"path": "status"}}
     entry, harvested, run = harvest("georgia", "dlg", block, http, checkpoint, started)
