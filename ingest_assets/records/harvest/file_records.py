@@ -134,6 +134,7 @@ class RecordReader:
         self.id_pattern = re.compile(config.id_pattern) if config.id_pattern else None
         self.delete_path = RecordPath(config.deletes.id_element, namespaces) if config.deletes else None
         self.parser = safe_parser()
+        self.entities = True  # whether the document being read may hold entity references (a DOCTYPE)
 
     def records(self, stream: BinaryIO, where: str, name: str) -> Iterator[dict]:
         """The records of ``stream`` (``where``: the file, ``<file>!<member>``, in errors; ``name``: a name-id)."""
@@ -161,6 +162,8 @@ class RecordReader:
                 if not path.matches(element):
                     continue
                 number += 1
+                if number == 1:  # entity references outlive the parse only under a document type declaration
+                    self.entities = bool(element.getroottree().docinfo.doctype)
                 try:
                     record = build(element, name)
                 except IngestError as exc:
@@ -194,6 +197,7 @@ class RecordReader:
             refuse_declared_entities(root)
         except (etree.XMLSyntaxError, UnsafeXML) as exc:
             raise ParseError(f"not well-formed XML: {exc}", provider=self.provider, file=where) from exc
+        self.entities = bool(root.getroottree().docinfo.doctype)
         try:
             record = self.xml_record(root, name)
         except IngestError as exc:
@@ -210,6 +214,7 @@ class RecordReader:
             except (etree.XMLSyntaxError, UnsafeXML) as exc:
                 self.fail(ParseError(f"not well-formed XML: {exc}", provider=self.provider), where, f"line {line_no}")
                 continue
+            self.entities = bool(root.getroottree().docinfo.doctype)
             for number, element in enumerate(self.path.select(root), 1):
                 try:  # a line that is the record is kept as it came (its undeclared prefixes are the mapping's to read)
                     record = self.xml_record(element, name, _text(raw) if element is root else None)
@@ -239,10 +244,15 @@ class RecordReader:
         return original_record(self.provider, local_id, self.ingest_ts, self.serialize(element), "application/xml", True)
 
     def serialize(self, element: etree._Element) -> str:
-        try:
-            document = standalone(element)
-        except UnresolvedEntity as exc:
-            raise ParseError(str(exc), provider=self.provider) from exc
+        """The record as a document of its own (in-scope namespaces declared), entity references resolved when
+        the document could hold any."""
+        if self.entities:
+            try:
+                document = standalone(element)
+            except UnresolvedEntity as exc:
+                raise ParseError(str(exc), provider=self.provider) from exc
+        else:
+            document = etree.tostring(element, encoding="unicode", with_tail=False)
         self.check_size(document)
         return document
 
