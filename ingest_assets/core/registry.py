@@ -105,6 +105,15 @@ class PageBounds(Block):
     max_stale_pages: Positive = 20  # consecutive pages that bring no record not yet seen in this run
 
 
+def _one_as_list(data: Any, one: str, many: str) -> Any:
+    """A block's ``one: x`` read as ``many: [x]`` (giving both is refused)."""
+    if isinstance(data, dict) and one in data:
+        if many in data:
+            raise problem(f"give {one} or {many}, not both")
+        data = {key: value for key, value in data.items() if key != one} | {many: [data[one]]}
+    return data
+
+
 class _Harvest(Block):
     allow_private: bool = False  # may reach loopback/private addresses
     full: bool = False  # always a full harvest: no date window
@@ -129,12 +138,7 @@ class OaiHarvest(_Harvest):
     @model_validator(mode="before")
     @classmethod
     def _one_set(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "set" in data:
-            if "sets" in data:
-                raise problem("give set or sets, not both")
-            data = {**data, "sets": [data["set"]]}
-            del data["set"]
-        return data
+        return _one_as_list(data, "set", "sets")
 
     @field_validator("sets")
     @classmethod
@@ -313,12 +317,7 @@ class FileHarvest(_Harvest):
     @model_validator(mode="before")
     @classmethod
     def _one_url(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "url" in data:
-            if "urls" in data:
-                raise problem("give url or urls, not both")
-            data = {**data, "urls": [data["url"]]}
-            del data["url"]
-        return data
+        return _one_as_list(data, "url", "urls")
 
     @field_validator("path")
     @classmethod
