@@ -65,10 +65,10 @@ class FileHarvester(Harvester):
             seen.close()
 
     def admitted(self, records: Iterator[dict], seen: SeenIds) -> Iterator[dict]:
-        for number, record in enumerate(records, 1):
-            if number % CHECK_TIME_EVERY == 0:
-                self.check_time(None)
+        for record in records:
             if self.stats.admit(record, seen):
+                if not self.stats.records % CHECK_TIME_EVERY:
+                    self.check_time(None)
                 yield record
 
     def file(self, source, entry: SourceFile, read: Read) -> Iterator[dict]:
