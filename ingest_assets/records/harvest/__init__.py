@@ -112,7 +112,8 @@ def harvest_records(
 
     ``started`` (aware) is every record's ``ingestDate``; ``window`` (aware, half-open) restricts an OAI-PMH
     harvest to records changed in it (ignored when the block says ``full: true``, and by API and file
-    harvests: they have no standard date filter, so they always fetch the whole source); a ResourceSync
+    harvests: they have no standard date filter, so they always fetch the whole source; a file block with
+    ``delta: true`` holds changes only and is incremental); a ResourceSync
     harvest with a window takes the changes since its last run, without one a baseline. ``run.mode`` says
     which it was. The block's ``allow_private`` decides whether ``http`` may reach loopback/private addresses;
     ``s3_client()`` makes the client a file harvest reads an ``s3://`` source with (None: boto3's defaults).
