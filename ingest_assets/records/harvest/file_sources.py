@@ -121,7 +121,7 @@ class Source(ABC):
         """The data files and delete lists, each sorted by name (``order: descending``: the records' last first),
         within the bounds."""
         records, deletes = Globs(self.config.include), Globs(self.config.deletes.include) if self.config.deletes else None
-        listing, total = Listing(), 0
+        listing, total, looked = Listing(), 0, 0
         for looked, entry in enumerate(self.entries(), 1):
             if looked > self.limits.max_listed:
                 raise LimitError(f"the listing goes past {self.limits.max_listed} entries (harvest.limits.max_listed)",
@@ -138,6 +138,9 @@ class Source(ABC):
             if total > self.limits.max_bytes:
                 raise LimitError(f"the files come to more than {self.limits.max_bytes} bytes (harvest.limits.max_bytes)",
                                  provider=self.provider, file=self.config.source)
+        if not listing.records and not listing.deletes:  # a full harvest of nothing would delete every record
+            raise ConfigError(f"harvest.include: no file matches {self.config.include} (looked at {looked} entries)",
+                              provider=self.provider, file=self.config.source)
         listing.records.sort(key=lambda e: e.name, reverse=self.config.order == "descending")
         listing.deletes.sort(key=lambda e: e.name)
         return listing

@@ -277,6 +277,8 @@ def test_bounds_of_a_delivery(jsonl_lines, provider, http, checkpoint, started, 
     with pytest.raises(LimitError, match=r"bytes \(harvest.limits.max_file_bytes: 100\)") as raised:
         list(run(provider, http, checkpoint, started, **block, limits={"max_file_bytes": 100}))
     assert raised.value.file == str(tmp_path / "0.jsonl")
+    with pytest.raises(ConfigError, match=r"harvest.include: no file matches \['\*.xml'\] \(looked at 3 entries\)"):
+        list(run(provider, http, checkpoint, started, **block, include="*.xml"))  # never a full harvest of nothing
     with pytest.raises(LimitError, match="the listing goes past 2 entries"):
         list(run(provider, http, checkpoint, started, **block, include="2.jsonl", limits={"max_listed": 2}))
     long_line = run(provider, http, checkpoint, started, **block, include="0.jsonl", limits={"max_record_bytes": 6000})
