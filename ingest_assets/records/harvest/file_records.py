@@ -41,7 +41,7 @@ from ingest_assets.core.xml_input import (
     safe_parser,
     standalone,
 )
-from ingest_assets.records.harvest.api import lookup, record_id
+from ingest_assets.records.harvest.api_pages import lookup, record_id
 from ingest_assets.records.harvest.original import HarvestStats, original_record
 
 JSON_PUNCTUATION = re.compile(r"^\s*\[?\s*,?\s*|\s*,?\s*\]?\s*$")  # a JSON array written one item a line
