@@ -29,9 +29,11 @@ def test_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path):
     [wheel] = (tmp_path / "dist").glob("ingest_assets-*.whl")
     with zipfile.ZipFile(wheel) as archive:  # the four Avro schemas of the top-level schemas/ folder, as they are
         shipped = {Path(name).name: archive.read(name) for name in archive.namelist() if name.endswith(".avsc")}
+        hubs = archive.read("ingest_assets/records/mapping/hubs.yaml")  # the shipped hubs, as they are
     assert shipped == {path.name: path.read_bytes() for path in (PROJECT / "schemas").glob("*.avsc")}
     assert sorted(shipped) == [f"dpla.avro.v1.{name}.avsc" for name in
                                ("MAP3_1.IndexRecord", "MAP4_0.IndexRecord", "MAP4_x.MAPRecord", "OriginalRecord")]
+    assert hubs == (PROJECT / "ingest_assets" / "records" / "mapping" / "hubs.yaml").read_bytes()
     pins = tmp_path / "requirements.txt"  # the lock's versions, so the install comes from the warm cache
     run(uv, "export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes", "-o", str(pins), cwd=PROJECT)
     venv = tmp_path / "venv"

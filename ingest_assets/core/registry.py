@@ -856,7 +856,7 @@ class Registry(Mapping[str, ProviderEntry]):
         if name in self.problems:
             refused = self.problems[name]
             raise ConfigError(refused.message, provider=refused.provider, file=refused.file,
-                              hint="fix this entry; the other entries are not affected")
+                              hint=f"{refused.hint or 'fix this entry'}; the other entries are not affected")
         raise ConfigError(f"provider {name!r} is not in the registry", provider=name, file=self.source,
                           hint=f"known providers: {', '.join(sorted(self._entries)) or 'none'}")
 
