@@ -77,7 +77,7 @@ def add_hub(name: str, registry: Path) -> AddedHub:
     """Append the shipped entry ``name`` to the registry file ``registry`` (made when absent), replacing the file
     atomically; the file's own text is kept as it is. Refused (UsageError) when the file already has an entry of
     that name; a file that does not load is its ConfigError, and nothing is written."""
-    entry = shipped_hub(name)
+    shipped_hub(name)  # an unknown hub stops here, listing the shipped ones
     existing = registry.read_text(encoding="utf-8") if registry.exists() else ""
     if existing.strip():
         load_registry(registry)  # a file that does not parse stops here, naming it
