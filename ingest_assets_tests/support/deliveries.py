@@ -168,12 +168,14 @@ def nara_deletes(ids: Iterable[str]) -> bytes:
 
 @dataclass(frozen=True)
 class Shape:
-    """A delivery written to ``folder``: the ids its harvest brings, in order, and the records its status marks
-    deleted (left out by ``action: drop``, ingestion3's way, or kept as deletions by ``action: delete``)."""
+    """A delivery written to ``folder``: the ids its harvest brings, in order, those of them that are deletions (a
+    delete list's), and the records its status marks deleted (left out by ``action: drop``, ingestion3's way, or
+    kept as deletions by ``action: delete``)."""
 
     folder: Path
     ids: list[str]
     statused: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
 
 
 def set_at(*keys: str) -> Callable[[dict, str], None]:
@@ -270,7 +272,7 @@ def nara(folder: Path) -> Shape:
     write_tar(folder / "nara_export_2025-04-29.tar.bz2", {"group-2.xml": nara_export(["1003", "1004"], av=["1005"],
                                                                                       units=["1006"])}, mode="w:bz2")
     write(folder / "deletes" / "NAC_DESC_Deletes_001.xml", nara_deletes(["1002"]))
-    return Shape(folder, ["1002", "1003", "1004", "1005", "1006", "1001"], ["1002"])
+    return Shape(folder, ["1002", "1003", "1004", "1005", "1006", "1001"], deleted=["1002"])
 
 
 def oai_dump(folder: Path, fixture: str, namespace: str | None) -> Shape:
