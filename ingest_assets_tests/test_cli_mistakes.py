@@ -105,7 +105,7 @@ MISTAKES = {
         (["nobody"], {}, 2, "provider 'nobody' is not in the registry"),
         (["--days", "0"], {}, 2, "--days must be between 1 and 366"),
     ],
-    "hub": [
+    "hubs": [
         (["init", "nobody"], {}, 2, "no shipped hub 'nobody'; hint: shipped hubs: artstor, bhl, "),
         (["init", "georgia", "--to", "{unparseable}"], {}, 2, "registry is not valid YAML"),
         (["start", "georgia"], {}, 2, "invalid choice: 'start'"),

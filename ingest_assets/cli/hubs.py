@@ -1,4 +1,4 @@
-"""``ingest-assets hub list|init``: the hubs DPLA's ingestion3 harvests, shipped as registry entries.
+"""``ingest-assets hubs list|init``: the hubs DPLA's ingestion3 harvests, shipped as registry entries.
 
 ``list`` prints each shipped hub: its harvest type, profile, display name and what its delivery needs from you.
 ``init <hub> [--to registry.yaml]`` copies the hub's entry into your registry (``INGEST_REGISTRY`` by default, made
@@ -43,11 +43,11 @@ def _init(hub: str, to: Path | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = Parser(prog="ingest-assets hub", description=__doc__)
+    parser = Parser(prog="ingest-assets hubs", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser("list", help="the shipped hubs")
     init = commands.add_parser("init", help="copy a shipped hub's entry into your registry")
-    init.add_argument("hub", help="a shipped hub's name (see: ingest-assets hub list)")
+    init.add_argument("hub", help="a shipped hub's name (see: ingest-assets hubs list)")
     init.add_argument("--to", type=Path, help="the registry file (default: INGEST_REGISTRY, else ./registry.yaml)")
     args = parser.parse_args(argv)
     return _list() if args.command == "list" else _init(args.hub, args.to)

@@ -1,6 +1,6 @@
 """The shipped registry of hubs (``records/mapping/hubs.yaml``) loads strictly, holds every hub of ingestion3's
 CHProviderRegistry with the harvest and profile ingestion3 binds, and DPLA's three names of each hub; ``ingest-assets
-hub init`` copies an entry into an operator's registry, which refuses a private delivery until it is filled in."""
+hubs init`` copies an entry into an operator's registry, which refuses a private delivery until it is filled in."""
 
 from __future__ import annotations
 
@@ -91,13 +91,13 @@ def test_a_private_delivery_names_the_key_to_fill_in_and_public_ones_are_ingesti
 
 @pytest.fixture
 def hub_cli(tmp_path, monkeypatch, capsys):
-    """``ingest-assets hub ARGS`` in this process, with ``INGEST_REGISTRY`` at ``tmp_path/registry.yaml``."""
+    """``ingest-assets hubs ARGS`` in this process, with ``INGEST_REGISTRY`` at ``tmp_path/registry.yaml``."""
     monkeypatch.setenv("INGEST_REGISTRY", str(tmp_path / "registry.yaml"))
     monkeypatch.chdir(tmp_path)
     Settings.current.cache_clear()
 
     def run(*args: str) -> tuple[int, str, str]:
-        status = main(["hub", *args])
+        status = main(["hubs", *args])
         out = capsys.readouterr()
         return status, out.out, out.err
 
