@@ -74,3 +74,24 @@ def recorded_s3(s3_endpoint):
     proxy = FaultProxy(s3_endpoint)
     yield proxy
     proxy.close()
+
+
+@pytest.fixture
+def jsonl_hub(tmp_path, monkeypatch):
+    """A hub whose record pipeline runs on Dagster (demo OAI-PMH endpoints, the embedded index), exporting JSON-L to
+    a root of its own (``INGEST_JSONL_ROOT``)."""
+    import dagster as dg
+
+    from ingest_assets.core.settings import Settings
+    from ingest_assets_tests.support.publishing import PipelineHub
+
+    (tmp_path / "dagster").mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    registry = tmp_path / "registry.yaml"
+    settings = Settings.from_env({"INGEST_HOME": str(tmp_path / "home"), "INGEST_REGISTRY": str(registry),
+                                  "INGEST_SEARCH": str(tmp_path / "search"),
+                                  "INGEST_JSONL_ROOT": str(tmp_path / "master-dataset")})
+    with dg.DagsterInstance.get() as instance:
+        hub = PipelineHub(settings, instance, registry)
+        yield hub
+        hub.close()
