@@ -10,8 +10,9 @@ import pytest
 
 from ingest_assets.core.errors import ConfigError, IngestError, ValidationError
 from ingest_assets.core.registry import ReviewBlock, load_registry
-from ingest_assets.records.export.jsonl import (PublishedState, export_jsonl, export_stamp, newest_export,
-                                                refusal, s3_prefix)
+from ingest_assets.records.export.jsonl import (PublishedState, export_jsonl, export_stamp, jsonl_source,
+                                                newest_export, refusal, s3_prefix)
+from ingest_assets.records.indexing.documents import index_document
 from ingest_assets.records.mapping import base_id_for
 from ingest_assets.records.publishing.takedowns import Target
 from ingest_assets.storage import LocalStorage, layout
@@ -148,6 +149,14 @@ def test_a_record_that_cannot_be_rendered_is_counted_and_named_and_the_others_go
         export_jsonl(storage, "zenodo/jsonl/20260302_050608-zenodo-MAP3_1.IndexRecord.jsonl", [broken],
                      base_id_for(zenodo_entry), provider="zenodo", partition="x", started=EXPORTED_AT, inputs=[])
     assert not storage.exists("zenodo/jsonl/20260302_050608-zenodo-MAP3_1.IndexRecord.jsonl")
+
+
+def test_an_intermediate_provider_is_one_name_as_dplas_api_serves_it(storage, zenodo_entry, published):
+    record = next(iter(PublishedState(storage, zenodo_entry, DAY2, exclude=set(), suppressed=set())))
+    record = {**record, "intermediateProvider": ["Empire State Digital Network"]}
+    assert index_document(record)["intermediateProvider"] == ["Empire State Digital Network"]  # the search index's
+    source = jsonl_source(record, base_id_for(zenodo_entry))
+    assert source["intermediateProvider"] == "Empire State Digital Network"  # ingestion3's jsonlRecord: one name
 
 
 @pytest.mark.parametrize("backend", ["local", "s3"])
