@@ -73,6 +73,10 @@ class Difference:
     ours: Any
     dpla: Any
 
+    def __str__(self) -> str:
+        shown = [json.dumps(value, ensure_ascii=False)[:400] for value in (self.ours, self.dpla)]
+        return f"{self.document} {self.field} ({self.what})\n  ours: {shown[0]}\n  DPLA: {shown[1]}"
+
 
 @dataclass
 class Comparison:
@@ -181,14 +185,6 @@ def _by_original(lines: dict[str, dict], dpla: dict) -> dict:
     return matches[0]
 
 
-def main() -> int:
-    comparison = compare()
-    print(comparison.table())
-    for d in comparison.differences:
-        print(f"\n{d.document} {d.field} ({d.what})\n  ours: {json.dumps(d.ours, ensure_ascii=False)[:400]}"
-              f"\n  DPLA: {json.dumps(d.dpla, ensure_ascii=False)[:400]}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    found = compare()
+    sys.exit(print("\n\n".join([found.table(), *map(str, found.differences)])))

@@ -55,18 +55,6 @@ def publisher(tmp_path):
 
 
 @pytest.fixture
-def s3_bucket(s3_endpoint) -> str:
-    """A new bucket on the session's moto S3 server."""
-    import uuid
-
-    import boto3
-
-    name = f"jsonl-{uuid.uuid4().hex[:12]}"
-    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=name)
-    return name
-
-
-@pytest.fixture
 def recorded_s3(s3_endpoint):
     """moto's S3 behind a proxy that logs every request (method, path) in order."""
     from ingest_assets_tests.support.faults import FaultProxy

@@ -10,6 +10,7 @@ import pytest
 
 from ingest_assets.core.errors import ConfigError, IngestError, ValidationError
 from ingest_assets.core.registry import ReviewBlock, load_registry
+from ingest_assets.core.settings import Settings
 from ingest_assets.records.export.jsonl import (PublishedState, export_jsonl, export_stamp, jsonl_source,
                                                 newest_export, refusal, s3_prefix)
 from ingest_assets.records.indexing.documents import index_document
@@ -253,3 +254,14 @@ def test_the_s3_prefix_is_the_registry_entrys_else_the_providers_name(tmp_path):
     path.write_text("hathi: {mapping: hathi, s3_prefix: ../hathitrust}\n")
     with pytest.raises(ConfigError, match="hathi.s3_prefix"):
         load_registry(path)["hathi"]
+
+
+def test_the_export_root_is_a_setting_defaulting_to_the_storage(tmp_path):
+    home = {"INGEST_HOME": str(tmp_path)}
+    assert Settings.from_env(home).jsonl_export_root == str(tmp_path / "storage")
+    assert Settings.from_env({**home, "INGEST_STORAGE": "s3://hub-data/ingest"}).jsonl_export_root == "s3://hub-data/ingest"
+    given = Settings.from_env({**home, "INGEST_JSONL_ROOT": "s3://dpla-master-dataset"})
+    assert given.jsonl_export_root == "s3://dpla-master-dataset" and given.storage_url == str(tmp_path / "storage")
+    for wrong in ("https://dpla-master-dataset.s3.amazonaws.com", "s3:///no-bucket"):
+        with pytest.raises(ConfigError, match="INGEST_JSONL_ROOT must be a directory or s3://bucket/prefix"):
+            Settings.from_env({**home, "INGEST_JSONL_ROOT": wrong})
