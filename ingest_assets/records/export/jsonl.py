@@ -3,7 +3,8 @@
 For a provider and day it writes the provider's published records as of that day, one DPLA API document a line::
 
     <export root>/<s3 prefix>/jsonl/<yyyyMMdd_HHmmss>-<provider>-MAP3_1.IndexRecord.jsonl/
-        part-00000.gz, part-00001.gz ...   gzipped JSON-L (Spark's text writer's names), up to PART_BYTES each
+        part-00000.gz, part-00001.gz ...   gzipped JSON-L, up to PART_BYTES each (Spark reads every file
+                                           whose name does not start with _ or ., gzip by the suffix)
         _MANIFEST                          Activity, Provider, Record count, Input ... (``Key: value`` lines)
         _SUCCESS                           written last: the folder is complete
 
