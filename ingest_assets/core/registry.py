@@ -655,7 +655,7 @@ class EnrichmentBlock(Block):
 
 class RecordSettings(Block):
     """The record pipeline's keys (harvest, mapping, quality checks, refresh schedule, engine, enrichment, review
-    before publishing and the contacts its reports are mailed to)."""
+    before publishing, the contacts its reports are mailed to and the folder of its JSON-L exports)."""
 
     harvest: HarvestBlock | None = None
     mapping: Text | None = None  # a profile's name, or a profile file (relative to this registry file)
@@ -672,6 +672,9 @@ class RecordSettings(Block):
     engine_threshold: Positive | None = None
     review: ReviewBlock = Field(default_factory=ReviewBlock)  # off by default
     contact: Annotated[list[str], BeforeValidator(_addresses)] = Field(default_factory=list)  # who gets the report
+    # the folder of the hub's JSON-L exports under INGEST_JSONL_ROOT (DPLA's S3 prefix: hathi -> hathitrust); None:
+    # the provider's name
+    s3_prefix: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")] | None = None
 
 
 # ---- linked data -------------------------------------------------------------------------------------------

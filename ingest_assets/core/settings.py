@@ -63,6 +63,7 @@ class Settings:
     notify_webhook: str | None = None
     ui_url: str = "http://127.0.0.1:3000"  # the Dagster UI, for links to runs in notices and on the status page
     smtp_given: bool = False  # INGEST_SMTP_URL is set: provider reports are mailed to their registry contacts
+    jsonl_root: str = ""  # INGEST_JSONL_ROOT: where the JSON-L exports go ("": the storage root; see jsonl_export_root)
     # secrets (FEDORA_PASSWORD, IA_*, the wiki credentials a registry entry names) are looked up, never shown
     _environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -112,6 +113,7 @@ class Settings:
             notify_webhook=_http_url("INGEST_NOTIFY_WEBHOOK", env.get("INGEST_NOTIFY_WEBHOOK")),
             ui_url=(_http_url("INGEST_UI_URL", env.get("INGEST_UI_URL")) or "http://127.0.0.1:3000").rstrip("/"),
             smtp_given=bool(env.get("INGEST_SMTP_URL")),
+            jsonl_root=_storage_root("INGEST_JSONL_ROOT", env.get("INGEST_JSONL_ROOT") or ""),
             _environ=env,
         )
 
@@ -124,6 +126,11 @@ class Settings:
     def secret(self, name: str) -> str | None:
         """The value of the secret environment variable ``name`` (read with the rest, kept out of ``repr``)."""
         return self._environ.get(name) or None
+
+    @property
+    def jsonl_export_root(self) -> str:
+        """Where the JSON-L exports go: ``INGEST_JSONL_ROOT`` (a directory or ``s3://bucket/prefix``), else the storage."""
+        return self.jsonl_root or self.storage_url
 
     def fedora_auth(self) -> tuple[str, str] | None:
         """``(FEDORA_USER, FEDORA_PASSWORD)`` when a Fedora user is set."""
@@ -175,6 +182,14 @@ def _share(name: str, value: str) -> float:
     if share > 1:
         raise ConfigError(f"{name} must be a share between 0 and 1, got {value!r}")
     return share
+
+
+def _storage_root(name: str, value: str) -> str:
+    """A directory or ``s3://bucket[/prefix]`` (as ``INGEST_STORAGE``); '' stays ''."""
+    parts = urlsplit(value)
+    if value and (parts.scheme not in ("", "file", "s3") or (parts.scheme == "s3" and not parts.netloc)):
+        raise ConfigError(f"{name} must be a directory or s3://bucket/prefix, got {value!r}")
+    return value
 
 
 def _engine(value: str) -> str:

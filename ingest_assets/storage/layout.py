@@ -231,6 +231,29 @@ def export_key(provider: str, day: date, started: datetime, schema: str, suffix:
     return f"{_provider(provider)}/export/{datestamp(day)}/{timestamp(started)}-{provider}-{schema}.{_parts([suffix])}"
 
 
+# -- the JSON-L export (ingestion3's layout, read by DPLA's sparkindexer) ------------------------------------
+
+JSONL_SCHEMA = "MAP3_1.IndexRecord.jsonl"
+_JSONL_RE = re.compile(rf"^(?P<ts>\d{{8}}_\d{{6}})-(?P<hub>[a-z0-9]+)-{re.escape(JSONL_SCHEMA)}$")
+
+
+def jsonl_exports(prefix: str) -> str:
+    """The folder holding a hub's JSON-L exports in the export root: ``<s3 prefix>/jsonl``."""
+    return f"{_parts([prefix])}/jsonl"
+
+
+def jsonl_export(prefix: str, provider: str, stamp: datetime) -> str:
+    """One export: ``<s3 prefix>/jsonl/<yyyyMMdd_HHmmss>-<provider>-MAP3_1.IndexRecord.jsonl`` (gzipped JSON-L
+    parts, ``_MANIFEST``, ``_SUCCESS``)."""
+    return f"{jsonl_exports(prefix)}/{timestamp(stamp)}-{_provider(provider)}-{JSONL_SCHEMA}"
+
+
+def parse_jsonl_export(name: str) -> tuple[datetime, str] | None:
+    """``(stamp, provider)`` of an export folder's name, None for anything else."""
+    match = _JSONL_RE.match(name)
+    return (parse_timestamp(match["ts"]), match["hub"]) if match else None
+
+
 def spark_staging_key(job: str, name: str | None = None) -> str:
     """Part files of a running Spark job's task attempts, ``_spark-staging/<job>[/<name>]``: never read as
     outputs; the driver copies the winning attempts into the output folder and deletes the job's folder."""
