@@ -67,29 +67,38 @@ def supervise(command: list[str], env: dict[str, str]) -> int:
         return 0
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def stop_on_signals() -> None:
-    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt here, so each stops the UI and all it started. SIGINT
+    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt here, once, so each stops the UI and all it started. SIGINT
     also when the shell ignored it (a background job of a script); dagster dev, started after this, inherits the
     default disposition (an ignored SIGINT would stay ignored there, and its SIGTERM with it). A SIGHUP ignored by
     ``nohup`` stays ignored."""
-    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for number in STOP_SIGNALS:
         if number != signal.SIGHUP or signal.getsignal(number) != signal.SIG_IGN:
-            signal.signal(number, signal.default_int_handler)
+            signal.signal(number, _interrupt)
+
+
+def _interrupt(number, frame):
+    """The first stop signal stops the UI; the ones after it change nothing: ``uv run`` forwards to its child the
+    signal the child's process group already got (Ctrl-C, ``kill -- -PGID``), and the stop is bounded anyway."""
+    for each in STOP_SIGNALS:
+        signal.signal(each, signal.SIG_IGN)
+    raise KeyboardInterrupt
 
 
 def stop(process: subprocess.Popen) -> None:
     """Stop dagster dev (its process group: webserver, daemon, code servers, runs): SIGINT, which it passes on
     to its webserver and daemon, up to STOP_SECONDS; then SIGTERM to what of the group is left, SIGKILL after
-    GRACE_SECONDS. A second signal meanwhile goes straight to the next step."""
-    steps = [lambda: process.send_signal(signal.SIGINT), lambda: _signal_group(process.pid, signal.SIGTERM),
-             lambda: _signal_group(process.pid, signal.SIGKILL)]
-    for send, wait in zip(steps, (STOP_SECONDS, GRACE_SECONDS, GRACE_SECONDS)):
-        try:
-            send()
-            if _wait_group(process, wait):
-                return
-        except KeyboardInterrupt:
-            continue
+    GRACE_SECONDS."""
+    process.send_signal(signal.SIGINT)
+    if _wait_group(process, STOP_SECONDS):
+        return
+    for number in (signal.SIGTERM, signal.SIGKILL):
+        _signal_group(process.pid, number)
+        if _wait_group(process, GRACE_SECONDS):
+            return
 
 
 def _wait_group(process: subprocess.Popen, seconds: float) -> bool:
