@@ -55,7 +55,7 @@ class Settings:
     profiles_path: Path | None = None  # a folder of mapping profiles (and vocabularies/) beside the shipped ones
     # the Dagster instance folder: DAGSTER_HOME, else $INGEST_HOME/dagster (the commands write its dagster.yaml)
     dagster_home: Path | None = None
-    uv_run: bool = False  # started by `uv run` (the commands print follow-up commands the same way)
+    uv_run: str | None = None  # the uv that started this `uv run` (the commands print follow-up commands the same way)
     # failure notices (operations/notify.py): e-mail on when recipients are given, the webhook when its URL is
     notify_email: tuple[str, ...] = ()
     smtp_url: str = "smtp://localhost"
@@ -106,7 +106,7 @@ class Settings:
             index_retain=int(_number("INGEST_INDEX_RETAIN", env.get("INGEST_INDEX_RETAIN") or "2", int)),
             profiles_path=Path(env["INGEST_PROFILES"]).resolve() if env.get("INGEST_PROFILES") else None,
             dagster_home=Path(env.get("DAGSTER_HOME") or home / "dagster").resolve(),
-            uv_run="UV_RUN_RECURSION_DEPTH" in env,
+            uv_run=(env.get("UV") or "uv") if "UV_RUN_RECURSION_DEPTH" in env else None,
             notify_email=tuple(a.strip() for a in (env.get("INGEST_NOTIFY_EMAIL") or "").split(",") if a.strip()),
             smtp_url=_smtp_url(env.get("INGEST_SMTP_URL") or "smtp://localhost"),
             notify_from=env.get("INGEST_NOTIFY_FROM") or f"ingest-assets@{socket.gethostname()}",
