@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -14,6 +15,7 @@ from typing import Any
 import yaml
 
 RULES = "tags.yaml"
+TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # a tag names a folder and a URL path part (its sitemaps)
 
 
 @dataclass(frozen=True)
@@ -43,9 +45,10 @@ def parse_rules(text: str, source: str = RULES) -> tuple[TagRule, ...]:
 def _rule(rule: Any, where: str) -> TagRule:
     given = rule if isinstance(rule, dict) else {}
     tag, fields, terms, providers = (given.get(key) for key in ("tag", "fields", "terms", "providers"))
-    if (set(given) - {"tag", "fields", "terms", "providers"} or not isinstance(tag, str) or not tag
+    if (set(given) - {"tag", "fields", "terms", "providers"} or not isinstance(tag, str) or not TAG.fullmatch(tag)
             or not _strings(fields) or not _strings(terms) or (providers is not None and not _strings(providers))):
-        raise ValueError(f"{where}: a rule is a tag, its fields and terms (lists of strings), and maybe providers")
+        raise ValueError(f"{where}: a rule is a tag (letters, digits, '_', '.', '-'), its fields and terms (lists of "
+                         "strings), and maybe providers")
     return TagRule(tag, tuple(fields), frozenset(terms), frozenset(providers) if providers is not None else None)
 
 
