@@ -10,7 +10,9 @@ from dataclasses import replace
 import pytest
 
 from ingest_assets.core.errors import ConfigError
+from ingest_assets.core.settings import Settings
 from ingest_assets.records.enrichment.institutions import WIKIDATA_ENTITY, institutions, parse_institutions
+from ingest_assets.records.enrichment.vocabularies import wikidata_uri
 from ingest_assets.records.mapping import mint_id
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets.records.wikimedia.eligibility import (
@@ -167,3 +169,24 @@ def test_a_table_that_is_not_one_is_refused_naming_its_file(data, message):
     with pytest.raises(ConfigError, match=message) as refused:
         parse_institutions(data, "/etc/hub/institutions_v2.json")
     assert refused.value.file == "/etc/hub/institutions_v2.json"
+
+
+def test_a_hubs_own_table_serves_enrichment_and_eligibility_alike(tmp_path, monkeypatch):
+    """``INGEST_WIKI_INSTITUTIONS``: the one table of the ``wikidata`` step and of eligibility (read once)."""
+    table = tmp_path / "institutions_v2.json"
+    table.write_text(json.dumps({"Riverside Hub": {"Wikidata": "Q7337", "upload": False, "institutions": {
+        "Millbrook Historical Society": {"Wikidata": "Q7338", "upload": True}}}}), encoding="utf-8")
+    settings = Settings.from_env({"INGEST_WIKI_INSTITUTIONS": str(table), "INGEST_SITEMAP_URL": "https://maps.hub.org/",
+                                  "INGEST_ITEM_URL": "https://hub.org/item"})
+    assert (settings.sitemap_url, settings.item_url) == ("https://maps.hub.org", "https://hub.org/item")
+    monkeypatch.setattr(Settings, "current", staticmethod(lambda: settings))
+    assert wikidata_uri("Millbrook Historical Society", "Riverside Hub") == entity("Q7338")
+    assert institutions().upload == {(entity("Q7337"), entity("Q7338")): True}
+    assert wikidata_uri("Minnesota Digital Library") is None  # DPLA's table is not read any more
+    gone = Settings.from_env({"INGEST_WIKI_INSTITUTIONS": str(tmp_path / "missing.json")})
+    monkeypatch.setattr(Settings, "current", staticmethod(lambda: gone))
+    with pytest.raises(ConfigError, match="INGEST_WIKI_INSTITUTIONS\\) cannot be read") as missing:
+        institutions()
+    assert missing.value.file == str(tmp_path / "missing.json")
+    with pytest.raises(ConfigError, match="INGEST_SITEMAP_URL must be an http"):
+        Settings.from_env({"INGEST_SITEMAP_URL": "sitemaps.hub.org"})
