@@ -9,7 +9,7 @@ import dagster as dg
 from pydantic import Field
 
 from ingest_assets.core.settings import Settings
-from ingest_assets.defs.records.assets import final_errors
+from ingest_assets.defs.records.assets import RETRY, final_errors
 from ingest_assets.defs.records.io_managers import BACKFILL, run_parts
 from ingest_assets.defs.records.parquet import EXPORTS
 from ingest_assets.defs.records.publishing import PublishingResource
@@ -89,6 +89,7 @@ def wikimedia_tags_assets(partitions: dg.PartitionsDefinition, settings: Setting
     """``wikimedia_records`` (partitioned like the records) and ``tag_sitemaps`` (the whole published index)."""
     return [
         dg.asset(partitions_def=partitions, group_name=EXPORTS, kinds={"parquet"}, deps=["search_index"],
-                 backfill_policy=BACKFILL)(final_errors(wikimedia_records)),
-        dg.asset(group_name=EXPORTS, kinds={"xml"}, deps=["search_index"])(final_errors(tag_sitemaps_of(settings))),
+                 retry_policy=RETRY, backfill_policy=BACKFILL)(final_errors(wikimedia_records)),
+        dg.asset(group_name=EXPORTS, kinds={"xml"}, deps=["search_index"], retry_policy=RETRY)(
+            final_errors(tag_sitemaps_of(settings))),
     ]

@@ -6,8 +6,8 @@ tuple's fields (ingest-wikimedia reads them by these names)::
     _1 dplaId   _2 wikiMarkup   _3 iiifManifest ('' when none)   _4 mediaMaster (list)   _5 title (the first, or '')
 
 The records are the day's documents as the alias serves them now (Gate D: :mod:`.gate` first), read in pages of
-:data:`~ingest_assets.records.indexing.search_index.MAX_IDS`; rows are written in row groups, so memory stays
-bounded; the folder appears whole or not at all.
+:data:`~ingest_assets.records.indexing.search_index.MAX_IDS` and written in row groups of as many rows, so memory
+stays bounded by a page; the folder appears whole or not at all.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ingest_assets.storage.manifest import Manifest
 
 PART = "part-00000.snappy.parquet"
 SUCCESS = "_SUCCESS"
-ROW_GROUP = 10_000
+ROW_GROUP = MAX_IDS  # rows per row group: one page of documents (a row's markup is about 1.5 KB)
 COLUMNS = (("_1", "dplaId", pa.string()), ("_2", "wikiMarkup", pa.string()), ("_3", "iiifManifest", pa.string()),
            ("_4", "mediaMaster", pa.list_(pa.string())), ("_5", "title", pa.string()))
 SCHEMA = pa.schema([pa.field(name, kind, metadata={"name": meaning}) for name, meaning, kind in COLUMNS])
