@@ -91,6 +91,8 @@ def test_the_xml_is_generate_tag_sitemaps():
         "    <lastmod>2026-01-16T04:00:00Z</lastmod>\n  </sitemap>\n</sitemapindex>")
 
 
+# one server case: Elasticsearch is reached through the same client API (the scan passed on it as well)
+@pytest.mark.parametrize("search_backend", ["embedded", "opensearch"])
 def test_the_tag_scan_pages_through_the_alias_by_id(shared_fixtures, search):
     """More documents than a page, over two providers' indices behind the alias: each tagged one once, by id."""
     [template] = fixture_records("northwest-heritage", shared_fixtures / "ingestion3" / "northwest-heritage.xml")
