@@ -254,6 +254,28 @@ def parse_jsonl_export(name: str) -> tuple[datetime, str] | None:
     return (parse_timestamp(match["ts"]), match["hub"]) if match else None
 
 
+WIKI = "wiki"
+
+
+def wiki_key(provider: str, day: date, started: datetime) -> str:
+    """The Wikimedia export of a provider's published day (ingestion3's WikiMetadataEntry output, a folder of
+    Parquet parts and ``_MANIFEST``): ``<provider>/wiki/<yyyymmdd>/<yyyymmdd_hhmmss>-<provider>-wiki.parquet``."""
+    return f"{_provider(provider)}/{WIKI}/{datestamp(day)}/{timestamp(started)}-{provider}-{WIKI}.parquet"
+
+
+def wiki_outputs(storage: Storage, provider: str, day: date) -> list[str]:
+    """The complete (``_MANIFEST``) Wikimedia exports of the provider's day, oldest first."""
+    base = f"{_provider(provider)}/{WIKI}/{datestamp(day)}"
+    return [f"{base}/{name}" for name in storage.list_children(base)
+            if name.endswith(f"-{provider}-{WIKI}.parquet") and storage.is_complete(f"{base}/{name}")]
+
+
+def sitemap_key(*parts: str) -> str:
+    """Tag sitemaps, as DPLA's sitemap bucket holds them, in ``_sitemaps/`` (what ``INGEST_SITEMAP_URL`` serves):
+    ``sitemap/<tag>/all_item_urls.xml`` (the index) and ``sitemap/<tag>/<yyyymmdd-HHMMSS>/all_item_urls_<n>.xml.gz``."""
+    return hub_key("sitemaps", "sitemap", *parts)
+
+
 def spark_staging_key(job: str, name: str | None = None) -> str:
     """Part files of a running Spark job's task attempts, ``_spark-staging/<job>[/<name>]``: never read as
     outputs; the driver copies the winning attempts into the output folder and deletes the job's folder."""

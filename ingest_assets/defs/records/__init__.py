@@ -15,6 +15,7 @@ from ingest_assets.defs.records.partitions import record_partitions
 from ingest_assets.defs.records.publishing import PublishingResource, publishing_assets, publishing_checks, review_sensor
 from ingest_assets.defs.records.refresh import refresh_sensor
 from ingest_assets.defs.records.resources import RecordEngineResource, SearchIndexResource
+from ingest_assets.defs.records.wikimedia_tags import wikimedia_tags_assets
 from ingest_assets.defs.resources import shared_resources
 from ingest_assets.core.settings import Settings, is_search_server
 
@@ -35,7 +36,8 @@ def build_defs(settings: Settings) -> dg.Definitions:
     search_kind = "elasticsearch" if is_search_server(settings.search) else "sqlite"
     return dg.Definitions(
         assets=[*record_assets(partitions), *publishing_assets(partitions, search_kind, RECORDS), parquet_asset(partitions),
-                jsonl_asset(partitions), record_counts],
+                jsonl_asset(partitions), record_counts,
+                *wikimedia_tags_assets(partitions, settings)],
         asset_checks=[*quality_checks(partitions), *publishing_checks(partitions)],
         sensors=[refresh_sensor(job.name, settings.partition_start), review_sensor(publish.name)],
         jobs=[job, publish],
