@@ -109,6 +109,9 @@ def test_a_hyphenated_name_reads_back_from_every_name_made_of_it():
     output = layout.activity_output(name, "harvest", day, started, "OriginalRecord.v1")
     assert output.folder == "northwest-heritage/harvest/20260115/20260116_020304-northwest-heritage-OriginalRecord.v1.avro"
     assert layout.parse_output(output.folder) == output
+    export = layout.jsonl_export(name, name, started).rpartition("/")[2]
+    assert export == "20260116_020304-northwest-heritage-MAP3_1.IndexRecord.jsonl"
+    assert layout.parse_jsonl_export(export) == (started, name)
     index = build_name("dpla-map4", started, lambda _name: False, name)
     assert index == "dpla-map4-northwest-heritage-20260116020304"
     assert parse_index("dpla-map4", index).provider == name and parse_index("dpla-map4", "dpla-map4-20260116020304").provider is None

@@ -78,10 +78,11 @@ def iso_day(text: str) -> date:
 
 
 def command_line(settings: Settings) -> str:
-    """How the reader of a printed command runs ``ingest-assets`` here: ``uv run ingest-assets`` under ``uv run``,
-    ``ingest-assets`` when that is the one on PATH, else the full path of the script that runs now."""
+    """How the reader of a printed command runs ``ingest-assets`` here: ``uv run ingest-assets`` under ``uv run``
+    (the full path of that uv when none is on PATH, as right after install.py), ``ingest-assets`` when that is the
+    one on PATH, else the full path of the script that runs now."""
     if settings.uv_run:
-        return "uv run ingest-assets"
+        return f"{'uv' if shutil.which('uv') else settings.uv_run} run ingest-assets"
     script = Path(sys.argv[0]).resolve()
     if script.name != "ingest-assets":
         return f"{sys.executable} -m ingest_assets.cli"

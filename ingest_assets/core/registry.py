@@ -666,7 +666,7 @@ class ScheduleBlock(Block):
 EnrichmentStep = Literal[
     "deduplicate", "strip_html", "reduce_whitespace", "cleanup_leading_punctuation", "cleanup_ending_punctuation",
     "strip_ending_period", "capitalize_first_char", "strip_dbl_quotes", "cleanup_geocoordinates", "format_blocklist",
-    "rights_uri", "wikidata", "data_provider_uri", "dates", "language", "type",
+    "rights_uri", "wikidata", "data_provider_uri", "dates", "language", "type", "tags",
 ]
 ENRICHMENT_STEPS: tuple[str, ...] = EnrichmentStep.__args__
 
