@@ -52,6 +52,7 @@ COMMANDS = {
     "report": ("report", "main", "a provider day's report: counts, problems, coverage, what changed"),
     "takedown": ("takedown", "main", "keep records out of the index and the change feed until undone"),
     "status": ("status", "main", "per provider: last harvest, counts, failures, review, live index, history"),
+    "hubs": ("hubs", "main", "the hubs DPLA's ingestion3 harvests, shipped: list them, or copy one into your registry"),
 }
 VERBOSE = "--verbose"
 READER_GONE = 128 + 13  # the status of a command ended by SIGPIPE, as `yes | head` leaves `yes`

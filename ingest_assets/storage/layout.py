@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
 from ingest_assets.core.errors import IngestError
-from ingest_assets.core.registry import NAME_RE
+from ingest_assets.core.registry import NAME_PATTERN, NAME_RE
 from ingest_assets.storage.backends import Storage, check_key
 
 ACTIVITIES = ("harvest", "mapping", "enrichment", "indexing")
@@ -32,7 +32,7 @@ PLAN = "plan"
 STATE = "state"
 TS_FORMAT = "%Y%m%d_%H%M%S"
 _OUTPUT_RE = re.compile(
-    r"^(?P<provider>[a-z0-9]+)/(?P<activity>[a-z]+)/(?P<day>\d{8})/"
+    rf"^(?P<provider>{NAME_PATTERN})/(?P<activity>[a-z]+)/(?P<day>\d{{8}})/"
     r"(?P<ts>\d{8}_\d{6})-(?P=provider)-(?P<schema>[A-Za-z0-9_.]+)\.avro$"
 )
 
@@ -234,7 +234,7 @@ def export_key(provider: str, day: date, started: datetime, schema: str, suffix:
 # -- the JSON-L export (ingestion3's layout, read by DPLA's sparkindexer) ------------------------------------
 
 JSONL_SCHEMA = "MAP3_1.IndexRecord.jsonl"
-_JSONL_RE = re.compile(rf"^(?P<ts>\d{{8}}_\d{{6}})-(?P<hub>[a-z0-9]+)-{re.escape(JSONL_SCHEMA)}$")
+_JSONL_RE = re.compile(rf"^(?P<ts>\d{{8}}_\d{{6}})-(?P<hub>{NAME_PATTERN})-{re.escape(JSONL_SCHEMA)}$")
 
 
 def jsonl_exports(prefix: str) -> str:
