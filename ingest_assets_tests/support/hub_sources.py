@@ -167,6 +167,7 @@ def source_cell(hub: str, harvest: dict) -> str:
                 f'"{fact.quote}"' if fact.quote is not None else ", ".join(f"`{key}`" for key in fact.keys))
         said.append(f"{what} ({'; '.join(f'`{cite}`' for cite in fact.cites)})")
         cited.update(fact.keys)
-    for key in harvest.get("fill_in", {}):
-        said.append(f"{'confirm' if f'harvest.{key}' in cited else 'yours'}: `harvest.{key}`")
+    keys = [f"harvest.{key}" for key in harvest.get("fill_in", {})]
+    for verb, named in (("confirm", [key for key in keys if key in cited]), ("yours", [k for k in keys if k not in cited])):
+        said += [f"{verb}: {', '.join(f'`{key}`' for key in named)}"] if named else []
     return "; ".join(said) or "-"
