@@ -3,7 +3,8 @@ ingestion3-era documents at its top level, the ingestion1-era ones in ``ingestio
 it, mapped with the profile ingestion3's ``CHProviderRegistry`` binds the hub to; a record maps whole when the
 mapper gives a record (no required field missing, nothing refused).
 
-A document's hub is DPLA's contributor (the last part of its ``provider`` URI), bound as :data:`HUBS` says.
+A document's hub is DPLA's contributor (the last part of its ``provider`` URI) by its ingestion3 name (:data:`HUBS`),
+mapped with the profile of its entry in the shipped hub registry; :data:`UNBOUND` names the others.
 ingestion1-era originals are written back to the hub's document by :mod:`.ingestion1`. A record in a delivery
 format its hub has since replaced (:data:`RETIRED`: NARA's ARC export, DLG's and Minnesota Reflections' OAI DC) is
 mapped with the profile of that format under the hub's settings, as a hub delivering that format would map it.
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.mapping import mapper_for
+from ingest_assets.records.mapping.hubs import shipped_hubs
 from ingest_assets.records.mapping.mapper import Mapper, MappingResult
 from ingest_assets.records.mapping.preview import read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
@@ -39,40 +41,22 @@ ERAS = {"ingestion3": FOLDER, "ingestion1": FOLDER / "ingestion1-era"}
 PROFILES_FOLDER = Path(__file__).resolve().parents[1] / "records" / "mapping" / "real_records"
 
 
-@dataclass(frozen=True)
-class Hub:
-    """A DPLA contributor as ingestion3 binds it: its ``CHProviderRegistry`` name and our profile of its mapping
-    (``None``: ingestion3 has no mapping for it, ``note`` says why)."""
-
-    registry: str | None
-    profile: str | None
-    note: str = ""
-
-
-HUBS: dict[str, Hub] = {  # DPLA contributor -> binding
-    "cdl": Hub("cdl", "cdl", "CdlMapping left CHProviderRegistry in dpla/ingestion3 861b8056 (2024-12); the cdl "
-                             "profile ships"),
-    "digital-commonwealth": Hub("bpl", "ma"),
-    "digitalnc": Hub("digitalnc", "nc"),
-    "esdn": Hub(None, None, "Empire State Digital Network: EsdnMapping was deleted from dpla/ingestion3 in 861b8056 "
-                            "(2024-12)"),
-    "georgia": Hub("georgia", "dlg"),
-    "gpo": Hub("gpo", "gpo"),
-    "hathitrust": Hub("hathi", "hathi"),
-    "maryland": Hub("maryland", "maryland"),
-    "mdl": Hub("minnesota", "mdl"),
-    "mwdl": Hub("mwdl", "mwdl"),
-    "nara": Hub("nara", "nara"),
-    "northwest-digital-heritage": Hub("northwest-heritage", "northwest-heritage"),
-    "nypl": Hub("nypl", "nypl"),
-    "scdl-clemson": Hub("scdl", "sc"),  # South Carolina's 2014 contributors, one hub (scdl) today
-    "scdl-usc": Hub("scdl", "sc"),
-    "smithsonian": Hub("smithsonian", "si"),
-    "the_portal_to_texas_history": Hub("texas", "tx"),
-    "uiuc": Hub(None, None, "University of Illinois at Urbana-Champaign, harvested from its own CONTENTdm by "
-                            "ingestion1 (2013): never an ingestion3 hub (its collections reach DPLA through 'il')"),
-    "usc": Hub(None, None, "University of Southern California, harvested by ingestion1 (2014): never an ingestion3 "
-                           "hub"),
+# DPLA's contributor (the last part of a document's provider URI) -> the hub's name in ingestion3's
+# CHProviderRegistry, its entry in the shipped hub registry (``records/mapping/hubs.yaml``), whose profile maps it
+HUBS: dict[str, str] = {
+    "digital-commonwealth": "bpl", "digitalnc": "digitalnc", "georgia": "georgia", "gpo": "gpo",
+    "hathitrust": "hathi", "maryland": "maryland", "mdl": "minnesota", "mwdl": "mwdl", "nara": "nara",
+    "northwest-digital-heritage": "northwest-heritage", "nypl": "nypl", "smithsonian": "smithsonian",
+    "scdl-clemson": "scdl", "scdl-usc": "scdl",  # South Carolina's two contributors of 2014, one hub today
+    "the_portal_to_texas_history": "texas",
+}
+# contributors ingestion3 binds no more, or never did: the profile that ships for one (None: none), and why
+UNBOUND: dict[str, tuple[str | None, str]] = {
+    "cdl": ("cdl", "CdlMapping left CHProviderRegistry in dpla/ingestion3 861b8056 (2024-12); the cdl profile ships"),
+    "esdn": (None, "Empire State Digital Network: EsdnMapping was deleted from dpla/ingestion3 in 861b8056 (2024-12)"),
+    "uiuc": (None, "University of Illinois at Urbana-Champaign, harvested from its own CONTENTdm by ingestion1 "
+                   "(2013): never an ingestion3 hub (its collections reach DPLA through 'il')"),
+    "usc": (None, "University of Southern California, harvested by ingestion1 (2014): never an ingestion3 hub"),
 }
 
 # (contributor, shape) -> the profile of a delivery format the hub has since replaced, and what it delivers now
@@ -87,14 +71,16 @@ RETIRED: dict[tuple[str, str], tuple[str, str]] = {
 
 @dataclass
 class Outcome:
-    """One document's original record: its hub, the profile it was mapped with (None: not mapped) and how."""
+    """One document's original record: its hub, the profile the hub is bound to and the one the record was mapped
+    with (another for a retired format; None: not mapped), and how it mapped."""
 
     document: str
     era: str
     contributor: str
     hub: str
     shape: str
-    profile: str | None
+    bound: str | None  # the profile the hub is bound to
+    profile: str | None  # the one it was mapped with
     result: MappingResult | None = None
     note: str = ""
 
@@ -150,21 +136,31 @@ def contributor_of(dpla: dict) -> str:
     return dpla["provider"]["@id"].rstrip("/").rsplit("/", 1)[-1]
 
 
+def binding(contributor: str) -> tuple[str, str | None, str]:
+    """(hub, the profile it is bound to, a note) of a DPLA contributor; an unknown one is a KeyError saying where to
+    add it."""
+    if contributor in HUBS:
+        hub = HUBS[contributor]
+        return hub, shipped_hubs()[hub].settings.mapping, ""
+    if contributor in UNBOUND:
+        return (contributor, *UNBOUND[contributor])
+    raise KeyError(f"DPLA contributor {contributor!r} is in neither HUBS nor UNBOUND ({__name__})")
+
+
 def outcome(era: str, path: Path) -> Outcome:
     dpla = json.loads(path.read_text(encoding="utf-8"))
     contributor = contributor_of(dpla)
-    hub = HUBS[contributor]
+    hub, bound, note = binding(contributor)
     document = original(era, dpla)
-    name = hub.registry or contributor
-    if hub.profile is None:
-        return Outcome(path.name, era, contributor, name, document.shape, None, note=hub.note)
-    profile, note = RETIRED.get((contributor, document.shape), (hub.profile, hub.note))
+    if bound is None:
+        return Outcome(path.name, era, contributor, hub, document.shape, None, None, note=note)
+    profile, note = RETIRED.get((contributor, document.shape), (bound, note))
     settings = {}
-    if profile != hub.profile:  # a retired format's profile, under the hub's label, URI and id prefix
-        given = PROFILES[hub.profile].provider
+    if profile != bound:  # a retired format's profile, under the hub's label, URI and id prefix
+        given = PROFILES[bound].provider
         settings = {"label": given.label, "provider_uri": given.uri, "id_prefix": given.id_prefix}
-    return Outcome(path.name, era, contributor, name, document.shape, profile, map_document(document, profile, settings),
-                   note)
+    return Outcome(path.name, era, contributor, hub, document.shape, bound, profile,
+                   map_document(document, profile, settings), note)
 
 
 _MAPPERS: dict[str, Mapper] = {}  # compiled once per profile and settings
