@@ -33,7 +33,7 @@ class MultiHasher:
     """
 
     def __init__(self, algorithms: Iterable[str]):
-        self._hashes = {name: hashlib.new(name) for name in algorithms}
+        self._hashes = {name: hashlib.new(name, usedforsecurity=False) for name in algorithms}  # integrity only
         self._order = list(self._hashes.values())
         self.size = 0
 

@@ -8,7 +8,6 @@ last and readers treat folders without it as absent.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import shutil
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
+from ingest_assets.core.digests import MultiHasher, hash_stream
 from ingest_assets.core.errors import StorageError
 
 STAGING = ".staging"
@@ -400,15 +400,13 @@ class S3Storage(Storage):
     def _holds(self, key: str, body) -> bool:
         """Whether ``key`` already holds exactly ``body``: a conditional PUT whose answer was lost is retried by botocore
         and meets its own object (the retry's 412 is then this write's success, not someone else's file)."""
-        digest = hashlib.md5(usedforsecurity=False)
         if isinstance(body, bytes):
-            digest.update(body)
+            digest = MultiHasher.of(body, ("md5",))
         else:
             body.seek(0)
-            for chunk in iter(lambda: body.read(1024 * 1024), b""):
-                digest.update(chunk)
+            digest = hash_stream(body, ("md5",))
         etag = self.client.head_object(Bucket=self.bucket, Key=self._key(key))["ETag"].strip('"')
-        return etag == digest.hexdigest()
+        return etag == digest.hexdigests()["md5"]
 
     def delete(self, key: str) -> None:
         keys = [self._key(k) for k in self.list_keys(key)] or [self._key(key)]
