@@ -9,7 +9,7 @@ from functools import partial
 from ingest_assets.cli.main import Parser
 from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.resourcesync.server import RegistrySets, ResourceSyncApp
-from ingest_assets.storage.backends import open_storage
+from ingest_assets.storage import open_storage
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,11 +15,10 @@ import tempfile
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
-from urllib.parse import urlsplit
+from typing import BinaryIO
 
 from ingest_assets.core.digests import MultiHasher, hash_stream
 from ingest_assets.core.errors import StorageError
@@ -488,15 +487,3 @@ class StoredText:
     def write(self, text: str) -> None:
         self.storage.write_bytes(self.key, text.encode("utf-8"), overwrite=True)
 
-
-def open_storage(url: str, *, s3_client: Callable[[], Any] | None = None) -> Storage:
-    """``/some/dir`` (or ``file:///some/dir``) -> local; ``s3://bucket/prefix`` -> S3, with the client
-    ``s3_client()`` makes (the Dagster layer passes dagster-aws's ``S3Resource``), else boto3's defaults."""
-    parts = urlsplit(url)
-    if parts.scheme == "s3":
-        return S3Storage(parts.netloc, parts.path, client=s3_client() if s3_client else None)
-    if parts.scheme == "file":
-        return LocalStorage(parts.path)
-    if parts.scheme and len(parts.scheme) > 1:
-        raise ValueError(f"unsupported storage URL {url!r} (use a directory or s3://bucket/prefix)")
-    return LocalStorage(url)
