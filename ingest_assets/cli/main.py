@@ -40,7 +40,7 @@ COMMANDS = {
     "serve-demo": ("demo", "serve", "serve the demo site (OAI-PMH, VoID, a dataset) for runs from the UI"),
     "ui": ("ui", "main", "the Dagster UI and daemon on the configured instance (--demo: on the demo's registry)"),
     "harvest": ("harvest", "main", "run the record pipeline for a provider's day(s) on the instance"),
-    "map": ("mapping", "main", "preview a mapping profile on files or a provider's newest harvest (writes nothing)"),
+    "map": ("map", "main", "preview a mapping profile on files or a provider's newest harvest (writes nothing)"),
     "snapshot": ("snapshot", "main", "rebuild a provider's records as of a date (newest versions, deletions applied)"),
     "search": ("search", "main", "query the search index"),
     "serve-resourcesync": ("resourcesync", "main", "serve the ResourceSync documents and the hub status page over HTTP"),
