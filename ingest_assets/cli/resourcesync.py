@@ -12,7 +12,7 @@ from ingest_assets.resourcesync.server import RegistrySets, ResourceSyncApp
 from ingest_assets.storage import open_storage
 
 
-def main(argv: list[str] | None = None) -> int:
+def serve(argv: list[str] | None = None) -> int:
     """Serve (after publishing once with ``--publish``) with the platform's settings and registry."""
     from ingest_assets.resourcesync import open_resource_index
     from ingest_assets.resourcesync.publish import Publisher
