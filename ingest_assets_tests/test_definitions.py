@@ -140,8 +140,8 @@ def test_a_sensor_gets_the_resourcesync_index_in_the_database_of_the_sql_resourc
     assert (tmp_path / "ingest.sqlite3").is_file()
 
 
-def test_record_steps_retry_as_the_readme_says(tmp_path):
-    """README: retried up to 3 times, 30 s, 90 s and 210 s after each failure (no jitter). These are the delays
+def test_record_steps_retry_as_the_docs_say(tmp_path):
+    """docs/operating.md: retried up to 3 times, 30 s, 90 s and 210 s after each failure (no jitter). These are the delays
     Dagster computes from the policy each record asset carries."""
     defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
     for asset in ("original_records", "mapped_records", "enriched_records", "indexed_records"):

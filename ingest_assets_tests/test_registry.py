@@ -163,8 +163,8 @@ OAI = "{type: oai, endpoint: 'https://h.org/oai'}"
      "key 'maryland.harvest.metadata_prefix': Input should be a valid string (given 5)"),
     ("dpla: {harvest: {type: api, endpoint: 'https://h.org/api', records_path: d, id_path: id, paging: {style: offset, size: 5}}}",
      "key 'dpla.harvest.paging.size': unknown key"),
-    ("dpla: {harvest: {type: api, endpoint: 'https://h.org/api', records_path: d, id_path: id, paging: {style: page}}}",
-     "key 'dpla.harvest.paging.style': Input should be 'cursor', 'offset' or 'next' (given 'page')"),
+    ("dpla: {harvest: {type: api, endpoint: 'https://h.org/api', records_path: d, id_path: id, paging: {style: scroll}}}",
+     "key 'dpla.harvest.paging.style': Input should be 'cursor', 'offset', 'page' or 'next' (given 'scroll')"),
     ("dump: {harvest: {type: file, path: /d.zip, format: zip, member_format: xml, record_xpath: //r, id_xpath: '@id',"
      " limits: {max_ratio: high}}}", "key 'dump.harvest.limits.max_ratio': Input should be a valid integer (given 'high')"),
     ("dump: {harvest: {type: file, path: /d.jsonl, format: jsonl, id_path: id, recursive: true}}",

@@ -1,4 +1,4 @@
-"""The README's UI steps, in headless Chromium against ``ingest-assets ui`` (``dagster dev``: webserver + daemon):
+"""The UI steps of docs/operating.md, in headless Chromium against ``ingest-assets ui`` (``dagster dev``: webserver + daemon):
 materialize one partition from the UI, launch a 3-date backfill from the asset group, a provider added to the
 registry file refreshed with nobody clicking while a misspelt entry beside it stops only itself (its check red),
 the operator's tables (record_counts over the days with data, hub_status per provider), and the status page the
@@ -87,7 +87,7 @@ def hub(tmp_path_factory):
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster"), "INGEST_HOME": str(tmp_path / "ingest"),
            "INGEST_REGISTRY": str(registry), "INGEST_PARTITION_START": (YESTERDAY - timedelta(days=20)).isoformat(),
            "DAGSTER_TELEMETRY_DISABLED": "1"}
-    process = subprocess.Popen(  # the README's command
+    process = subprocess.Popen(  # the command docs/operating.md gives
         [str(Path(sys.executable).parent / "ingest-assets"), "ui", "--port", str(port)],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "dagster-dev.log", "wb"), start_new_session=True,
     )

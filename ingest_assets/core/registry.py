@@ -158,17 +158,60 @@ class OaiHarvest(_Harvest):
         return value
 
 
-class Paging(Block):
-    """How a JSON API pages: ``cursor`` (token from the response), ``offset`` or ``next`` (a link)."""
+ENV_NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
-    style: Literal["cursor", "offset", "next"]
+
+class SecretRef(Block):
+    """A secret the registry names but never holds: ``{env: NAME}`` (an environment variable) or
+    ``{file: /run/secrets/name}`` (an absolute path; its content, surrounding whitespace dropped). The value is
+    read when the harvest starts (:mod:`ingest_assets.core.secrets`) and redacted from everything written."""
+
+    env: Annotated[str, Field(pattern=ENV_NAME_RE)] | None = None
+    file: Text | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SecretRef:
+        if (self.env is None) == (self.file is None):
+            raise problem("a secret is {env: NAME} or {file: /path}, one of them")
+        if self.file is not None and not self.file.startswith("/"):
+            raise problem(f"a secrets file is an absolute path, got {self.file!r}")
+        return self
+
+
+def _secret_or_value(value: Any) -> Any:
+    """A mapping is a :class:`SecretRef` (its own clear error when it is not one); anything else stays a value."""
+    if not isinstance(value, Mapping):
+        return value
+    if len(value) != 1 or not set(value) <= {"env", "file"}:
+        raise problem(f"a secret is {{env: NAME}} or {{file: /path}} (given keys {sorted(map(str, value))})")
+    try:
+        return SecretRef(**value)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(map(str, error["loc"]))
+        raise problem(f"{where + ': ' if where else ''}{error['msg']}") from None
+
+
+ParamValue = Param | list[Param]  # a list: the parameter repeated (Primo's query_exc)
+SecretParam = Annotated[ParamValue | SecretRef, BeforeValidator(_secret_or_value)]
+SecretHeader = Annotated[Text | SecretRef, BeforeValidator(_secret_or_value)]
+
+
+class Paging(Block):
+    """How an API pages: ``cursor`` (a token from the answer), ``offset`` (records skipped), ``page`` (a page
+    number) or ``next`` (a link). ``first``: the first offset (default 0) or page number (default 1)."""
+
+    style: Literal["cursor", "offset", "page", "next"]
     cursor_param: Text = "cursor"
     cursor_path: Text | None = Field(default=None, validate_default=True)
     initial_cursor: Text | None = None
     offset_param: Text = "offset"
+    page_param: Text = "page"
     limit_param: Text = "limit"
     page_size: Positive = 100
-    total_path: Text | None = None
+    first: Annotated[int, Field(ge=0)] | None = None
+    total_path: Text | None = None  # the number of records of the list (offset, page)
+    ends_on_short_page: bool = False  # offset, page: a page of fewer than page_size records is the last
     next_path: Text | None = None  # None: the HTTP ``Link: <...>; rel="next"`` header
 
     @field_validator("cursor_path")
@@ -178,19 +221,110 @@ class Paging(Block):
             raise problem("is required with style: cursor")
         return value
 
+    @property
+    def start(self) -> int:
+        """The first offset or page number."""
+        return self.first if self.first is not None else int(self.style == "page")
+
+
+class ApiBounds(PageBounds):
+    """:class:`PageBounds` and the records one run may bring (``harvest.bounds.max_records``)."""
+
+    max_records: Positive = 50_000_000
+
+
+class ItemLinks(Block):
+    """``items: {format: json, params: {fo: json, at: item}, url_pattern: 'www\\.loc\\.gov/item/'}``: each value
+    ``records_path`` selects is the link to one record, fetched on its own (LOC's sitemap of item pages);
+    ``params`` replace the link's query; links ``url_pattern`` does not find are skipped."""
+
+    format: Literal["json", "xml"] = "json"
+    params: dict[str, ParamValue] = Field(default_factory=dict)
+    url_pattern: Text | None = None
+    max_bytes: Positive = 16 * MiB
+
+    @field_validator("url_pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        try:
+            re.compile(value or "")
+        except re.error as exc:
+            raise problem(f"invalid pattern {value!r}: {exc}") from exc
+        return value
+
+
+SET_PLACEHOLDER = "{set}"
+
 
 class ApiHarvest(_Harvest):
     """``harvest: {type: api, endpoint: https://host/api/items, records_path: data, id_path: id,
-    params: {q: "*"}, paging: {style: cursor, cursor_param: cursor, cursor_path: meta.next}}``"""
+    params: {q: "*", apikey: {env: HUB_API_KEY}}, paging: {style: cursor, cursor_param: cursor, cursor_path: meta.next}}``
+
+    ``format`` says how pages are read: ``json`` (``records_path``, ``id_path`` and the paging paths are dotted
+    paths) or ``xml`` (XPaths, prefixes from ``namespaces``); ``id_path`` reads a record, in the format of the
+    ``items`` when records are fetched one by one. ``sets``: one list per value, put where the endpoint or a
+    parameter says ``{set}``. A parameter or header may be a :class:`SecretRef`."""
 
     type: Literal["api"]
     endpoint: HttpUrl
+    format: Literal["json", "xml"] = "json"
+    namespaces: dict[str, Text] = Field(default_factory=dict)
+    items: ItemLinks | None = None
     records_path: Text
     id_path: Text
+    error_path: Text | None = None  # where a page that answers 200 says it failed (Primo's ERROR/@MESSAGE)
     paging: Paging
-    params: dict[str, Param] = Field(default_factory=dict)
+    params: dict[str, SecretParam] = Field(default_factory=dict)
+    headers: dict[str, SecretHeader] = Field(default_factory=dict)
+    sets: list[Text] = Field(default_factory=list, validate_default=True)
     max_page_bytes: Positive = 64 * MiB
-    bounds: PageBounds = Field(default_factory=PageBounds)
+    bounds: ApiBounds = Field(default_factory=ApiBounds)
+
+    @field_validator("records_path", "error_path")
+    @classmethod
+    def _page_xpath(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and info.data.get("format") == "xml":
+            _check_xpath(value, info.data.get("namespaces", {}))
+        return value
+
+    @field_validator("id_path")
+    @classmethod
+    def _record_xpath(cls, value: str, info: ValidationInfo) -> str:
+        items = info.data.get("items")
+        if (items.format if items else info.data.get("format")) == "xml":
+            _check_xpath(value, info.data.get("namespaces", {}))
+        return value
+
+    @field_validator("paging")
+    @classmethod
+    def _paging_xpaths(cls, value: Paging, info: ValidationInfo) -> Paging:
+        if info.data.get("format") == "xml":
+            for key in ("cursor_path", "next_path", "total_path"):
+                if getattr(value, key):
+                    _check_xpath(getattr(value, key), info.data.get("namespaces", {}), key)
+        return value
+
+    @field_validator("sets")
+    @classmethod
+    def _sets_placed(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        placed = SET_PLACEHOLDER in info.data.get("endpoint", "") or any(
+            SET_PLACEHOLDER in param for param in info.data.get("params", {}).values() if isinstance(param, str))
+        if value and not placed:
+            raise problem("put {set} in the endpoint or a parameter, where each set goes")
+        if placed and not value:
+            raise problem("the endpoint or a parameter says {set}: list the sets")
+        if len(set(value)) != len(value):
+            raise problem("lists a set twice")
+        return value
+
+
+def _check_xpath(path: str, namespaces: Mapping[str, str], key: str | None = None) -> None:
+    """A ConfigError unless ``path`` compiles and its prefixes are declared (run once on an empty element: lxml
+    finds an undeclared prefix only when evaluating)."""
+    try:
+        etree.XPath(path, namespaces=dict(namespaces))(etree.Element("empty"))
+    except etree.XPathError as exc:
+        raise problem(f"{key + ': ' if key else ''}invalid XPath {path!r}: {exc}") from exc
 
 
 class ArchiveBounds(Block):

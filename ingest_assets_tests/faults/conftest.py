@@ -43,7 +43,7 @@ FIGURES: list[tuple[str, dict]] = []
 @pytest.fixture
 def figures(request) -> Callable[..., None]:
     """``figures(name=value, ...)``: measured figures of this test (retries, recovery time, p99...), printed in the run's
-    summary (the README's Reliability table quotes them), never asserted as timings."""
+    summary (the table of docs/reliability.md quotes them), never asserted as timings."""
     return lambda **values: FIGURES.append((request.node.name, values))
 
 

@@ -25,6 +25,8 @@ from datetime import datetime
 
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.core.secrets import resolve_secrets
+from ingest_assets.core.settings import Settings
 from ingest_assets.records.harvest.api import ApiHarvester
 from ingest_assets.records.harvest.base import HarvestContext, Harvester
 from ingest_assets.records.harvest.checkpoint import Checkpoint, StorageCheckpoint
@@ -100,6 +102,7 @@ def harvest_records(
     window: tuple[datetime, datetime] | None,
     http: HttpClient,
     checkpoint: Checkpoint,
+    settings: Settings | None = None,
 ) -> HarvestRun:
     """Harvest ``provider`` as its ``harvest:`` block says (:class:`ConfigError` when it has none).
 
@@ -108,13 +111,16 @@ def harvest_records(
     harvests: they have no standard date filter, so they always fetch the whole source); a ResourceSync
     harvest with a window takes the changes since its last run, without one a baseline. ``run.mode`` says
     which it was. The block's ``allow_private`` decides whether ``http`` may reach loopback/private addresses.
+    The secrets the block names are read here (``{env: NAME}`` from ``settings``, by default the process's):
+    one that cannot be read is a ConfigError naming entry and key.
     """
     config = provider.require("harvest")
+    secrets = resolve_secrets(provider, "harvest", settings)
     if config.full:
         window = None
     if http.allow_private != config.allow_private:
         http = copy.copy(http)
         http.allow_private = config.allow_private
     stats, requests = HarvestStats(provider.name), RequestLog()
-    context = HarvestContext(started, window, http, checkpoint, stats, requests)
+    context = HarvestContext(started, window, http, checkpoint, stats, requests, secrets)
     return HarvestRun(HARVESTERS[config.type](provider.name, config, context))
