@@ -48,7 +48,7 @@ class Hub:
 
     @cached_property
     def resource_index(self):
-        from ingest_assets.resourcesync.config import open_resource_index
+        from ingest_assets.resourcesync import open_resource_index
 
         return open_resource_index(self.settings.search, lambda: self.engine)
 

@@ -34,16 +34,17 @@ from ingest_assets.core.errors import (
 if TYPE_CHECKING:
     from ingest_assets.core.settings import Settings
 
-# command -> (module, function, help)
+# command -> (module, function, help): NAME is cli/NAME.py's main, serve-NAME its serve (test_cli.py holds to it);
+# each command's ordinary mistakes are listed in ingest_assets_tests/test_cli_mistakes.py (which names one missing)
 COMMANDS = {
     "demo": ("demo", "main", "all five capabilities once, on embedded defaults, against a local demo site"),
     "serve-demo": ("demo", "serve", "serve the demo site (OAI-PMH, VoID, a dataset) for runs from the UI"),
     "ui": ("ui", "main", "the Dagster UI and daemon on the configured instance (--demo: on the demo's registry)"),
     "harvest": ("harvest", "main", "run the record pipeline for a provider's day(s) on the instance"),
-    "map": ("mapping", "main", "preview a mapping profile on files or a provider's newest harvest (writes nothing)"),
+    "map": ("map", "main", "preview a mapping profile on files or a provider's newest harvest (writes nothing)"),
     "snapshot": ("snapshot", "main", "rebuild a provider's records as of a date (newest versions, deletions applied)"),
     "search": ("search", "main", "query the search index"),
-    "serve-resourcesync": ("resourcesync", "main", "serve the ResourceSync documents and the hub status page over HTTP"),
+    "serve-resourcesync": ("resourcesync", "serve", "serve the ResourceSync documents and the hub status page over HTTP"),
     "repository": ("repository", "main", "repository ingest commands"),
     "datasets": ("datasets", "main", "submit or process dataset ingest requests"),
     "lineage": ("lineage", "main", "where a record, graph, object or dataset came from"),

@@ -9,12 +9,12 @@ from functools import partial
 from ingest_assets.cli.main import Parser
 from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.resourcesync.server import RegistrySets, ResourceSyncApp
-from ingest_assets.storage.backends import open_storage
+from ingest_assets.storage import open_storage
 
 
-def main(argv: list[str] | None = None) -> int:
+def serve(argv: list[str] | None = None) -> int:
     """Serve (after publishing once with ``--publish``) with the platform's settings and registry."""
-    from ingest_assets.resourcesync.config import open_resource_index
+    from ingest_assets.resourcesync import open_resource_index
     from ingest_assets.resourcesync.publish import Publisher
     from ingest_assets.core.registry import load_registry
     from ingest_assets.core.settings import Settings

@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 import json
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -27,10 +26,9 @@ from ingest_assets.core.errors import ConfigError, IngestError, ParseError
 from ingest_assets.core.registry import ENRICHMENT_STEPS
 from ingest_assets.records.enrichment import Chain, EnrichmentReport
 from ingest_assets.records.indexing import index_record
-from ingest_assets.records.mapping.fields import FIELDS
 from ingest_assets.records.mapping.mapper import UNPARSEABLE, Mapper, MappingResult, Message, deployment_catalog
 from ingest_assets.records.mapping.profiles import Profile, paths_for
-from ingest_assets.records.mapping.report import MappingReport
+from ingest_assets.records.mapping.report import Coverage, MappingReport
 from ingest_assets.records.mapping.rules import compile_rule, label
 from ingest_assets.storage import avro, layout
 from ingest_assets.storage.backends import Storage
@@ -173,26 +171,6 @@ def _json_records(document: Any, profile: Profile) -> list:
         if isinstance(found, list):
             return found
     return document if isinstance(document, list) else [document]
-
-
-class Coverage:
-    """How many mapped records filled each MAP field."""
-
-    def __init__(self) -> None:
-        self.records = 0
-        self.filled: Counter[str] = Counter()
-
-    def add(self, record: dict) -> None:
-        self.records += 1
-        for name, (section, _) in COVERED:
-            if (record if section == "top" else record["sourceResource"]).get(name):
-                self.filled[name] += 1
-
-    def as_dict(self) -> dict[str, int]:
-        return {name: self.filled[name] for name, _ in COVERED}
-
-
-COVERED = [*FIELDS.items(), ("providerUri", ("top", "one"))]  # what a record may fill, the profile's URI too
 
 
 def preview(mapper: Mapper, items: Iterable[dict | Message], out: TextIO, *, output: str = "table",

@@ -15,13 +15,13 @@ from ingest_assets.core.registry import ENRICHMENT_STEPS
 
 
 def _map(args: argparse.Namespace) -> int:
-    """Map files or a provider's newest harvest with a profile, writing nothing (``records/mapping/preview.py``)."""
+    """Map files or a provider's newest harvest with a profile, writing nothing (``records/preview.py``)."""
     import yaml
 
     from ingest_assets.core.errors import ConfigError, context
     from ingest_assets.records.enrichment import Chain
     from ingest_assets.records.mapping.mapper import ProviderSettings, build_mapper, deployment_catalog
-    from ingest_assets.records.mapping.preview import HARVEST, preview, read_inputs
+    from ingest_assets.records.preview import HARVEST, preview, read_inputs
     from ingest_assets.core.settings import Settings
     from ingest_assets.storage import open_storage
 

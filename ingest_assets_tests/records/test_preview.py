@@ -11,7 +11,7 @@ from lxml import etree
 
 from ingest_assets.cli.main import main
 from ingest_assets.records.mapping.mapper import ProviderSettings, build_mapper
-from ingest_assets.records.mapping.preview import preview, read_inputs
+from ingest_assets.records.preview import preview, read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets.core.settings import Settings
 from ingest_assets.storage.activities import RecordStream, write_activity
