@@ -348,3 +348,45 @@ def test_context_fills_only_missing_fields_and_keeps_type_retryability_and_cause
     with pytest.raises(KeyError), context(provider="p3"):  # anything else passes untouched
         raise KeyError("x")
     assert IngestError("x").add_context(record="r").record == "r"
+
+
+def test_a_source_that_drops_each_connection_is_tried_retries_plus_one_times_each_retry_one_line(caplog):
+    """Each try is accepted and hung up on at once. The Retry retries it; the client does not retry that again
+    around it (it did: 4 x 4 tries), and each retry is one line naming the URL, why and the wait."""
+    import socket
+    import threading
+
+    accepted = []
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve():
+        while True:
+            conn, _ = listener.accept()
+            accepted.append(1)
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/oai"
+    with caplog.at_level("WARNING", logger="ingest_assets.core.http"), pytest.raises(FetchError) as err:
+        HttpClient(allow_private=True, backoff=0.01).get(url, params={"verb": "Identify"})
+    assert len(accepted) == 4 and err.value.retryable and err.value.status is None
+    assert str(err.value).startswith(f"cannot reach 127.0.0.1:{listener.getsockname()[1]}: ") and url in str(err.value)
+    lines = [r.getMessage() for r in caplog.records if r.name == "ingest_assets.core.http"]
+    assert [line.split("; ")[-1] for line in lines] == ["retry 1 of 3 at once", "retry 2 of 3 in 0.02 s",
+                                                        "retry 3 of 3 in 0.04 s"]
+    assert all(line.startswith(f"GET {url}?verb=Identify: ") for line in lines), lines
+
+
+def test_a_refused_connection_is_named_as_such():
+    import socket
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: the connection is refused
+    with pytest.raises(FetchError) as err:
+        HttpClient(allow_private=True, retries=1, backoff=0.01).get(f"http://127.0.0.1:{port}/oai")
+    assert str(err.value) == (f"cannot reach 127.0.0.1:{port}: connection refused (tried 2 times) "
+                              f"(file 'http://127.0.0.1:{port}/oai')")
