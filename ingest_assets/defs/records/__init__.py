@@ -5,7 +5,7 @@ search and publishing resources."""
 
 import dagster as dg
 
-from ingest_assets.defs.records.assets import RECORDS, record_assets
+from ingest_assets.defs.records.assets import RECORDS, record_assets, retry_policy
 from ingest_assets.defs.records.checks import quality_checks
 from ingest_assets.defs.records.counts import record_counts
 from ingest_assets.defs.records.io_managers import RecordIOManager
@@ -32,10 +32,11 @@ def build_defs(settings: Settings) -> dg.Definitions:
         description="Publish a provider's day from its review gate on (for days approved after their run).",
     )
     search_kind = "elasticsearch" if is_search_server(settings.search) else "sqlite"
+    retry = retry_policy(settings)
     return dg.Definitions(
-        assets=[*record_assets(partitions), *publishing_assets(partitions, search_kind, RECORDS), parquet_asset(partitions),
-                record_counts],
-        asset_checks=[*quality_checks(partitions), *publishing_checks(partitions)],
+        assets=[*record_assets(partitions, retry), *publishing_assets(partitions, search_kind, RECORDS, retry),
+                parquet_asset(partitions), record_counts],
+        asset_checks=[*quality_checks(partitions, settings.ui_url), *publishing_checks(partitions)],
         sensors=[refresh_sensor(job.name, settings.partition_start), review_sensor(publish.name)],
         jobs=[job, publish],
         resources={
