@@ -57,6 +57,10 @@ def test_gated_publishing_day_by_day(pipeline, capsys):
     other = [n for n in index.aliased(ALIAS) if "-other-" in n]
     other_count = index.count(other[0])
     assert index.count(ALIAS) == len(kept) + other_count
+    code, out, _ = command(capsys, "status", "demo")  # a provider without review: published, not "by" anyone
+    assert code == 0 and f"review         demo {DAY1}: published (no review required), live in dpla-map4-demo-" in out
+    code, out, _ = command(capsys, "report", "demo", "--date", DAY1.isoformat())
+    assert code == 0 and "\nReview: approved (no review required)\n\n### Counts\n" in out, out[:300]
 
     # day 2: three titles changed, one record gone from the full harvest, one new
     changed, gone = kept[:3], kept[3]
