@@ -55,6 +55,7 @@ MISTAKES = {
     "map": [
         (["--profile", "oai_dcc", "page.xml"], {}, 2, "unknown mapping 'oai_dcc'; hint: known profiles: bhl, cdl, "),
         (["--profile", "oai_dc", "missing.xml"], {}, 2, "cannot read the input: No such file"),
+        (["page.xml"], {}, 2, "--profile is needed: 'preview' is no record provider of the registry"),
     ],
     "snapshot": [
         (["demo", "--as-of", "yesterday"], {}, 2, "'yesterday' is not a day"),
