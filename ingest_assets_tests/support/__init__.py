@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+SHARED_MISSING = f"{SHARED_FIXTURES} not found (a clone without ../shared)"  # the skip reason of shared_fixtures
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
@@ -166,3 +167,13 @@ def zip_bytes(members) -> bytes:
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
     return buffer.getvalue()
+
+
+def shared_skips_line(skipped) -> str | None:
+    """The terminal summary's line for the tests skipped because ``../shared/fixtures`` is missing (None if none
+    was): one line saying why, where pytest lists hundreds of skips."""
+    missing = sum(1 for report in skipped if SHARED_MISSING in str(report.longrepr))
+    if not missing:
+        return None
+    return (f"{missing} test{'s' * (missing != 1)} skipped: ../shared/fixtures not found (third-party fixtures, read "
+            "in place: a clone without them skips these; CI fails instead; see the README on tests)")
