@@ -7,7 +7,7 @@ from datetime import date, datetime, timedelta, timezone
 
 import dagster as dg
 
-from ingest_assets.defs.records.partitions import RANGE_END_TAG, RANGE_START_TAG
+from ingest_assets.defs.records.partitions import RANGE_END_TAG, RANGE_START_TAG, truncated_range
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.operations.failures import Failure, last_failure, record_failure
 from ingest_assets.operations.notify import Notifier, notify
@@ -76,6 +76,8 @@ def failure_sensor(channels: list[Notifier], ui_url: str) -> dg.SensorDefinition
                            default_status=dg.DefaultSensorStatus.RUNNING,
                            description="Records each failed run as its provider's last failure; notifies the configured channels")
     def record_and_notify(context: dg.RunFailureSensorContext, storage: StorageResource):
+        if truncated_range(context.dagster_run.tags):
+            return  # a job page's range run, refused and run again whole by range_relaunch_sensor: nobody's failure
         failure = failure_of(context, ui_url)
         kept = last_failure(storage.get_client(), failure.provider) if failure.provider else None
         if kept is not None and kept.run_id == failure.run_id:

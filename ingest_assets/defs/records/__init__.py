@@ -13,6 +13,7 @@ from ingest_assets.defs.records.parquet import parquet_asset
 from ingest_assets.defs.records.partitions import record_partitions
 from ingest_assets.defs.records.publishing import PublishingResource, publishing_assets, publishing_checks, review_sensor
 from ingest_assets.defs.records.refresh import refresh_sensor
+from ingest_assets.defs.records.relaunch import range_relaunch_sensor
 from ingest_assets.defs.records.resources import RecordEngineResource, SearchIndexResource
 from ingest_assets.defs.resources import shared_resources
 from ingest_assets.core.settings import Settings, is_search_server
@@ -37,7 +38,8 @@ def build_defs(settings: Settings) -> dg.Definitions:
         assets=[*record_assets(partitions, retry), *publishing_assets(partitions, search_kind, RECORDS, retry),
                 parquet_asset(partitions), record_counts],
         asset_checks=[*quality_checks(partitions, settings.ui_url), *publishing_checks(partitions)],
-        sensors=[refresh_sensor(job.name, settings.partition_start), review_sensor(publish.name)],
+        sensors=[refresh_sensor(job.name, settings.partition_start), review_sensor(publish.name),
+                 range_relaunch_sensor(job)],
         jobs=[job, publish],
         resources={
             "record_io_manager": RecordIOManager(storage=shared["storage"]),
