@@ -276,8 +276,8 @@ def _gate_result(journal: "Journal", run_id: str, gate: str, providers: list[str
     metadata = {"evidence": dg.MetadataValue.json({p: r.evidence for p, r in shown})}
     if failed:
         metadata["remediation"] = dg.MetadataValue.md("\n".join(f"- **{p}**: {r.remediation}" for p, r in failed))
-    return dg.AssetCheckResult(passed=not failed, description="; ".join(r.description for _, r in shown)[:2000],
-                               metadata=metadata)
+    said = [f"{r.description}. {r.remediation}" if not r.passed and r.remediation else r.description for _, r in shown]
+    return dg.AssetCheckResult(passed=not failed, description="; ".join(said)[:2000], metadata=metadata)
 
 
 def gate_checks(asset: str, partitions: dg.PartitionsDefinition | None) -> list[dg.AssetChecksDefinition]:

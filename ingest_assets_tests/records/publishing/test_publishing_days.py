@@ -116,6 +116,8 @@ def test_gated_publishing_day_by_day(pipeline, capsys):
     evidence = gates["index_count"].metadata["evidence"].value["demo"]
     assert (evidence["before"], evidence["after"]) == (len(kept), len(kept) - 3)
     assert "index_count_tolerance" in gates["index_count"].metadata["remediation"].value
+    assert "more than the 2% allowed" in gates["index_count"].description  # the run page says what and what to do
+    assert "set `quality: {index_count_tolerance: ...}` for demo" in gates["index_count"].description
     assert not materialized(refused, "resourcesync_changes")  # nothing refused reaches the change feed
     assert index.aliased(ALIAS) == before and index.count(ALIAS) == len(kept) + other_count  # day 2 serves
 
