@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 import zipfile
 from collections.abc import Callable
@@ -28,6 +29,26 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def raw_tcp_server(answer: Callable[[socket.socket], None]) -> tuple[int, list[int]]:
+    """A listener on 127.0.0.1 that hands each connection to ``answer`` (then closes it), from a daemon thread, for
+    what no well-behaved server sends (a body cut short, a connection dropped at once); returns its port and the
+    list of connections it accepted so far."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    accepted: list[int] = []
+
+    def serve() -> None:
+        while True:
+            conn, _ = listener.accept()
+            accepted.append(1)
+            with conn:
+                answer(conn)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], accepted
 
 
 def require(condition: bool, reason: str) -> None:
