@@ -53,7 +53,8 @@ def refuse_truncated_range(context: dg.OutputContext | dg.InputContext) -> None:
         raise dg.Failure(
             f"this run is tagged with the range {found[0]}...{found[1]} and with the partition of its first day only "
             "(a backfill launched from a job's page: Dagster 1.13 would run that one day and report the range done). "
-            "Not run: range_relaunch_sensor runs the whole range as one run within a minute.",
+            "Not run: range_relaunch_sensor runs the whole range as one run within a minute (a backfill from the "
+            "'records' asset group runs it so at once).",
             allow_retries=False,
         )
 
