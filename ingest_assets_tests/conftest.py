@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -38,7 +39,7 @@ GROUPS = {
     "spark": "Spark sessions and a standalone cluster (a JVM)",
     "postgres": "a private PostgreSQL server",
     "property": "Hypothesis property tests",
-    "packaging": "builds the wheel and installs it into a fresh environment",
+    "packaging": "installs the project into fresh environments: install.py, a fresh clone's walkthrough, the wheel",
     "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
     "daemon": "the Dagster daemon on PostgreSQL refreshing and backfilling by itself, and killed mid-backfill",
     "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
@@ -123,7 +124,7 @@ def pytest_collection_modifyitems(config, items):
             "spark": "spark" in item.path.parts or bool(names & {"spark", "spark_cluster"}),
             "postgres": "pg_url" in names,
             "property": getattr(getattr(item, "obj", None), "is_hypothesis_test", False),
-            "packaging": item.path.name == "test_wheel.py",
+            "packaging": item.path.name in ("test_wheel.py", "test_install.py", "test_walkthrough.py"),
             "hostile": "hostile" in item.path.parts,
             "dg": item.path.name == "test_dg.py",
             "faults": "faults" in item.path.parts,
@@ -218,6 +219,16 @@ def s3_endpoint() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.stop()
+
+
+@pytest.fixture
+def s3_bucket(s3_endpoint) -> str:
+    """A new bucket on the session's moto S3 server."""
+    import boto3
+
+    name = f"bucket-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=name)
+    return name
 
 
 def _start_postgres(_folder: Path) -> dict:

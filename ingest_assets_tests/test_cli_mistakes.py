@@ -112,6 +112,11 @@ MISTAKES = {
         (["nobody"], {}, 2, "provider 'nobody' is not in the registry"),
         (["--days", "0"], {}, 2, "--days must be between 1 and 366"),
     ],
+    "hubs": [
+        (["init", "nobody"], {}, 2, "no shipped hub 'nobody'; hint: shipped hubs: artstor, bhl, "),
+        (["init", "georgia", "--to", "{unparseable}"], {}, 2, "registry is not valid YAML"),
+        (["start", "georgia"], {}, 2, "invalid choice: 'start'"),
+    ],
 }
 CASES = [(command, *mistake) for command, mistakes in MISTAKES.items() for mistake in mistakes]
 GENERIC = [(command, ["--no-such-option"], {}, 2, "") for command in COMMANDS]  # every command, new ones too

@@ -69,7 +69,7 @@ def test_settings_choose_the_first_day_and_each_capability_its_providers(tmp_pat
     assert records.get_partitions_def_for_dimension("date").start.date().isoformat() == "2020-01-01"
     assert records.get_partitions_def_for_dimension("provider").name == "record_providers"
     for key in ("mapped_records", "indexed_records", "provider_report", "review_gate", "search_index",
-                "resourcesync_changes", "enriched_parquet"):
+                "resourcesync_changes", "enriched_parquet", "jsonl_export"):
         assert _partitions(defs, key) == records
     assert _partitions(defs, dg.AssetKey(["linked_data", "provider_graph"])).name == "linked_data_providers"
     assert _partitions(defs, "repository_collections").name == "repository_providers"

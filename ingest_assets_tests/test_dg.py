@@ -1,5 +1,5 @@
 """The project works with Dagster's ``dg`` CLI (pyproject's ``[tool.dg]``): its definitions check and list, and a
-partition of an asset launches, as the README shows."""
+partition of an asset launches, as docs/operating.md shows."""
 
 from __future__ import annotations
 

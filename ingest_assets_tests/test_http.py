@@ -57,6 +57,31 @@ def test_size_limit_and_redirect_hops(http_server):
         client.get(f"{base}/a", max_bytes=1000)
 
 
+def test_credentials_never_follow_a_redirect_to_another_origin(http_server):
+    """Authorization (and the header names a harvest adds: its secret ones) go to the first URL's origin only."""
+    seen = []
+
+    def recording(answer):
+        def app(environ, start_response):
+            seen.append((environ["PATH_INFO"], {k: v for k, v in environ.items() if k.startswith("HTTP_")}))
+            start_response(*answer(environ))
+            return [b"there"]
+        return app
+
+    other = http_server(app=recording(lambda environ: ("200 OK", [])))
+    base = http_server(app=recording(lambda environ: (
+        "302 Found", [("Location", "/away" if environ["PATH_INFO"] == "/here" else f"{other}/x")])))
+    client = HttpClient(allow_private=True)
+    client.credential_headers |= {"x-api-key"}
+    headers = {"Authorization": "apikey s3cr3t", "X-Api-Key": "s3cr3t", "Accept": "application/json"}
+    assert client.get(f"{base}/here", headers=headers).content == b"there"
+    assert [path for path, _ in seen] == ["/here", "/away", "/x"]
+    for path, received in seen:
+        assert received["HTTP_ACCEPT"] == "application/json"
+        kept = path != "/x"  # a same-origin hop keeps them, the hop to another origin drops them
+        assert ("HTTP_AUTHORIZATION" in received, "HTTP_X_API_KEY" in received) == (kept, kept), path
+
+
 def test_url_guard_refuses_hostile_urls(http_server):
     base = http_server(app=app_factory({"/": [("200 OK", [], b"")]})[0])
     for url in (

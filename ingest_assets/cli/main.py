@@ -52,6 +52,7 @@ COMMANDS = {
     "report": ("report", "main", "a provider day's report: counts, problems, coverage, what changed"),
     "takedown": ("takedown", "main", "keep records out of the index and the change feed until undone"),
     "status": ("status", "main", "per provider: last harvest, counts, failures, review, live index, history"),
+    "hubs": ("hubs", "main", "the hubs DPLA's ingestion3 harvests, shipped: list them, or copy one into your registry"),
 }
 VERBOSE = "--verbose"
 READER_GONE = 128 + 13  # the status of a command ended by SIGPIPE, as `yes | head` leaves `yes`
@@ -88,10 +89,11 @@ def port_number(text: str) -> int:
 
 
 def command_line(settings: Settings) -> str:
-    """How the reader of a printed command runs ``ingest-assets`` here: ``uv run ingest-assets`` under ``uv run``,
-    ``ingest-assets`` when that is the one on PATH, else the full path of the script that runs now."""
+    """How the reader of a printed command runs ``ingest-assets`` here: ``uv run ingest-assets`` under ``uv run``
+    (the full path of that uv when none is on PATH, as right after install.py), ``ingest-assets`` when that is the
+    one on PATH, else the full path of the script that runs now."""
     if settings.uv_run:
-        return "uv run ingest-assets"
+        return f"{'uv' if shutil.which('uv') else settings.uv_run} run ingest-assets"
     script = Path(sys.argv[0]).resolve()
     if script.name != "ingest-assets":
         return f"{sys.executable} -m ingest_assets.cli"

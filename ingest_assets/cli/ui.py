@@ -1,7 +1,7 @@
 """``ingest-assets ui [--demo] [--port 3000]``: the Dagster UI and daemon (``dagster dev``) on the configured
 instance (``DAGSTER_HOME``, by default ``$INGEST_HOME/dagster``) and registry. ``--demo`` runs them on the
 registry ``ingest-assets demo`` wrote, with the demo site served beside them first, so every run the UI starts
-finds its source. Ctrl-C stops both."""
+finds its source. Ctrl-C, SIGTERM or SIGHUP stops it with all it started."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from importlib.resources import as_file, files
 from urllib.parse import urlsplit
 
@@ -20,7 +21,8 @@ from ingest_assets.core.errors import ConfigError, UsageError
 from ingest_assets.core.registry import load_registry
 from ingest_assets.core.settings import Settings
 
-STOP_SECONDS = 60
+STOP_SECONDS = 60  # for dagster dev to stop its services
+GRACE_SECONDS = 10  # for what outlives it to end on SIGTERM, then on SIGKILL
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,23 +43,85 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Dagster UI: http://{args.host}:{args.port}  (instance {env['DAGSTER_HOME']}, registry {registry_path})",
           flush=True)
     with as_file(files("ingest_assets.cli").joinpath("workspace.yaml")) as workspace:
-        # its own session: Ctrl-C reaches dagster dev from here only, and it stops its webserver, daemon and code
-        # servers itself (a SIGINT to each of them would print their tracebacks)
-        process = subprocess.Popen([sys.executable, "-m", "dagster", "dev", "-w", str(workspace), "-h", args.host,
-                                    "-p", str(args.port)], env=env, start_new_session=True)
         try:
-            return process.wait()
-        except KeyboardInterrupt:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(STOP_SECONDS)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-            return 0
+            return supervise([sys.executable, "-m", "dagster", "dev", "-w", str(workspace), "-h", args.host,
+                              "-p", str(args.port)], env)
         finally:
             if site:
                 site.shutdown()
+
+
+def supervise(command: list[str], env: dict[str, str]) -> int:
+    """Run ``command`` (dagster dev) in a session of its own until it ends, or until SIGINT, SIGTERM or SIGHUP
+    here stops it with all it started (:func:`stop`; then 0). Its own session: Ctrl-C in a terminal reaches it
+    from here only, and it stops its webserver, daemon and code servers itself (a SIGINT to each of them would
+    print their tracebacks)."""
+    stop_on_signals()
+    process = None
+    try:
+        process = subprocess.Popen(command, env=env, start_new_session=True)
+        return process.wait()
+    except KeyboardInterrupt:
+        if process:
+            stop(process)
+        return 0
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def stop_on_signals() -> None:
+    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt here, once, so each stops the UI and all it started. SIGINT
+    also when the shell ignored it (a background job of a script); dagster dev, started after this, inherits the
+    default disposition (an ignored SIGINT would stay ignored there, and its SIGTERM with it). A SIGHUP ignored by
+    ``nohup`` stays ignored."""
+    for number in STOP_SIGNALS:
+        if number != signal.SIGHUP or signal.getsignal(number) != signal.SIG_IGN:
+            signal.signal(number, _interrupt)
+
+
+def _interrupt(number, frame):
+    """The first stop signal stops the UI; the ones after it change nothing: ``uv run`` forwards to its child the
+    signal the child's process group already got (Ctrl-C, ``kill -- -PGID``), and the stop is bounded anyway."""
+    for each in STOP_SIGNALS:
+        signal.signal(each, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Stop dagster dev (its process group: webserver, daemon, code servers, runs): SIGINT, which it passes on
+    to its webserver and daemon, up to STOP_SECONDS; then SIGTERM to what of the group is left, SIGKILL after
+    GRACE_SECONDS."""
+    process.send_signal(signal.SIGINT)
+    if _wait_group(process, STOP_SECONDS):
+        return
+    for number in (signal.SIGTERM, signal.SIGKILL):
+        _signal_group(process.pid, number)
+        if _wait_group(process, GRACE_SECONDS):
+            return
+
+
+def _wait_group(process: subprocess.Popen, seconds: float) -> bool:
+    """Whether dagster dev and every other process of its group ended within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    while time.monotonic() < deadline:
+        if not _signal_group(process.pid, 0):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _signal_group(group: int, number: int) -> bool:
+    """Send ``number`` to the process group; whether it still had a process."""
+    try:
+        os.killpg(group, number)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def free_port(host: str, port: int) -> None:

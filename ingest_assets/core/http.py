@@ -50,6 +50,7 @@ READ_CHUNK = 64 * 1024
 DOWNLOAD_CHUNK = 1024 * 1024  # requests/urllib3 assemble bigger reads from many small socket reads: no gain
 MAX_RETRY_AFTER = 60.0
 MAX_RESPONSE_SECONDS = 3600.0  # wall clock from request to last byte: a body trickled within each read timeout ends
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 log = logging.getLogger(__name__)
 
 
@@ -210,6 +211,12 @@ class _PinningAdapter(HTTPAdapter):
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
+def origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port of ``url`` (as urllib3 parses it)."""
+    parts = parse_url(url)
+    return (parts.scheme or "").lower(), (parts.host or "").lower(), parts.port
+
+
 def _addresses_within(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> list:
     """The address and any IPv4 address it carries (mapped, 6to4, Teredo, NAT64), all of which must be public."""
     found = [address]
@@ -338,6 +345,9 @@ class HttpClient:
         self.allow_private = allow_private
         self.private_hosts = frozenset(host.lower() for host in private_hosts)  # reached on private addresses too
         self.allowed_schemes = allowed_schemes
+        # headers (lower-case names) that never follow a redirect to another origin: credentials (a harvest adds
+        # the names of its secret headers)
+        self.credential_headers = CREDENTIAL_HEADERS
         self.session = session or requests.Session()
         self.session.headers.setdefault("User-Agent", f"ingest-assets/{software_version()}")
         adapter = _PinningAdapter(max_retries=self._retry())
@@ -458,6 +468,8 @@ class HttpClient:
                 history.append((response.url, response.status_code))
                 current = urljoin(response.url, response.headers["Location"])
                 response.close()
+                if headers and origin(current) != origin(url):
+                    headers = {k: v for k, v in headers.items() if k.lower() not in self.credential_headers}
                 method, data = ("GET", None) if response.status_code in (301, 302, 303) else (method, data)
                 continue
             return response, history

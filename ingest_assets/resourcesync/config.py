@@ -10,7 +10,7 @@ A set without ``root`` keeps its files in the storage under ``_resourcesync/<nam
 provider's set needs nothing more (``resourcesync: {}``), its item documents are written there (:mod:`.feed`).
 
 Each capability publishing through a change feed (``INGEST_RESOURCESYNC_CAPABILITIES``, all by default)
-adds one set, named so that no provider can be (provider names have no ``-``): :data:`CAPABILITY_SETS`.
+adds one set, named so that no provider can be (the registry refuses these names): :data:`CAPABILITY_SETS`.
 
 The base URL the documents are published under comes from ``INGEST_RESOURCESYNC_URL``
 (default ``http://127.0.0.1:8080``, the server's default address).

@@ -347,9 +347,13 @@ class S3Storage(Storage):
                                                                              **extra)
 
     def list_keys(self, prefix: str = "") -> Iterator[str]:
+        return (key for key, _size in self.list_objects(prefix))
+
+    def list_objects(self, prefix: str = "") -> Iterator[tuple[str, int]]:
+        """``(key, size in bytes)`` of each object below ``prefix``, listed a page (1,000 keys) at a time."""
         for page in self._pages(prefix):
             for item in page.get("Contents", []):
-                yield self._strip(item["Key"])
+                yield self._strip(item["Key"]), item["Size"]
 
     def list_children(self, prefix: str = "") -> list[str]:
         full = self._full(prefix)

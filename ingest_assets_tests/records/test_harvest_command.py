@@ -25,8 +25,8 @@ CLI = str(Path(sys.executable).parent / "ingest-assets")
 @pytest.fixture
 def hub(tmp_path):
     """A registry with the demo provider, one asking for a format the source lacks, one allowing no mapping failure,
-    one whose endpoint refuses connections, and a linked-data entry; no DAGSTER_HOME (the README's own form: the
-    instance then lives under INGEST_HOME)."""
+    one whose endpoint refuses connections, and a linked-data entry; no DAGSTER_HOME (the form docs/operating.md
+    gives: the instance then lives under INGEST_HOME)."""
     server, url = serve_in_thread(sample_records(day=date(2026, 1, 15)))
     registry = tmp_path / "registry.yaml"
     registry.write_text(

@@ -12,6 +12,7 @@ from ingest_assets.defs.records.io_managers import BACKFILL, PartitionStreams, P
 from ingest_assets.defs.records.resources import RecordEngineResource
 from ingest_assets.defs.records.partitions import day_window
 from ingest_assets.defs.resources import RegistryResource, StorageResource
+from ingest_assets.defs.s3 import s3_client
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.settings import Settings
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
@@ -101,7 +102,8 @@ def original_records(registry: RegistryResource, storage: StorageResource) -> Pa
         started = datetime.now(timezone.utc)
         window = None if entry.require("harvest").full else day_window(day)
         run = harvest_records(
-            entry, started=started, window=window, http=HttpClient(), checkpoint=StorageCheckpoint(storage.get_client(), provider)
+            entry, started=started, window=window, http=HttpClient(), checkpoint=StorageCheckpoint(storage.get_client(), provider),
+            s3_client=functools.partial(s3_client, storage.s3),  # a hub's s3:// files: the storage's S3 settings
         )
         return RecordStream(
             run,

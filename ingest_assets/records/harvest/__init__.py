@@ -20,12 +20,15 @@ Each harvest type is a :class:`~.base.Harvester` subclass named in :data:`HARVES
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from importlib import import_module
+from typing import Any
 
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.core.secrets import resolve_secrets
+from ingest_assets.core.settings import Settings
 from ingest_assets.records.harvest.base import HarvestContext, Harvester
 from ingest_assets.records.harvest.checkpoint import Checkpoint, StorageCheckpoint
 from ingest_assets.records.harvest.original import (
@@ -105,21 +108,28 @@ def harvest_records(
     window: tuple[datetime, datetime] | None,
     http: HttpClient,
     checkpoint: Checkpoint,
+    settings: Settings | None = None,
+    s3_client: Callable[[], Any] | None = None,
 ) -> HarvestRun:
     """Harvest ``provider`` as its ``harvest:`` block says (:class:`ConfigError` when it has none).
 
     ``started`` (aware) is every record's ``ingestDate``; ``window`` (aware, half-open) restricts an OAI-PMH
     harvest to records changed in it (ignored when the block says ``full: true``, and by API and file
-    harvests: they have no standard date filter, so they always fetch the whole source); a ResourceSync
+    harvests: they have no standard date filter, so they always fetch the whole source; a file block with
+    ``delta: true`` holds changes only and is incremental); a ResourceSync
     harvest with a window takes the changes since its last run, without one a baseline. ``run.mode`` says
     which it was. The block's ``allow_private`` decides whether ``http`` may reach loopback/private addresses.
+    The secrets the block names are read here (``{env: NAME}`` from ``settings``, by default the process's):
+    one that cannot be read is a ConfigError naming entry and key. ``s3_client()`` makes the client a file
+    harvest reads an ``s3://`` source with (None: boto3's defaults).
     """
     config = provider.require("harvest")
+    secrets = resolve_secrets(provider, "harvest", settings)
     if config.full:
         window = None
     if http.allow_private != config.allow_private:
         http = copy.copy(http)
         http.allow_private = config.allow_private
     stats, requests = HarvestStats(provider.name), RequestLog()
-    context = HarvestContext(started, window, http, checkpoint, stats, requests)
+    context = HarvestContext(started, window, http, checkpoint, stats, requests, secrets, s3_client)
     return HarvestRun(harvester_class(config.type)(provider.name, config, context))

@@ -8,13 +8,14 @@ line in :data:`ingest_assets.records.harvest.HARVESTERS` naming it for its block
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Generator, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import HarvestBlock
+from ingest_assets.core.secrets import Secrets
 from ingest_assets.records.harvest.checkpoint import Checkpoint
 from ingest_assets.records.harvest.original import HarvestStats, ingest_date
 from ingest_assets.records.harvest.progress import Progress
@@ -27,7 +28,9 @@ FULL, INCREMENTAL = "full", "incremental"  # a harvest output's ``Summary mode``
 class HarvestContext:
     """One run of one provider's harvest: when it started (aware; every record's ``ingestDate``), the day window
     it may restrict itself to (aware, half-open; None for the whole source), where it fetches, checkpoints,
-    counts and logs its requests."""
+    counts and logs its requests, and the values of the secrets its block names (redacted from all it writes); a
+    file harvest reads ``s3://`` sources with the client ``s3_client()`` makes (the platform storage's S3 settings;
+    None: boto3's defaults and ``AWS_*`` environment)."""
 
     started: datetime
     window: tuple[datetime, datetime] | None
@@ -35,6 +38,8 @@ class HarvestContext:
     checkpoint: Checkpoint
     stats: HarvestStats
     requests: RequestLog
+    secrets: Secrets = field(default_factory=Secrets)
+    s3_client: Callable[[], Any] | None = None  # makes the S3 client of a file harvest's s3:// source
 
     @property
     def ingest_ts(self) -> int:
@@ -46,8 +51,8 @@ class Harvester(ABC):
 
     def __init__(self, provider: str, config: HarvestBlock, context: HarvestContext):
         self.provider, self.config, self.context = provider, config, context
-        self.http, self.checkpoint, self.stats, self.requests = (
-            context.http, context.checkpoint, context.stats, context.requests
+        self.http, self.checkpoint, self.stats, self.requests, self.secrets = (
+            context.http, context.checkpoint, context.stats, context.requests, context.secrets
         )
         self.ingest_ts, self.window = context.ingest_ts, context.window
 

@@ -1,6 +1,7 @@
 """Parity with ingestion3's enrichment tests: every assertion of its ten enrichment test classes, carried over as
 data (``ingestion3_enrichment_tests.yaml``), checked against our functions. At least 95% must match; a case
-marked ``differs`` is a deliberate difference (README table) and must really differ."""
+marked ``differs`` is a deliberate difference (the case says why) and must really differ;
+the figures are in docs/parity.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Parity with ingestion3: each hub's assertions (``parity/<hub>.yaml``, carried over from its MappingTest) checked
 against our profile mapping the same fixture (``support/parity.py``). A hub below its recorded floor fails, as
-does a deliberate difference that no longer differs, or a README table that no longer says what the data does."""
+does a deliberate difference that no longer differs, or a table in docs/parity.md that no longer says what the data does."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from fastavro.validation import validate
 
 from ingest_assets.records.indexing import index_record
-from ingest_assets_tests.support.parity import MINIMUM_FLOOR, README, TARGET, hubs, readme_with_table
+from ingest_assets_tests.support.parity import DOCS_PAGE, MINIMUM_FLOOR, TARGET, hubs, page_with_table
 
 HUBS = [hub.name for hub in hubs()]
 
@@ -57,8 +57,8 @@ def test_all_hubs_together_reach_the_target(parity):
     assert matched / total >= TARGET, (matched, total)
 
 
-def test_the_readme_table_is_the_data(parity):
-    text = README.read_text(encoding="utf-8")
-    assert readme_with_table(text, list(parity.values())) == text, (
-        "the README's parity table is stale: run `uv run python -m ingest_assets_tests.support.parity --readme`"
+def test_the_docs_table_is_the_data(parity):
+    text = DOCS_PAGE.read_text(encoding="utf-8")
+    assert page_with_table(text, list(parity.values())) == text, (
+        "the parity table in docs/parity.md is stale: run `uv run python -m ingest_assets_tests.support.parity --docs`"
     )

@@ -1,0 +1,102 @@
+"""How ``ingest-assets ui`` stops what it started (``cli/ui.py``: ``supervise``), on SIGINT, SIGTERM and SIGHUP,
+also started as a script's background job (SIGINT ignored), with escalation for what does not stop. The process
+it supervises here is a small Python process in its own session with a child of its own, as ``dagster dev``
+with its webserver is (the real UI stops in test_walkthrough.py and test_ui.py); the stop delays are cut to
+1 s so that escalation takes seconds."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ingest_assets_tests.support import alive, stop_pid, wait_for
+
+# dagster dev's stand-in: writes its pid and its child's (a code server: ignores SIGINT, as it gets none from
+# dagster dev) to $TREE, then sleeps; SIGINT (when its disposition is the default) ends it after a graceful
+# half second, leaving the child behind
+DEV = """
+import json, os, signal, subprocess, sys, time
+if os.environ.get("STUCK"):  # a dagster dev that does not stop
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+child = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(300)"])
+with open(os.environ["TREE"] + ".tmp", "w") as out:
+    json.dump({"dev": os.getpid(), "child": child.pid}, out)
+os.replace(os.environ["TREE"] + ".tmp", os.environ["TREE"])
+try:
+    time.sleep(300)
+except KeyboardInterrupt:  # a graceful stop takes a moment: a SIGTERM now (an early escalation) would cut it short
+    time.sleep(0.5)
+    open(os.environ["TREE"] + ".stopped", "w").close()
+"""
+SUPERVISOR = """
+import os, sys
+from ingest_assets.cli import ui
+ui.STOP_SECONDS = ui.GRACE_SECONDS = 1
+sys.exit(ui.supervise([sys.executable, "-c", sys.argv[1]], dict(os.environ)))
+"""
+
+
+def _start(tmp_path, ignored=(), stuck=False):
+    """The supervisor in its own session (``ignored``: signals ignored as it starts), once its tree is up."""
+    tree = tmp_path / "tree.json"
+    env = {**os.environ, "TREE": str(tree), **({"STUCK": "1"} if stuck else {})}
+    ignore = lambda: [signal.signal(s, signal.SIG_IGN) for s in ignored]  # noqa: E731
+    with open(tmp_path / "output.log", "wb") as log:  # a file: the tree's leftovers may hold it open
+        process = subprocess.Popen([sys.executable, "-c", SUPERVISOR, DEV], env=env, start_new_session=True,
+                                   preexec_fn=ignore, stdout=log, stderr=subprocess.STDOUT)
+    wait_for("the supervised tree to start", tree.exists, timeout=60)
+    return process, json.loads(tree.read_text())
+
+
+@pytest.fixture
+def reap():
+    """Whatever a test started is gone at its end, whether the code under test stopped it or not."""
+    started = []
+    yield started.append
+    for process, pids in started:
+        for pid in (process.pid, pids["dev"]):
+            stop_pid(pid, timeout=1, sig=signal.SIGKILL)
+        if alive(pids["child"]):
+            os.kill(pids["child"], signal.SIGKILL)
+        process.wait(30)
+
+
+@pytest.mark.parametrize("sig, ignored", [
+    (signal.SIGTERM, ()), (signal.SIGHUP, ()),
+    (signal.SIGINT, (signal.SIGINT,)),  # a script's `ingest-assets ui &`: the shell ignored SIGINT (Ctrl-C's case too)
+], ids=["SIGTERM", "SIGHUP", "SIGINT-in-background"])
+def test_a_stop_signal_stops_dagster_dev_and_what_outlives_it(tmp_path, reap, sig, ignored):
+    process, pids = _start(tmp_path, ignored)
+    reap((process, pids))
+    os.killpg(process.pid, sig)  # as `kill -- -PGID`: dagster dev's session is out of its reach
+    os.killpg(process.pid, sig)  # and again, as `uv run` forwards a copy of what its group got
+    assert process.wait(60) == 0, (tmp_path / "output.log").read_text()[-2000:]
+    # dagster dev had SIGINT back, got it, and had the time to stop (the copy did not escalate)
+    assert (tmp_path / "tree.json.stopped").exists()
+    assert not alive(pids["dev"]) and not alive(pids["child"])  # the child left behind got SIGTERM
+
+
+def test_a_dagster_dev_that_does_not_stop_is_killed_with_its_group(tmp_path, reap):
+    process, pids = _start(tmp_path, stuck=True)
+    reap((process, pids))
+    os.killpg(process.pid, signal.SIGTERM)
+    assert process.wait(60) == 0, (tmp_path / "output.log").read_text()[-2000:]
+    assert not alive(pids["dev"]) and not alive(pids["child"])  # SIGINT, SIGTERM ignored: SIGKILL
+
+
+def test_under_nohup_a_hangup_is_ignored_and_sigterm_still_stops(tmp_path, reap):
+    process, pids = _start(tmp_path, ignored=(signal.SIGHUP,))
+    reap((process, pids))
+    os.killpg(process.pid, signal.SIGHUP)
+    time.sleep(1)  # what a hangup would have stopped by now: the supervisor alone handles it, at once
+    assert process.poll() is None and alive(pids["dev"])
+    os.killpg(process.pid, signal.SIGTERM)
+    assert process.wait(60) == 0
+    assert not alive(pids["dev"]) and not alive(pids["child"])
