@@ -78,6 +78,17 @@ def iso_day(text: str) -> date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a day (YYYY-MM-DD)") from None
 
 
+def port_number(text: str) -> int:
+    """An argument type: a TCP port, 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0 to 65535; 0: any free port)")
+    return port
+
+
 def command_line(settings: Settings) -> str:
     """How the reader of a printed command runs ``ingest-assets`` here: ``uv run ingest-assets`` under ``uv run``
     (the full path of that uv when none is on PATH, as right after install.py), ``ingest-assets`` when that is the
@@ -176,15 +187,25 @@ def _top_level(argv: list[str]) -> int:
     return 2
 
 
-# the search clients' transports log every failed or retried request as a warning: the request that failed is in
-# the command's own one-line error, and one that was retried to success is no problem of the user's
-TRANSPORT_LOGGERS = ("elastic_transport", "opensearch")
+OWN_LOGGER = "ingest_assets"
+
+
+class _OwnWarnings(logging.Filter):
+    """Without ``--verbose``: this package's warnings (a retry, a fallback it took) and every library's errors; the
+    libraries' own warnings (urllib3's retries, the search clients' transports) say what ours already say, less
+    clearly."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        own = record.name == OWN_LOGGER or record.name.startswith(f"{OWN_LOGGER}.")
+        return _verbose or own or record.levelno >= logging.ERROR
 
 
 def _configure_logging() -> None:
-    """Warnings and errors of the libraries on stderr (everything with ``--verbose``); no INFO chatter, and of the
-    search clients' transports only errors."""
-    logging.basicConfig(level=logging.DEBUG if _verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
-    for name in TRANSPORT_LOGGERS:
-        logging.getLogger(name).setLevel(logging.DEBUG if _verbose else logging.ERROR)
+    """Warnings and errors on stderr (everything with ``--verbose``), no INFO chatter; of the other libraries only
+    errors unless ``--verbose``. A process whose logging is already set up (a test runner) keeps its handlers."""
+    root = logging.getLogger()
+    if not root.handlers:
+        logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
+        root.handlers[0].addFilter(_OwnWarnings())
+    if any(isinstance(f, _OwnWarnings) for handler in root.handlers for f in handler.filters):
+        root.setLevel(logging.DEBUG if _verbose else logging.WARNING)

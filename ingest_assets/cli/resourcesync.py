@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ingest_assets.cli.main import Parser
+from ingest_assets.cli.main import Parser, port_number
 from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.resourcesync.server import RegistrySets, ResourceSyncApp
 from ingest_assets.storage import open_storage
@@ -22,7 +22,7 @@ def serve(argv: list[str] | None = None) -> int:
 
     parser = Parser(prog="ingest-assets serve-resourcesync", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--port", type=port_number, default=8080)
     parser.add_argument("--publish", action="store_true", help="regenerate the documents from the index first")
     args = parser.parse_args(argv)
     settings = Settings.current()
