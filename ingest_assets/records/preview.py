@@ -102,7 +102,7 @@ def _as_harvested(path: Path, provider: str, block: FileHarvest) -> Iterator[dic
     stats = HarvestStats(provider)
     # a file harvest fetches nothing and keeps no checkpoint (one pass, nothing to resume)
     context = HarvestContext(datetime.now(timezone.utc), None, HttpClient(), None, stats, RequestLog())
-    yield from HARVESTERS["file"](provider, block.model_copy(update={"path": str(path), "url": None}), context).records()
+    yield from HARVESTERS["file"](provider, block.model_copy(update={"path": str(path), "urls": []}), context).records()
     for error in stats.errors:
         yield Message(UNPARSEABLE, "document", error.record or path.name, "", error.message)
 
