@@ -35,9 +35,9 @@ def _init(hub: str, to: Path | None) -> int:
     print(f"{hub}: the shipped entry ({harvest.type} harvest, profile {added.entry.settings.mapping}) "
           f"is now in {added.registry}")
     if added.fill_in:
-        key, what = added.fill_in
-        print(f"{hub} needs your delivery location, harvest.{key}: {what}. Fill it in, then remove harvest.delivery "
-              "and harvest.fill_in; until then the registry refuses the entry")
+        needs = "; and ".join(f"harvest.{key}: {what}" for key, what in added.fill_in.items())
+        print(f"{hub} needs your delivery location, {needs}. Fill it in, then remove harvest.delivery and "
+              "harvest.fill_in; until then the registry refuses the entry")
     print(f"next: {command_line(settings)} harvest {hub} --date YYYY-MM-DD")
     return 0
 

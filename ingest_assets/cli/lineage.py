@@ -52,7 +52,7 @@ def _lineage(args: argparse.Namespace, settings: Settings) -> Lineage:
         return graph_lineage(storage, args.graph)
     if args.object:
         from ingest_assets.lineage.objects import object_lineage
-        from ingest_assets.repository.connect import open_repository
+        from ingest_assets.repository import open_repository
 
         repository = open_repository(settings.repository, auth=settings.fedora_auth())
         return object_lineage(repository, args.object, settings.repository)

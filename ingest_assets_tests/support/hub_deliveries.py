@@ -3,14 +3,16 @@ from ingestion3's own fixtures (``../shared/fixtures/ingestion3/``, read in plac
 hub's shipped block end to end with only its endpoint (or path) pointed here:
 
 * OAI-PMH hubs: the project's OAI-PMH server (:mod:`.oai`, ``oaipmh``) answering ListRecords two records a page with
-  resumption tokens, over the metadata of the hub's ingestion3 fixture record (five records, one id each, and a
-  deleted one; the sets the block names, one each in turn). Reconstructed: where the hub's ingestion3 test reads no
-  fixture, the record its MappingTest writes inline (pa; p2p's inline records merged into one MODS record) or the
-  realistic record of :mod:`.mapping` (njde, artstor/ithaka); dc reads ohio.xml, as DcMappingTest does; Harvard
-  serves the ten records of its real LibraryCloud page.
+  resumption tokens, in the block's metadata prefix, over the metadata of the hub's ingestion3 fixture record (five
+  records, one id each, and a deleted one): in the sets the block names, one each in turn; or, where the block takes
+  every set but some (``all_sets``, ``exclude_sets``), in the fixture's own sets, beside a record only an excluded set
+  holds. Reconstructed: where the hub's ingestion3 test reads no fixture, the record its MappingTest writes inline
+  (pa; p2p's inline records merged into one MODS record) or the realistic record of :mod:`.mapping` (njde,
+  artstor/ithaka); dc reads ohio.xml, as DcMappingTest does; Harvard serves the ten records of its real LibraryCloud
+  page.
 * API hubs: the servers of :mod:`.api_hubs` (each API's reconstructed envelope, described in :mod:`.api_servers`).
-* File hubs: the delivery shapes of :mod:`.deliveries` in a folder, or uploaded to a moto S3 bucket where the hub's
-  files come from S3.
+* File hubs: the delivery shapes of :mod:`.deliveries` in a folder, or uploaded to a moto S3 bucket where the block's
+  path is on S3.
 
 ``python -m ingest_assets_tests.support.hub_deliveries --docs`` writes the table of docs/hubs.md from the shipped
 registry and these deliveries (a test fails when it is stale).
@@ -24,6 +26,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 from wsgiref.util import shift_path_info
@@ -39,6 +42,7 @@ from ingest_assets_tests.support import deliveries
 from ingest_assets_tests.support.api_hubs import HUBS as API_HUBS
 from ingest_assets_tests.support.api_hubs import PRIMO_KEY
 from ingest_assets_tests.support.deliveries import INGESTION3, Shape
+from ingest_assets_tests.support.hub_sources import source_cell
 from ingest_assets_tests.support.ingestion3 import HARVESTERS, REGISTRY
 from ingest_assets_tests.support.mapping import ITHAKA_RECORD, NJDE_RECORD
 from ingest_assets_tests.support.oai import OaiServerApp, hub_repository
@@ -123,31 +127,57 @@ def copies(identifier: str, metadata: etree._Element, sets: list[str], count: in
     return [(f"{identifier}-{n}", copy.deepcopy(metadata), sets) for n in range(1, count + 1)]
 
 
-def oai(records: Callable[[], list[Record]], prefix: str, source: str, sets: Iterable[str] = ()) -> Delivery:
-    """An OAI-PMH endpoint serving ``records()`` in ``prefix`` and a deleted record, each also in the next of the
-    block's ``sets``."""
-    specs = list(sets)
+@cache
+def shipped_entry(hub: str) -> dict:
+    """``hub``'s shipped entry, as parsed YAML (not to be changed)."""
+    return yaml.safe_load(shipped_text())[hub]
 
-    def make(place: Place) -> Made:
-        made = records()
-        deleted = f"{made[0][0]}-deleted"
+
+def shipped_harvest(hub: str) -> dict:
+    return shipped_entry(hub)["harvest"]
+
+
+def served_records(made: list[Record], harvest: dict) -> tuple[list[Record], list[str | None], str]:
+    """The records an OAI-PMH delivery serves (``made`` and a deleted one, and for ``all_sets`` one that only an
+    excluded set holds), the sets its harvest lists in order (None: the whole repository), and the deleted id."""
+    deleted = f"{made[0][0]}-deleted"
+    if not harvest.get("all_sets"):
+        specs = harvest.get("sets", [])
         served = [(identifier, metadata, [*own, *([specs[n % len(specs)]] if specs else [])])
                   for n, (identifier, metadata, own) in enumerate([*made, (deleted, None, [])])]
-        lists = [[identifier for identifier, _m, on in served if spec is None or spec in on] for spec in specs or [None]]
+        return served, specs or [None], deleted
+    excluded = harvest.get("exclude_sets", [])
+    served = [*made, (deleted, None, made[0][2]), (f"{made[0][0]}-excluded", made[0][1], excluded[:1])]
+    listed = [spec for spec in dict.fromkeys(spec for _i, _m, own in served for spec in own) if spec not in excluded]
+    return served, listed, deleted
+
+
+def oai(hub: str, records: Callable[[], list[Record]], source: str) -> Delivery:
+    """An OAI-PMH endpoint serving ``records()`` in the prefix and sets of ``hub``'s shipped block, and a deleted
+    record (:func:`served_records`)."""
+    harvest = shipped_harvest(hub)
+    prefix = harvest.get("metadata_prefix", "oai_dc")
+
+    def make(place: Place) -> Made:
+        served, specs, deleted = served_records(records(), harvest)
+        lists = [[identifier for identifier, _m, on in served if spec is None or spec in on] for spec in specs]
         pages = sum(max(1, -(-len(listed) // PAGE_SIZE)) for listed in lists)  # an empty list: one noRecordsMatch
         endpoint = place.serve(OaiServerApp(hub_repository(served, prefix), PAGE_SIZE)) + "/oai"
         return Made({"endpoint": endpoint}, list(dict.fromkeys(sum(lists, []))), [deleted], pages=pages)
 
-    return Delivery(f"OAI-PMH, {prefix}, {PAGE_SIZE} records a page: {source}; a deleted record", make)
+    excluded = "; a record only an excluded set holds" if harvest.get("all_sets") else ""
+    return Delivery(f"OAI-PMH, {prefix}, {PAGE_SIZE} records a page: {source}; a deleted record{excluded}", make)
 
 
-def oai_fixture(fixture: str, profile: str, prefix: str) -> Delivery:
+def oai_fixture(hub: str, fixture: str) -> Delivery:
     text = (INGESTION3 / fixture).read_text(encoding="utf-8")
-    return oai(lambda: copies(*record_parts(text, profile)), prefix, f"ingestion3's {fixture}, 5 ids")
+    profile = shipped_entry(hub)["mapping"]
+    return oai(hub, lambda: copies(*record_parts(text, profile)), f"ingestion3's {fixture}, 5 ids")
 
 
-def oai_text(text: str, profile: str, prefix: str, source: str) -> Delivery:
-    return oai(lambda: copies(*record_parts(text, profile)), prefix, f"{source}, 5 ids")
+def oai_text(hub: str, text: str, source: str) -> Delivery:
+    profile = shipped_entry(hub)["mapping"]
+    return oai(hub, lambda: copies(*record_parts(text, profile)), f"{source}, 5 ids")
 
 
 def parity_records(hub: str) -> dict[str, str]:
@@ -188,81 +218,88 @@ def api(name: str, shape: str, env: str | None = None, collections: Iterable[str
 
 # ---- file hubs ----------------------------------------------------------------------------------------------
 
-def files(build: Callable[[Path], Shape], shape: str, s3: str | None = None) -> Delivery:
-    """A delivery of :mod:`.deliveries` in a folder; ``s3``: ``bucket[/object]``, the folder uploaded there."""
+def files(hub: str, build: Callable[[Path], Shape], shape: str) -> Delivery:
+    """A delivery of :mod:`.deliveries` in a folder, uploaded to a bucket of moto's S3 when ``hub``'s block reads S3
+    (its path then the bucket's prefix, or the one file built when the block names an object)."""
+    on_s3 = shipped_harvest(hub)["path"]
+    on_s3 = on_s3 if on_s3.startswith("s3://") else None
+
     def make(place: Place) -> Made:
         made = build(place.folder)
         path = str(place.folder)
-        if s3 is not None:
-            bucket, _, name = s3.partition("/")
-            path = place.upload(place.folder, bucket) + (f"/{name}" if name else "")
+        if on_s3 is not None:
+            path = place.upload(place.folder, f"hub-{hub}")
+            if not on_s3.endswith("/"):
+                [built] = [child.name for child in place.folder.iterdir()]
+                path = f"{path}/{built}"
         return Made({"path": path}, made.ids, made.deleted, len(made.statused))
 
-    return Delivery(shape, make)
+    return Delivery(f"S3: {shape}" if on_s3 else shape, make)
 
 
-def oai_dump(fixture: str, namespace: str | None, hub: str) -> Delivery:
+def oai_dump(hub: str, fixture: str, namespace: str | None) -> Delivery:
     reconstructed = ", records without the OAI namespace (reconstructed)" if namespace is None else ""
-    return files(lambda folder: deliveries.oai_dump(folder, fixture, namespace),
-                 f"S3: a zip of two OAI-PMH pages and a .gz page of ingestion3's {fixture}, a deleted record"
-                 f"{reconstructed}", s3=f"hub-{hub}")
+    return files(hub, lambda folder: deliveries.oai_dump(folder, fixture, namespace),
+                 f"a zip of two OAI-PMH pages and a .gz page of ingestion3's {fixture}, a deleted record{reconstructed}")
 
 
 def one_record_zips(hub: str) -> Delivery:
     fixture = deliveries.ONE_RECORD_FIXTURES[hub][0]
-    return files(lambda folder: deliveries.one_record_zips(folder, hub),
+    return files(hub, lambda folder: deliveries.one_record_zips(folder, hub),
                  f"zips of one-record members (ingestion3's {fixture}), named by member")
 
 
 PRIMO_VE = "Primo VE search API, JSON (reconstructed envelope)"
 # hub -> its delivery (made when its test runs)
 DELIVERIES: dict[str, Callable[[], Delivery]] = {
-    "artstor": lambda: oai_text(ITHAKA_RECORD, "ithaka", "oai_dc", "IthakaMapping's example JSTOR Forum record"),
-    "ithaka": lambda: oai_text(ITHAKA_RECORD, "ithaka", "oai_dc", "IthakaMapping's example JSTOR Forum record"),
-    "bhl": lambda: oai_fixture("bhl.xml", "bhl", "mods"),
-    "bpl": lambda: oai_fixture("ma.xml", "ma", "mods"),
-    "community-webs": lambda: files(deliveries.community_webs, "zips of JSON array lines, a deleted status"),
+    "artstor": lambda: oai_text("artstor", ITHAKA_RECORD, "IthakaMapping's example JSTOR Forum record"),
+    "ithaka": lambda: oai_text("ithaka", ITHAKA_RECORD, "IthakaMapping's example JSTOR Forum record"),
+    "bhl": lambda: oai_fixture("bhl", "bhl.xml"),
+    "bpl": lambda: oai_fixture("bpl", "ma.xml"),
+    "community-webs": lambda: files("community-webs", deliveries.community_webs,
+                                    "zips of JSON array lines, a deleted status"),
     "ct": lambda: one_record_zips("ct"),
-    "dc": lambda: oai_fixture("ohio.xml", "dc", "oai_qdc"),
-    "florida": lambda: files(deliveries.florida, "S3: .jsonl and .zip files, a deleted status", s3="hub-florida"),
-    "georgia": lambda: files(deliveries.georgia, ".jsonl files and zips of them, a deleted status"),
+    "dc": lambda: oai_fixture("dc", "ohio.xml"),
+    "florida": lambda: files("florida", deliveries.florida, ".jsonl and .zip files, a deleted status"),
+    "georgia": lambda: files("georgia", deliveries.georgia, ".jsonl files and zips of them, a deleted status"),
     "getty": lambda: api("getty", PRIMO_VE, env="GETTY_PRIMO_API_KEY"),
-    "gpo": lambda: oai_fixture("gpo.xml", "gpo", "marc21"),
-    "harvard": lambda: oai(harvard_records, "mods", "the 10 records of ingestion3's oai-page.xml (LibraryCloud), one "
-                           "in each of the block's sets", yaml.safe_load(shipped_text())["harvard"]["harvest"]["sets"]),
-    "hathi": lambda: files(deliveries.hathi, ".tar.gz of MARC XML collections, a macOS ._ file"),
-    "heartland": lambda: files(deliveries.heartland, ".jsonl files and zips of them, a deleted status"),
+    "gpo": lambda: oai_fixture("gpo", "gpo.xml"),
+    "harvard": lambda: oai("harvard", harvard_records, "the 10 records of ingestion3's oai-page.xml (LibraryCloud), "
+                           "one in each of the block's sets"),
+    "hathi": lambda: files("hathi", deliveries.hathi, ".tar.gz of MARC XML collections, a macOS ._ file"),
+    "heartland": lambda: files("heartland", deliveries.heartland, ".jsonl files and zips of them, a deleted status"),
     "ia": lambda: api("ia", "IA scrape API, JSON, cursor paging (reconstructed envelope)", collections=["americana"]),
-    "il": lambda: oai_fixture("il.xml", "illinois", "oai_qdc"),
-    "indiana": lambda: oai_fixture("in.xml", "in", "oai_qdc"),
-    "jh3": lambda: files(deliveries.jh3, "xmll'd OAI records, one a line, plain and .gz"),
-    "lc": lambda: files(deliveries.lc, "zips of DPLA JSON lines (ingestion3's json-retcon/lc.json hit)"),
-    "maryland": lambda: oai_fixture("maryland.xml", "maryland", "oai_qdc"),
-    "mi": lambda: oai_fixture("michigan.xml", "michigan", "mods"),
+    "il": lambda: oai_fixture("il", "il.xml"),
+    "indiana": lambda: oai_fixture("indiana", "in.xml"),
+    "jh3": lambda: files("jh3", deliveries.jh3, "xmll'd OAI records, one a line, plain and .gz"),
+    "lc": lambda: files("lc", deliveries.lc, "zips of DPLA JSON lines (ingestion3's json-retcon/lc.json hit)"),
+    "maryland": lambda: oai_fixture("maryland", "maryland.xml"),
+    "mi": lambda: oai_fixture("mi", "michigan.xml"),
     "minnesota": lambda: api("minnesota", "MDL's METL JSON:API, next links (reconstructed envelope)"),
     "mississippi": lambda: api("mississippi", PRIMO_VE, env="MISSISSIPPI_PRIMO_API_KEY"),
-    "mt": lambda: oai_fixture("mt.xml", "mt", "mods"),
+    "mt": lambda: oai_fixture("mt", "mt.xml"),
     "mwdl": lambda: api("mwdl", "Primo X-Services brief search, XML (reconstructed envelope)"),
-    "nara": lambda: files(deliveries.nara, ".tar.gz and .tar.bz2 exports (items, an itemAv, a file unit), deletes/"),
-    "digitalnc": lambda: oai_fixture("nc.xml", "nc", "mods"),
-    "njde": lambda: oai_text(NJDE_RECORD, "njde", "oai_qdc", "a realistic NJ/DE record (no ingestion3 test)"),
-    "northwest-heritage": lambda: oai_dump("northwest-heritage.xml", deliveries.OAI, "northwest-heritage"),
-    "nypl": lambda: files(deliveries.nypl, "S3: one zip of JSON lines with MODS embedded",
-                          s3="hub-nypl/nypl-export.zip"),
-    "ohio": lambda: oai_dump("ohio.xml", deliveries.OAI, "ohio"),
-    "oklahoma": lambda: oai_fixture("oklahoma.xml", "oklahoma", "mods"),
-    "p2p": lambda: oai(p2p_records, "mods", "P2PMappingTest's inline MODS fields merged into one record, 5 ids"),
-    "pa": lambda: oai_text(parity_records("pa")["baldwin"], "pa", "oai_dc", "PaMappingTest's inline record"),
-    "david-rumsey": lambda: oai_fixture("rumsey.xml", "rumsey", "oai_dc"),
-    "scdl": lambda: oai_fixture("scdl.xml", "sc", "qdc"),
+    "nara": lambda: files("nara", deliveries.nara,
+                          ".tar.gz and .tar.bz2 exports (items, an itemAv, a file unit), deletes/"),
+    "digitalnc": lambda: oai_fixture("digitalnc", "nc.xml"),
+    "njde": lambda: oai_text("njde", NJDE_RECORD, "a realistic NJ/DE record (no ingestion3 test)"),
+    "northwest-heritage": lambda: oai_dump("northwest-heritage", "northwest-heritage.xml", deliveries.OAI),
+    "nypl": lambda: files("nypl", deliveries.nypl, "one zip of JSON lines with MODS embedded"),
+    "ohio": lambda: oai_dump("ohio", "ohio.xml", deliveries.OAI),
+    "oklahoma": lambda: oai_fixture("oklahoma", "oklahoma.xml"),
+    "p2p": lambda: oai("p2p", p2p_records, "P2PMappingTest's inline MODS fields merged into one record, 5 ids"),
+    "pa": lambda: oai_text("pa", parity_records("pa")["baldwin"], "PaMappingTest's inline record"),
+    "david-rumsey": lambda: oai_fixture("david-rumsey", "rumsey.xml"),
+    "scdl": lambda: oai_fixture("scdl", "scdl.xml"),
     "sd": lambda: api("sd", "MDL's METL JSON:API, next links (reconstructed envelope)"),
-    "smithsonian": lambda: files(deliveries.smithsonian, ".xml.gz files of one `<doc>` a line, a counts .txt"),
-    "texas": lambda: oai_fixture("tx.xml", "tx", "untl"),
-    "tn": lambda: oai_fixture("tn.xml", "tn", "mods"),
-    "txdl": lambda: oai_dump("txdl.xml", None, "txdl"),
+    "smithsonian": lambda: files("smithsonian", deliveries.smithsonian,
+                                 ".xml.gz files of one `<doc>` a line, a counts .txt"),
+    "texas": lambda: oai_fixture("texas", "tx.xml"),
+    "tn": lambda: oai_fixture("tn", "tn.xml"),
+    "txdl": lambda: oai_dump("txdl", "txdl.xml", None),
     "virginias": lambda: one_record_zips("virginias"),
     "vt": lambda: one_record_zips("vt"),
-    "wisconsin": lambda: oai_fixture("wi.xml", "wi", "oai_qdc"),
+    "wisconsin": lambda: oai_fixture("wisconsin", "wi.xml"),
 }
 
 
@@ -277,8 +314,7 @@ def table(folder: Path) -> str:
     for name in sorted(shipped):
         entry, delivery = shipped[name], DELIVERIES[name]()
         made = delivery.make(Place(folder / name, lambda app: UNSERVED, lambda _folder, bucket: f"s3://{bucket}/x"))
-        fill_in = entry["harvest"].get("fill_in")
-        source = f"yours: `harvest.{next(iter(fill_in))}`" if fill_in else "public"
+        source = source_cell(name, entry["harvest"])
         records = f"{len(made.ids)}" + (f", {len(made.deleted)} deleted" if made.deleted else "") + (
             f", {made.dropped} dropped" if made.dropped else "")
         lines.append(f"| `{name}` | {HARVESTERS[REGISTRY[name]]} | {entry['harvest']['type']} | `{entry['mapping']}` "

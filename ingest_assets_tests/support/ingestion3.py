@@ -51,12 +51,16 @@ HARVEST_TYPES = {"LocalOaiHarvester": "oai", "GettyHarvester": "api", "IaHarvest
                  "MississippiHarvester": "api", "MwdlHarvester": "api"}  # every other one: file
 
 
-def show(path: str) -> str | None:
-    """The text of ``path`` at the mirror's HEAD, or None when this machine has no mirror."""
+def show(path: str, commit: str = "HEAD") -> str | None:
+    """The text of ``path`` at ``commit`` of the mirror (its HEAD by default), or None when this machine has no mirror
+    or the mirror not that commit."""
     if not MIRROR.is_dir():
         return None
-    return subprocess.run(["git", "--git-dir", str(MIRROR), "show", f"HEAD:{path}"], capture_output=True, text=True,
-                          check=True).stdout
+    if commit != "HEAD" and subprocess.run(["git", "--git-dir", str(MIRROR), "cat-file", "-e", f"{commit}^{{commit}}"],
+                                           capture_output=True).returncode:
+        return None
+    return subprocess.run(["git", "--git-dir", str(MIRROR), "show", f"{commit}:{path}"], capture_output=True,
+                          text=True, check=True).stdout
 
 
 def parse_registry(scala: str) -> dict[str, str]:

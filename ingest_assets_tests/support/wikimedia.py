@@ -15,7 +15,7 @@ from ingest_assets.records.enrichment import chain_for
 from ingest_assets.records.enrichment.institutions import SHIPPED
 from ingest_assets.records.indexing import index_record
 from ingest_assets.records.mapping import mapper_for
-from ingest_assets.records.mapping.preview import read_inputs
+from ingest_assets.records.preview import read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets.records.publishing.promotion import Published, Publisher
 from ingest_assets.storage.activities import RecordSource, RecordStream, write_activity

@@ -9,7 +9,7 @@ import dagster as dg
 from pydantic import Field
 
 from ingest_assets.core.settings import Settings
-from ingest_assets.defs.records.assets import RETRY, final_errors
+from ingest_assets.defs.records.assets import final_errors
 from ingest_assets.defs.records.io_managers import BACKFILL, run_parts
 from ingest_assets.defs.records.parquet import EXPORTS
 from ingest_assets.defs.records.publishing import PublishingResource
@@ -85,11 +85,13 @@ def tag_sitemaps_of(settings: Settings):
     return tag_sitemaps
 
 
-def wikimedia_tags_assets(partitions: dg.PartitionsDefinition, settings: Settings) -> list[dg.AssetsDefinition]:
-    """``wikimedia_records`` (partitioned like the records) and ``tag_sitemaps`` (the whole published index)."""
+def wikimedia_tags_assets(partitions: dg.PartitionsDefinition, settings: Settings,
+                          retry: dg.RetryPolicy) -> list[dg.AssetsDefinition]:
+    """``wikimedia_records`` (partitioned like the records) and ``tag_sitemaps`` (the whole published index), retried
+    as the record steps are (``retry``)."""
     return [
         dg.asset(partitions_def=partitions, group_name=EXPORTS, kinds={"parquet"}, deps=["search_index"],
-                 retry_policy=RETRY, backfill_policy=BACKFILL)(final_errors(wikimedia_records)),
-        dg.asset(group_name=EXPORTS, kinds={"xml"}, deps=["search_index"], retry_policy=RETRY)(
+                 retry_policy=retry, backfill_policy=BACKFILL)(final_errors(wikimedia_records)),
+        dg.asset(group_name=EXPORTS, kinds={"xml"}, deps=["search_index"], retry_policy=retry)(
             final_errors(tag_sitemaps_of(settings))),
     ]

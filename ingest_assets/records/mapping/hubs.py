@@ -65,12 +65,12 @@ def entry_texts() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class AddedHub:
-    """What :func:`add_hub` did: the entry it copied, the registry file, and what still needs filling in (the
-    placeholder key below ``harvest`` and what goes there; None: the entry runs as it is)."""
+    """What :func:`add_hub` did: the entry it copied, the registry file, and what still needs filling in (each
+    placeholder key below ``harvest`` and what goes there; empty: the entry runs as it is)."""
 
     entry: ProviderEntry
     registry: Path
-    fill_in: tuple[str, str] | None
+    fill_in: dict[str, str]
 
 
 def add_hub(name: str, registry: Path) -> AddedHub:
@@ -89,7 +89,7 @@ def add_hub(name: str, registry: Path) -> AddedHub:
     added = parse_registry(yaml.safe_load(text), str(registry), shipped=True)[name]
     _replace(registry, text)
     harvest = added.settings.harvest
-    return AddedHub(added, registry, harvest.placeholder() if harvest is not None else None)
+    return AddedHub(added, registry, dict(harvest.fill_in) if harvest is not None else {})
 
 
 def _replace(path: Path, text: str) -> None:

@@ -15,7 +15,7 @@ from ingest_assets.records.enrichment import Chain, chain_for
 from ingest_assets.records.enrichment.tags import parse_rules, tag_rules, tags_of
 from ingest_assets.records.indexing import index_record
 from ingest_assets.records.mapping import mapper_for
-from ingest_assets.records.mapping.preview import read_inputs
+from ingest_assets.records.preview import read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets_tests.support.dpla_published import documents, profile_of, publish
 

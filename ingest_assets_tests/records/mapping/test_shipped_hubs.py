@@ -4,6 +4,7 @@ hubs init`` copies an entry into an operator's registry, which refuses a private
 
 from __future__ import annotations
 
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,20 @@ from ingest_assets.cli.main import main
 from ingest_assets.core.errors import ConfigError, UsageError
 from ingest_assets.core.registry import load_registry
 from ingest_assets.core.settings import Settings
+from ingest_assets.defs.records.refresh import refresh_day
 from ingest_assets.records.mapping.hubs import add_hub, entry_texts, shipped_hubs, shipped_text
 from ingest_assets.records.mapping.mapper import profile_for
 from ingest_assets_tests.support import ingestion3
+from ingest_assets_tests.support.hub_sources import (
+    Cite,
+    Fact,
+    cited_text,
+    cron_months,
+    facts,
+    location_keys,
+    unsaid,
+    value,
+)
 from ingest_assets_tests.support.ingestion3 import HARVEST_TYPES, HARVESTERS, REGISTRY
 
 PACKAGE = Path(__file__).resolve().parents[3] / "ingest_assets"
@@ -82,11 +94,68 @@ def test_the_entry_texts_are_the_file_one_entry_each():
 def test_a_private_delivery_names_the_key_to_fill_in_and_public_ones_are_ingestion3s():
     hubs = shipped_hubs()
     public = sorted(name for name, entry in hubs.items() if entry.settings.harvest.delivery == "public")
-    assert public == ["harvard", "indiana", "maryland", "minnesota", "mt"]
-    assert hubs["harvard"].settings.harvest.sets == ["dag", "lap", "crimes", "scarlet", "manuscripts", "eda", "cna",
-                                                     "ihp", "ward", "rubbings"]  # ingestion3.conf.sample's setlist
+    assert public == ["artstor", "bpl", "harvard", "il", "ithaka", "maryland", "minnesota", "mt", "pa", "texas",
+                      "wisconsin"]
+    assert hubs["harvard"].settings.harvest.sets == ["dag", "lap", "crimes", "scarlet", "ihp", "ward", "rubbings",
+                                                     "botanicals"]  # the setlist's sets LibraryCloud still lists
     placeholders = {name: entry.settings.harvest.placeholder()[0] for name, entry in hubs.items() if name not in public}
-    assert {key for key in placeholders.values()} == {"endpoint", "path", "params.q", "params.query", "params", "sets"}
+    assert set(placeholders.values()) == {"endpoint", "metadata_prefix", "path", "params.q", "params.query", "params",
+                                          "sets"}
+    assert hubs["indiana"].settings.harvest.fill_in.keys() == {"metadata_prefix"}  # its endpoint is public
+
+
+def test_every_location_is_a_cited_fact_or_one_to_fill_in_and_months_are_the_schedules():
+    """Each endpoint, prefix, set, query parameter and path of a shipped block is named by a ``# source`` line of its
+    entry or by its ``fill_in``; the months a source line names are the months the schedule runs in (a whole OAI-PMH
+    harvest: ``full``), and a file hub's stay named only (it is harvested when its delivery arrives)."""
+    shipped = yaml.safe_load(shipped_text())
+    for name, entry in shipped.items():
+        harvest, said = entry["harvest"], facts(name)
+        cited = {key for fact in said for key in fact.keys}
+        assert all(value(entry, key) is not None for key in cited), name
+        named = [f"harvest.{key}" for key in harvest.get("fill_in", {})]
+        unsourced = [key for key in location_keys(harvest)
+                     if key not in cited and not any(key == fill or key.startswith(fill + ".") for fill in named)]
+        assert unsourced == [], name
+        [months] = [fact.months for fact in said if fact.months is not None] or [None]
+        schedule = entry.get("schedule")
+        if months is not None and harvest["type"] != "file":
+            assert cron_months(schedule["cron"]) == sorted(months) and schedule["cron"].startswith("0 2 25 "), name
+            assert harvest.get("full") or harvest["type"] == "api", name
+        else:
+            assert schedule is False or schedule is None or cron_months(schedule["cron"]) == list(range(1, 13)), name
+    assert facts("texas")[0].cites[0] == Cite("src/main/resources/profiles/ingestion3.conf", 82, 87, "d39f1c96")
+    assert [fact.months for fact in facts("sd") if fact.months] == [[1, 3, 5, 7, 8, 11]]  # DPLA runs it with MDL
+
+
+def test_every_public_fact_is_said_of_its_hub_where_its_entry_cites_it():
+    """Each value a ``# source`` line names (URL, prefix, set, parameter, bucket, month, phrase) is in the lines of
+    ingestion3 it cites, read from the mirror at the commit cited (1d1dbae5 unless another is named)."""
+    shipped = yaml.safe_load(shipped_text())
+    checked = 0
+    for name, entry in shipped.items():
+        for fact in facts(name):
+            text = cited_text(fact)
+            if text is None:
+                pytest.skip("no ingestion3 mirror (or not its commits) here: the cited lines cannot be read")
+            assert unsaid(fact, entry, text) == [], f"{name}: {fact.what} is not at {'; '.join(map(str, fact.cites))}"
+            checked += 1
+    assert checked >= 60
+
+
+def test_a_fact_its_lines_do_not_say_is_caught():
+    """The check above fails a source line whose file does not say the value: a bucket, a month or a phrase it lacks,
+    or lines past the file's end."""
+    entry = {"harvest": {"path": "s3://dpla-hub-vt/"}}
+    config = "    S3_SOURCE_BUCKETS = {\n        \"vt\": \"dpla-hub-vt\","
+    assert unsaid(Fact("harvest.path", ()), entry, config) == []
+    assert unsaid(Fact("harvest.path", ()), {"harvest": {"path": "s3://dpla-hub-xx/"}}, config) == [
+        "harvest.path: 'dpla-hub-xx'"]
+    assert unsaid(Fact("months 2, 4", ()), entry, "bimonthly (Feb, Apr, Jun)") == []
+    assert unsaid(Fact("months 2, 5", ()), entry, '"months": [2, 8]') == ["month 5"]
+    assert unsaid(Fact('"VPN"', ()), entry, "behind our vpn") == []
+    assert unsaid(Fact("harvest.endpoint", ()), {"harvest": {"endpoint": "https://archive.org/services/x"}},
+                  '.setScheme("http")\n.setHost("archive.org")\n.setPath("/services/x")') == ["harvest.endpoint: 'https'"]
 
 
 @pytest.fixture
@@ -155,3 +224,24 @@ def test_hub_list_names_each_hub_and_what_it_needs(hub_cli):
     assert any(line.split()[:3] == ["northwest-heritage", "file", "northwest-heritage"] and
                line.endswith("Northwest Digital Heritage [fill in harvest.path]") for line in lines)
     assert any(line.split()[:3] == ["harvard", "oai", "harvard"] and line.endswith("[public]") for line in lines)
+
+
+def test_hub_init_names_every_key_the_hub_must_fill_in(tmp_path, hub_cli):
+    status, out, _ = hub_cli("init", "bhl")
+    assert status == 0
+    assert ("bhl needs your delivery location, harvest.endpoint: BHL's OAI-PMH base URL (ingestion3 keeps "
+            "bhl.harvest.endpoint in its private i3.conf); and harvest.metadata_prefix: the prefix it serves MODS "
+            "under") in out
+
+
+def test_a_hub_with_public_months_is_refreshed_on_the_25th_of_those_months_only():
+    """DPLA runs a hub's re-ingest in the last week of its scheduled months: the refresh sensor's day for such a hub
+    is the 24th of its latest scheduled month; file hubs and the hubs DPLA does not schedule are never refreshed."""
+    hubs = shipped_hubs()
+    may, late_may = datetime(2026, 5, 10, tzinfo=timezone.utc), datetime(2026, 5, 25, 3, tzinfo=timezone.utc)
+    assert refresh_day(hubs["maryland"], may) == refresh_day(hubs["maryland"], late_may) == date(2026, 3, 24)
+    assert (refresh_day(hubs["sd"], may), refresh_day(hubs["sd"], late_may)) == (date(2026, 3, 24), date(2026, 5, 24))
+    assert refresh_day(hubs["harvard"], may) == date(2026, 4, 24)  # every month
+    assert refresh_day(hubs["mississippi"], may) == date(2026, 4, 30)  # no public months: the 1st of each month
+    never = {name for name, entry in hubs.items() if refresh_day(entry, may) is None}
+    assert never == {name for name, entry in hubs.items() if entry.settings.harvest.type == "file"} | {"dc", "mt"}

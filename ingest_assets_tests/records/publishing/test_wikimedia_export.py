@@ -16,7 +16,7 @@ from ingest_assets.records.enrichment import chain_for
 from ingest_assets.records.enrichment.institutions import institutions, parse_institutions
 from ingest_assets.records.indexing import index_record
 from ingest_assets.records.mapping import mapper_for, mint_id, minter_for
-from ingest_assets.records.mapping.preview import read_inputs
+from ingest_assets.records.preview import read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets.records.publishing.takedowns import Target, Takedowns, take_down
 from ingest_assets.records.wikimedia import GateRefused, export_published_day
