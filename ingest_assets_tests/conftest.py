@@ -15,6 +15,7 @@ from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.records.engines.spark_avro import SPARK_AVRO_PACKAGE
 from ingest_assets.storage import LocalStorage
 from ingest_assets_tests.support import SHARED_FIXTURES, SHARED_MISSING, free_port, require, shared_skips_line
+from ingest_assets_tests.support.budget import Budget
 from ingest_assets_tests.support.daemon import DaemonProcess
 from ingest_assets_tests.support.elasticsearch import SearchProxy
 from ingest_assets_tests.support.once import once_per_run, worker_id
@@ -61,6 +62,7 @@ def pytest_configure(config) -> None:
         config.addinivalue_line("markers", f"{name}: {what}")
     if not hasattr(config, "workerinput"):  # the process that owns the run (not an xdist worker)
         config.stash[LIVE_RUN] = open_run()
+    config.pluginmanager.register(Budget(GROUPS), "budget")  # the run's time budget, at its end (support/budget.py)
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:

@@ -15,11 +15,16 @@ import shutil
 import signal
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
 import requests
 
+from ingest_assets.core.registry import load_registry
+from ingest_assets.records.audit.count_drop import failure_rate
+from ingest_assets.storage import LocalStorage
+from ingest_assets.storage.activities import latest_source
 from ingest_assets_tests.support import free_port, stop_group, wait_for
 from ingest_assets_tests.support.ui import running_ui
 
@@ -55,7 +60,7 @@ def run(command: list[str], cwd: Path, env: dict[str, str], timeout: float = 600
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.timeout(1800)  # install, the demo, two harvests, the UI: minutes on a loaded machine
+@pytest.mark.timeout(1800)  # install, the demo, a harvest, the UI: minutes on a loaded machine
 def test_a_newcomers_first_hour(tmp_path):
     clone = tmp_path / "clone"
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PROJECT, check=True, capture_output=True, text=True).stdout.strip()
@@ -113,11 +118,13 @@ def test_a_newcomers_first_hour(tmp_path):
         assert failed.returncode == 1, failed.stdout[-3000:] + failed.stderr[-3000:]
         assert f"river {DAY}: harvested 20, mapped 18 (1 failed)" in failed.stdout
         assert f"river {DAY}: FAILED at mapped_records_mapping_failure_rate" in failed.stdout, failed.stdout
+        # the fix: the limit raised above the day's rate, which the registry now gives the check (a rerun that then
+        # passes would repeat what every pipeline test runs: the gate passing at a limit above the failure rate)
         registry.write_text(registry.read_text().replace("max_failure_rate: 0.02", "max_failure_rate: 0.10"))
-        passed = run(harvest, clone, env)
-        assert passed.returncode == 0, passed.stdout[-3000:] + passed.stderr[-3000:]
-        assert f"river {DAY}: harvested 20, mapped 18 (1 failed), indexed 19 (18 documents + 1 deletions)" in passed.stdout
-        assert "FAILED" not in passed.stdout
+        mapped = latest_source(LocalStorage(ingest / "storage"), "river", "mapping", date.fromisoformat(DAY))
+        rate, attempted, unmapped = failure_rate(mapped.manifest())  # what the check judged: 1 of the 19 mappable
+        assert (attempted, unmapped) == (20, 1)
+        assert 0.02 < rate <= load_registry(registry)["river"].settings.quality.max_failure_rate
     finally:
         stop_group(site)
 

@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
 from importlib.resources import as_file, files
 from urllib.parse import urlsplit
+
+import psutil
 
 from ingest_assets.cli.demo import DEMO_DAY, demo_registry_path
 from ingest_assets.cli.instance import instance_home
@@ -21,8 +24,9 @@ from ingest_assets.core.errors import ConfigError, UsageError
 from ingest_assets.core.registry import load_registry
 from ingest_assets.core.settings import Settings
 
-STOP_SECONDS = 60  # for dagster dev to stop its services
-GRACE_SECONDS = 10  # for what outlives it to end on SIGTERM, then on SIGKILL
+STOP_SECONDS = 60  # for dagster dev to stop its webserver and daemon (it gives each up to 60 s itself)
+KILL_SECONDS = 10  # for what is left of its process group to be gone after SIGKILL
+RUN_WORKER = "multiprocessing.spawn"  # in a run worker's command line: Dagster's code servers spawn them so
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +67,7 @@ def supervise(command: list[str], env: dict[str, str]) -> int:
         return process.wait()
     except KeyboardInterrupt:
         if process:
-            stop(process)
+            stop(process, env.get("DAGSTER_HOME"))
         return 0
 
 
@@ -88,31 +92,73 @@ def _interrupt(number, frame):
     raise KeyboardInterrupt
 
 
-def stop(process: subprocess.Popen) -> None:
-    """Stop dagster dev (its process group: webserver, daemon, code servers, runs): SIGINT, which it passes on
-    to its webserver and daemon, up to STOP_SECONDS; then SIGTERM to what of the group is left, SIGKILL after
-    GRACE_SECONDS."""
+def stop(process: subprocess.Popen, home: str | None) -> None:
+    """Stop dagster dev with all it started, in seconds. SIGINT, on which it stops its webserver and daemon (the
+    daemon ends the ticks and run launches in flight) and asks its code servers to stop; once it has ended (or
+    after STOP_SECONDS), SIGKILL to what is left of its process group: the code servers, which hold nothing (their
+    own stop waits for the runs in flight, then each spends seconds of CPU in interpreter shutdown, one after the
+    other; their socket files are removed here), and the workers of runs in flight (Dagster defers an interrupt
+    while a step writes its output), whose runs are then marked failed in the instance at ``home``
+    (:func:`fail_orphaned_runs`: not left STARTED; ``run_retries`` run them again from the step that did not
+    finish). No SIGTERM: Dagster takes it for a second Ctrl-C, and a process already stopping prints its
+    traceback."""
     process.send_signal(signal.SIGINT)
-    if _wait_group(process, STOP_SECONDS):
-        return
-    for number in (signal.SIGTERM, signal.SIGKILL):
-        _signal_group(process.pid, number)
-        if _wait_group(process, GRACE_SECONDS):
-            return
+    try:
+        process.wait(STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        pass  # killed with its group
+    left = _commands_of_group(process.pid)
+    _signal_group(process.pid, signal.SIGKILL)
+    _wait_group(process, KILL_SECONDS)
+    for command in left:
+        _remove_socket(command)
+    if home and any(RUN_WORKER in " ".join(command) for command in left):
+        _fail_stopped_runs(home)
 
 
-def _wait_group(process: subprocess.Popen, seconds: float) -> bool:
-    """Whether dagster dev and every other process of its group ended within ``seconds``."""
+def _commands_of_group(group: int) -> list[list[str]]:
+    """The command lines of the processes of the group."""
+    found = []
+    for each in psutil.process_iter(["cmdline"]):
+        try:
+            if os.getpgid(each.pid) == group:
+                found.append(each.info["cmdline"] or [])
+        except OSError:
+            continue
+    return found
+
+
+def _remove_socket(command: list[str]) -> None:
+    """Remove the socket file a killed code server served on (``--socket PATH``), as its own stop would have."""
+    for option, value in zip(command, command[1:]):
+        try:
+            if option == "--socket" and stat.S_ISSOCK(os.lstat(value).st_mode):
+                os.unlink(value)
+        except FileNotFoundError:
+            continue
+
+
+def _fail_stopped_runs(home: str) -> None:
+    import dagster as dg
+
+    from ingest_assets.defs.operations.orphans import fail_orphaned_runs
+
+    with dg.DagsterInstance.from_config(home) as instance:
+        failed = fail_orphaned_runs(instance)
+    if failed:
+        print(f"stopped {len(failed)} run(s) in flight, marked failed (run again from the step that did not finish): "
+              f"{', '.join(failed)}", flush=True)
+
+
+def _wait_group(process: subprocess.Popen, seconds: float) -> None:
+    """Wait up to ``seconds`` for dagster dev and every other process of its group to be gone."""
     deadline = time.monotonic() + seconds
     try:
         process.wait(seconds)
     except subprocess.TimeoutExpired:
-        return False
-    while time.monotonic() < deadline:
-        if not _signal_group(process.pid, 0):
-            return True
-        time.sleep(0.1)
-    return False
+        return
+    while _signal_group(process.pid, 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _signal_group(group: int, number: int) -> bool:
