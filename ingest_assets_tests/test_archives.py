@@ -10,7 +10,7 @@ import tarfile
 
 import pytest
 
-from ingest_assets.core.archives import Limits, members, open_decompressed, scan
+from ingest_assets.core.archives import Limits, gunzipped, kind_of, members, open_decompressed, scan, sniff
 from ingest_assets.core.errors import ArchiveError, ParseError
 from ingest_assets_tests.support import tar_bytes, zip_bytes
 
@@ -192,3 +192,36 @@ def test_gzip_is_sniffed_by_its_magic_and_a_truncated_stream_is_an_archive_error
         with pytest.raises(ArchiveError, match="corrupt gzip stream") as raised:
             stream.read()
     assert raised.value.file == "https://p.example/dump"
+
+
+@pytest.mark.parametrize(("build", "kind"), [
+    (lambda tmp: zip_file(tmp, [("a.xml", GOOD, REG)], name="no-extension"), "archive"),
+    (lambda tmp: tar_file(tmp, [("a.xml", tarfile.REGTYPE, GOOD)], name="data.xml"), "archive"),  # a .tar.gz named .xml
+    (lambda tmp: tar_file(tmp, [("a.xml", tarfile.REGTYPE, GOOD)], name="plain-tar", mode="w"), "archive"),
+    (lambda tmp: tar_file(tmp, [("a.xml", tarfile.REGTYPE, GOOD)], name="x.tbz2", mode="w:bz2"), "archive"),
+    (lambda tmp: _written(tmp / "records.zip", gzip.compress(GOOD)), "gzip"),  # gzip named .zip
+    (lambda tmp: _written(tmp / "records.gz", GOOD), "plain"),  # a .gz that is not gzip
+    (lambda tmp: _written(tmp / "broken.gz", gzip.compress(GOOD)[:12]), "gzip"),  # corrupt: gunzipping says so
+])
+def test_what_a_file_is_comes_from_its_content_not_its_name(tmp_path, build, kind):
+    assert kind_of(build(tmp_path)) == kind
+
+
+def test_sniffing_the_first_bytes():
+    assert [sniff(head) for head in (b"\x1f\x8b\x08", b"PK\x03\x04", b"PK\x05\x06", b"BZh91", b"\xfd7zXZ\x00", b"<?xml")] == [
+        "gzip", "zip", "zip", "bzip2", "xz", None]
+    assert sniff(b"\0" * 257 + b"ustar\x0000") == "tar" and sniff(b"") is None
+
+
+def test_a_gunzipped_stream_is_bounded_and_names_its_label(tmp_path):
+    bomb = _written(tmp_path / "bomb.xml.gz", gzip.compress(b" " * (4 * 1024 * 1024)))
+    with bomb.open("rb") as raw, pytest.raises(ArchiveError, match="more than 1048576 bytes once gunzipped") as raised:
+        gunzipped(raw, label="s3://hub/bomb.xml.gz", provider="prov", max_bytes=1024 * 1024).read()
+    assert (raised.value.provider, raised.value.file) == ("prov", "s3://hub/bomb.xml.gz")
+    with bomb.open("rb") as raw:
+        assert len(gunzipped(raw, label="bomb", max_bytes=4 * 1024 * 1024).read()) == 4 * 1024 * 1024
+
+
+def _written(path, data: bytes):
+    path.write_bytes(data)
+    return path

@@ -15,7 +15,9 @@ its declared size and is readable until the iteration moves on; nested archives 
 whose bytes turn out corrupt while they are read raises an :class:`ArchiveError` naming ``<label>!<member>``.
 
 :func:`open_decompressed` is the one gzip sniffing: a file is gunzipped when it starts with the gzip magic,
-whatever its name says, and a corrupt gzip stream reads as an :class:`ArchiveError` too.
+whatever its name says, and a corrupt gzip stream reads as an :class:`ArchiveError` too. :func:`sniff` names what
+a file's first bytes are (gzip, zip, tar, bzip2, xz) and :func:`kind_of` what a file is to a reader (an archive
+to :func:`scan`, a gzip stream to :func:`gunzipped`, or plain bytes), by content, never by name.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ from ingest_assets.core.errors import ArchiveError
 RATIO_CHECK_FROM = 1024 * 1024  # smaller members may compress as well as they like
 MAX_LINK_BYTES = 4096
 GZIP_MAGIC = b"\x1f\x8b"
+ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header; an empty zip's end of central directory
+TAR_MAGIC, TAR_MAGIC_AT = b"ustar", 257  # POSIX and GNU tar headers
+COMPRESSED_MAGICS = {GZIP_MAGIC: "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz"}
+SNIFF_BYTES = 512  # one tar header block
 # what reading a corrupt member or compressed stream raises (CRC, truncation, bad blocks, unsupported methods)
 READ_ERRORS = (zipfile.BadZipFile, tarfile.TarError, NotImplementedError, RuntimeError, zlib.error, EOFError, OSError)
 
@@ -58,6 +64,50 @@ class Member:
     link: str | None = None  # an in-archive link's target (``links=True``)
 
 
+def sniff(head: bytes) -> str | None:
+    """What ``head`` (a file's first bytes, :data:`SNIFF_BYTES` of them for a tar) is: ``gzip``, ``bzip2``, ``xz``,
+    ``zip``, ``tar`` (uncompressed), or None (none of these: text, or something else)."""
+    for magic, kind in COMPRESSED_MAGICS.items():
+        if head.startswith(magic):
+            return kind
+    if head.startswith(ZIP_MAGICS):
+        return "zip"
+    if head[TAR_MAGIC_AT:TAR_MAGIC_AT + len(TAR_MAGIC)] == TAR_MAGIC:
+        return "tar"
+    return None
+
+
+def kind_of(path: Path) -> str:
+    """What ``path`` is to a reader, by content: ``archive`` (a zip, or a tar however compressed: :func:`scan`),
+    ``gzip`` (a gzip stream of something else: :func:`gunzipped`), ``plain`` (anything else, read as it is).
+    A bzip2 or xz file that holds no tar is ``archive`` too: :func:`scan` refuses it, naming it."""
+    with path.open("rb") as raw:
+        kind = sniff(raw.read(SNIFF_BYTES))
+        if kind == "gzip":
+            raw.seek(0)
+            try:
+                with gzip.GzipFile(fileobj=raw) as inner:
+                    kind = "archive" if sniff(inner.read(SNIFF_BYTES)) == "tar" else "gzip"
+            except READ_ERRORS:  # corrupt from the start: gunzipping it says so, naming it
+                kind = "gzip"
+    if kind == "gzip":
+        return "gzip"
+    return "plain" if kind is None else "archive"
+
+
+def gunzipped(raw: BinaryIO, *, label: str, provider: str | None = None, max_bytes: int | None = None,
+              buffer_size: int = io.DEFAULT_BUFFER_SIZE) -> BinaryIO:
+    """``raw``'s gzip stream (every member of it), decompressed as it is read. A corrupt or truncated stream, or
+    more than ``max_bytes`` decompressed (a gzip bomb), raises an :class:`ArchiveError` naming ``label``."""
+    def error(exc: Exception) -> ArchiveError:
+        return ArchiveError(f"corrupt gzip stream: {exc}", provider=provider, file=label)
+
+    def too_large(limit: int) -> ArchiveError:
+        return ArchiveError(f"more than {limit} bytes once gunzipped", provider=provider, file=label)
+
+    return io.BufferedReader(_Translated(gzip.GzipFile(fileobj=raw), error, max_bytes, too_large), buffer_size)
+
+
 @contextmanager
 def open_decompressed(path: Path, *, label: str | None = None, provider: str | None = None
                       ) -> Iterator[tuple[BinaryIO, bool]]:
@@ -69,16 +119,17 @@ def open_decompressed(path: Path, *, label: str | None = None, provider: str | N
         if not compressed:
             yield raw, False
             return
-        with gzip.GzipFile(fileobj=raw) as inner:
-            yield _guarded(inner, lambda exc: ArchiveError(f"corrupt gzip stream: {exc}", provider=provider,
-                                                           file=label or path.name)), True
+        with gunzipped(raw, label=label or path.name, provider=provider) as inner:
+            yield inner, True
 
 
 class _Translated(io.RawIOBase):
-    """A reader whose read errors come out as the :class:`ArchiveError` that ``error`` makes of them."""
+    """A reader whose read errors come out as the :class:`ArchiveError` that ``error`` makes of them; past
+    ``limit`` bytes read, the one ``too_large(limit)`` makes."""
 
-    def __init__(self, inner: BinaryIO, error: Callable[[Exception], ArchiveError]):
-        self.inner, self.error = inner, error
+    def __init__(self, inner: BinaryIO, error: Callable[[Exception], ArchiveError], limit: int | None = None,
+                 too_large: Callable[[int], ArchiveError] | None = None):
+        self.inner, self.error, self.limit, self.too_large, self.count = inner, error, limit, too_large, 0
 
     def readable(self) -> bool:
         return True
@@ -88,8 +139,16 @@ class _Translated(io.RawIOBase):
             data = self.inner.read(len(buffer))
         except READ_ERRORS as exc:
             raise self.error(exc) from exc
+        self.count += len(data)
+        if self.limit is not None and self.count > self.limit:
+            raise self.too_large(self.limit)
         buffer[: len(data)] = data
         return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.inner.close()
+        super().close()
 
 
 def _guarded(inner: BinaryIO, error: Callable[[Exception], ArchiveError]) -> BinaryIO:

@@ -38,13 +38,19 @@ from pydantic_core import PydanticCustomError
 from ingest_assets.core.errors import ConfigError
 from ingest_assets.core.modified import parse_modified
 
-NAME_RE = re.compile(r"[a-z0-9]+")
-MAX_NAME_LENGTH = 64  # it is a folder, a graph IRI and a file-name part
+# lowercase letters and digits, '-' between them (ingestion3's northwest-heritage): a folder, a graph IRI, an index
+# name, a partition key, a Dagster tag and a file-name part, each of which reads it back by this pattern
+NAME_PATTERN = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+NAME_RE = re.compile(NAME_PATTERN)
+MAX_NAME_LENGTH = 64
+# names no provider may take: ResourceSync's sets of whole capabilities (resourcesync/config.py's CAPABILITY_SETS),
+# which share the provider sets' namespace
+RESERVED_NAMES = frozenset({"repository-objects", "dataset-files", "linked-data"})
 # the key whose presence makes an entry a provider of each partitioned capability
 CAPABILITY_KEYS = {"records": "harvest", "linked_data": "void", "repository": "repository"}
 MiB = 1024 * 1024
-# A restricted, streamable XPath for file records: '/'- or '//'-separated QNames, no predicates.
-RECORD_XPATH_RE = re.compile(r"^(//?[A-Za-z_][\w.\-]*(:[A-Za-z_][\w.\-]*)?)+$")
+# A restricted, streamable XPath for file records: '/'- or '//'-separated QNames, *:names or *, no predicates.
+RECORD_XPATH_RE = re.compile(r"^(//?(\*|(\*|[A-Za-z_][\w.\-]*):[A-Za-z_][\w.\-]*|[A-Za-z_][\w.\-]*))+$")
 STEP_RE = re.compile(r"(//?)([^/]+)")
 DURATION_RE = re.compile(r"(\d+)\s*([mhd])")
 DURATION_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
@@ -105,9 +111,39 @@ class PageBounds(Block):
     max_stale_pages: Positive = 20  # consecutive pages that bring no record not yet seen in this run
 
 
+def _one_as_list(data: Any, one: str, many: str) -> Any:
+    """A block's ``one: x`` read as ``many: [x]`` (giving both is refused)."""
+    if isinstance(data, dict) and one in data:
+        if many in data:
+            raise problem(f"give {one} or {many}, not both")
+        data = {key: value for key, value in data.items() if key != one} | {many: [data[one]]}
+    return data
+
+
 class _Harvest(Block):
     allow_private: bool = False  # may reach loopback/private addresses
     full: bool = False  # always a full harvest: no date window
+    # ``delivery: private``: a shipped hub's block whose source only the hub knows (files sent to DPLA, an endpoint
+    # or query kept in ingestion3's private configuration); ``fill_in`` names each placeholder key (dotted below
+    # ``harvest``) and what goes there. An operator's registry refuses the entry until both keys are gone.
+    delivery: Literal["public", "private"] = "public"
+    fill_in: dict[Text, Text] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _placeholders_named(self) -> _Harvest:
+        if (self.delivery == "private") != bool(self.fill_in):
+            raise problem("delivery: private and fill_in (each placeholder key: what goes there) come together")
+        for key in self.fill_in:
+            node: Any = self
+            for part in key.split("."):
+                node = node.get(part) if isinstance(node, Mapping) else getattr(node, part, None)
+            if node is None:
+                raise problem(f"fill_in names {key!r}, which the block does not hold")
+        return self
+
+    def placeholder(self) -> tuple[str, str] | None:
+        """The first placeholder key and what goes there, for a ``delivery: private`` block."""
+        return next(iter(self.fill_in.items()), None)
 
 
 class OaiHarvest(_Harvest):
@@ -129,12 +165,7 @@ class OaiHarvest(_Harvest):
     @model_validator(mode="before")
     @classmethod
     def _one_set(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "set" in data:
-            if "sets" in data:
-                raise problem("give set or sets, not both")
-            data = {**data, "sets": [data["set"]]}
-            del data["set"]
-        return data
+        return _one_as_list(data, "set", "sets")
 
     @field_validator("sets")
     @classmethod
@@ -327,104 +358,247 @@ def _check_xpath(path: str, namespaces: Mapping[str, str], key: str | None = Non
         raise problem(f"{key + ': ' if key else ''}invalid XPath {path!r}: {exc}") from exc
 
 
-class ArchiveBounds(Block):
-    """Bounds on a zip of records (``harvest.limits``), as :class:`ingest_assets.core.archives.Limits` reads them."""
+class FileBounds(Block):
+    """Where a file harvest stops (``harvest.limits``): files and bytes as stored, what archives and gzip streams
+    expand to (as :class:`ingest_assets.core.archives.Limits` reads them), one record's size, the whole run's time."""
 
-    max_members: Positive = 100_000
-    max_member_bytes: Positive = 1024 * MiB
-    max_total_bytes: Positive = 8 * 1024 * MiB
-    max_ratio: Positive = 200  # uncompressed / compressed size of one member (zip bombs)
+    max_files: Positive = 10_000  # files (S3 objects, URLs) one run reads, delete lists included
+    max_listed: Positive = 1_000_000  # entries a folder or S3 prefix listing may go through, matching or not
+    max_file_bytes: Positive = 64 * 1024 * MiB  # one file as stored (compressed)
+    max_bytes: Positive = 1024 * 1024 * MiB  # all the run's files together, as stored
+    max_members: Positive = 100_000  # in one archive
+    max_member_bytes: Positive = 1024 * MiB  # one archive member, or one gunzipped file, uncompressed
+    max_total_bytes: Positive = 8 * 1024 * MiB  # one archive's members together, uncompressed
+    max_ratio: Positive = 200  # uncompressed / compressed size (zip and gzip bombs)
+    max_record_bytes: Positive = 64 * MiB  # one record as stored (a line, an element, an array item)
+    max_minutes: Positive = 24 * 60  # the whole run
+
+    @property
+    def archive_limits(self) -> dict[str, int]:
+        """The keyword arguments of :class:`ingest_assets.core.archives.Limits`."""
+        return {"max_members": self.max_members, "max_member_bytes": self.max_member_bytes,
+                "max_total_bytes": self.max_total_bytes, "max_ratio": self.max_ratio}
+
+
+def _record_path(value: str, namespaces: Mapping[str, str]) -> str:
+    """A streamable record path: ``|``-separated alternatives of ``/``- or ``//``-separated names, each ``name``
+    (no namespace), ``prefix:name``, ``*:name`` (any namespace) or ``*`` (any element); no predicates."""
+    for alternative in value.split("|"):
+        if not RECORD_XPATH_RE.match(alternative.strip()):
+            raise problem(f"{value!r}: only '/'- or '//'-separated names (prefix:name, *:name, *), alternatives "
+                          "joined by '|', are supported (streamed)")
+        for _axis, qname in STEP_RE.findall(alternative.strip()):
+            prefix = qname.rpartition(":")[0]
+            if prefix not in ("", "*") and prefix not in namespaces:
+                raise problem(f"prefix {prefix!r} is not declared in harvest.namespaces")
+    return value
+
+
+def record_path_steps(value: str, namespaces: Mapping[str, str]) -> tuple[tuple[tuple[str, str | None, str], ...], ...]:
+    """A validated record path as alternatives of ``(axis, namespace, local name)`` steps: axis ``child`` or
+    ``descendant``, namespace None (none), ``*`` (any) or a URI, local name ``*`` for any element."""
+    alternatives = []
+    for alternative in value.split("|"):
+        steps = []
+        for axis, qname in STEP_RE.findall(alternative.strip()):
+            prefix, _, local = qname.rpartition(":")
+            namespace = "*" if qname == "*" or prefix == "*" else namespaces[prefix] if prefix else None
+            steps.append(("descendant" if axis == "//" else "child", namespace, local))
+        alternatives.append(tuple(steps))
+    return tuple(alternatives)
+
+
+def _compiles(value: str, namespaces: Mapping[str, str]) -> str:
+    try:
+        etree.XPath(value, namespaces=dict(namespaces))
+    except etree.XPathError as exc:
+        raise problem(f"invalid XPath {value!r}: {exc}") from exc
+    return value
+
+
+def _glob_list(value: Any) -> Any:
+    """``include: '*.xml'`` is read as ``['*.xml']``."""
+    return [value] if isinstance(value, str) else value
+
+
+Globs = Annotated[list[Text], BeforeValidator(_glob_list), Field(min_length=1)]
+
+
+class StatusRule(Block):
+    """``status: {xpath: 'string(oai:header/@status)', values: [deleted], action: drop}``: a record whose status
+    (XML records: ``xpath``; JSON: the dotted ``path``) is one of ``values`` (case aside) is dropped (``drop``,
+    what ingestion3's file harvesters do) or kept as a deleted record (``delete``)."""
+
+    xpath: Text | None = None
+    path: Text | None = None
+    values: Annotated[list[Text], Field(min_length=1)] = Field(default_factory=lambda: ["deleted"])
+    action: Literal["drop", "delete"] = "drop"
+
+
+class DeleteLists(Block):
+    """``deletes: {include: 'NAC_DESC_Deletes_*.xml', id_element: '//*:naId'}``: XML files (or archive members)
+    listing ids the source deleted (NARA's delete lists): each ``id_element``'s text is a deleted record. Read
+    before the records, so a deletion wins over a record of the same id in the same delivery."""
+
+    include: Globs
+    id_element: Text = "//*:naId"
 
 
 class FileHarvest(_Harvest):
-    """``harvest: {type: file, path: /data/dump.zip, format: zip, member_format: xml, record_xpath: //oai:record,
-    id_xpath: string(oai:header/oai:identifier), namespaces: {oai: "http://www.openarchives.org/OAI/2.0/"}}``"""
+    """``harvest: {type: file, path: /data/hub/, include: '*.xml.gz', format: xml, record_xpath: //oai:record,
+    id_xpath: string(oai:header/oai:identifier), namespaces: {oai: "http://www.openarchives.org/OAI/2.0/"}}``
+
+    The files: ``path`` (a local file or folder, or ``s3://bucket/prefix``) or ``urls`` (``url: x`` is read as
+    ``urls: [x]``), those matching ``include``; each one plain, gzipped, a zip or a (compressed) tar, told by its
+    content, archives' members matching ``members``. The records: ``format`` ``xml`` (elements at
+    ``record_xpath``), ``xml-lines`` (one XML document per line), ``jsonl`` (one JSON record per line) or ``json``
+    (the array at ``records_path``); the id at ``id_xpath`` / ``id_path``, or the file or member name
+    (``id_from: name``), through ``id_pattern``. See docs/harvest-files.md."""
 
     type: Literal["file"]
-    format: Literal["xml", "jsonl", "zip"]
-    url: HttpUrl | None = None
-    path: Text | None = Field(default=None, validate_default=True)
-    member_format: Literal["xml", "jsonl"] | None = Field(default=None, validate_default=True)
-    members: Text = "*"
+    format: Literal["xml", "xml-lines", "jsonl", "json"]
+    path: Text | None = None
+    urls: list[HttpUrl] = Field(default_factory=list, validate_default=True)
+    include: Globs = Field(default_factory=lambda: ["*"])
+    members: Globs = Field(default_factory=lambda: ["*"])
+    order: Literal["ascending", "descending"] = "ascending"  # the files by name: the first record of an id wins
     namespaces: dict[str, Text] = Field(default_factory=dict)
     record_xpath: Text | None = Field(default=None, validate_default=True)
+    filter_xpath: Text | None = None  # XML: a record for which it is false is skipped (not an error)
+    id_from: Literal["record", "name"] = "record"
     id_xpath: Text | None = Field(default=None, validate_default=True)
+    records_path: Text | None = Field(default=None, validate_default=True)
     id_path: Text | None = Field(default=None, validate_default=True)
-    limits: ArchiveBounds = Field(default_factory=ArchiveBounds)
+    id_pattern: Text | None = None  # a regular expression: its first group (else its match) is the id
+    status: StatusRule | None = None
+    deletes: DeleteLists | None = None
+    delta: bool = False  # the files hold changes only: an incremental harvest (absent records are not deleted)
+    limits: FileBounds = Field(default_factory=FileBounds)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_url(cls, data: Any) -> Any:
+        return _one_as_list(data, "url", "urls")
 
     @field_validator("path")
     @classmethod
-    def _one_source(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if "url" in info.data and (value is None) == (info.data["url"] is None):
-            raise problem("give exactly one of path or url")
+    def _s3_or_local(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        parts = urlsplit(value)
+        if parts.scheme == "s3":
+            if not S3_BUCKET_RE.fullmatch(parts.netloc) or parts.query or parts.fragment:
+                raise problem(f"{value!r} is not s3://<bucket>/<prefix> with a valid bucket name")
+        elif parts.scheme in ("http", "https"):
+            raise problem("an http(s) source is given as url or urls")
+        elif len(parts.scheme) > 1:
+            raise problem(f"{value!r}: a local path or s3://bucket/prefix")
         return value
 
-    @field_validator("member_format")
+    @field_validator("urls")
     @classmethod
-    def _member_format_with_zip(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if info.data.get("format") == "zip" and value is None:
-            raise problem("is required with format: zip")
-        if info.data.get("format") != "zip" and value is not None:
-            raise problem("only applies to format: zip")
+    def _one_source(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if (info.data.get("path") is None) == (not value):
+            raise problem("give exactly one of path or url(s)")
         return value
 
     @field_validator("record_xpath")
     @classmethod
     def _streamable(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if _records_format(info) != "xml":
+        if not _is_xml(info):
+            if value is not None:
+                raise problem("only applies to XML records")
             return value
         if value is None:
             raise problem("is required for XML records")
-        if not RECORD_XPATH_RE.match(value):
-            raise problem(f"{value!r}: only '/'- or '//'-separated names are supported (streamed)")
-        for _axis, qname in STEP_RE.findall(value):
-            prefix = qname.rpartition(":")[0]
-            if prefix and prefix not in info.data.get("namespaces", {}):
-                raise problem(f"prefix {prefix!r} is not declared in harvest.namespaces")
-        return value
+        return _record_path(value, info.data.get("namespaces", {}))
+
+    @field_validator("filter_xpath")
+    @classmethod
+    def _filter_compiles(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and not _is_xml(info):
+            raise problem("only applies to XML records")
+        return value if value is None else _compiles(value, info.data.get("namespaces", {}))
 
     @field_validator("id_xpath")
     @classmethod
-    def _compiles(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if _records_format(info) != "xml":
-            return value
-        if value is None:
-            raise problem("is required for XML records")
-        try:
-            etree.XPath(value, namespaces=info.data.get("namespaces", {}))
-        except etree.XPathError as exc:
-            raise problem(f"invalid XPath {value!r}: {exc}") from exc
+    def _id_compiles(cls, value: str | None, info: ValidationInfo) -> str | None:
+        value = _id_rule(value, info, xml=True)
+        return value if value is None else _compiles(value, info.data.get("namespaces", {}))
+
+    @field_validator("records_path")
+    @classmethod
+    def _json_document(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("format") == "json" and value is None:
+            raise problem("is required with format: json ('[]': the document is an array; '.': it is one record)")
+        if info.data.get("format") != "json" and value is not None:
+            raise problem("only applies to format: json")
         return value
 
     @field_validator("id_path")
     @classmethod
     def _json_id(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if _records_format(info) == "jsonl" and value is None:
-            raise problem("is required for JSON lines records")
+        return _id_rule(value, info, xml=False)
+
+    @field_validator("id_pattern")
+    @classmethod
+    def _pattern_compiles(cls, value: str | None) -> str | None:
+        try:
+            return value if value is None else re.compile(value).pattern
+        except re.error as exc:
+            raise problem(f"invalid regular expression {value!r}: {exc}") from exc
+
+    @field_validator("status")
+    @classmethod
+    def _status_fits(cls, value: StatusRule | None, info: ValidationInfo) -> StatusRule | None:
+        if value is None:
+            return value
+        if _is_xml(info):
+            if value.xpath is None or value.path is not None:
+                raise problem("XML records give the status as xpath")
+            _compiles(value.xpath, info.data.get("namespaces", {}))
+        elif value.path is None or value.xpath is not None:
+            raise problem("JSON records give the status as path")
+        return value
+
+    @field_validator("deletes")
+    @classmethod
+    def _deletes_path(cls, value: DeleteLists | None, info: ValidationInfo) -> DeleteLists | None:
+        if value is not None:
+            _record_path(value.id_element, info.data.get("namespaces", {}))
         return value
 
     @property
     def source(self) -> str:
-        return self.path or self.url or ""
+        """The path, or the URL (the first of several, and how many)."""
+        if self.path is not None:
+            return self.path
+        return self.urls[0] if len(self.urls) == 1 else f"{self.urls[0]} (and {len(self.urls) - 1} more URLs)"
 
     @property
-    def records_format(self) -> str:
-        """``xml`` or ``jsonl``: the format of the file itself or of the zip's members."""
-        return self.member_format if self.format == "zip" else self.format
-
-    @property
-    def record_steps(self) -> tuple[tuple[str, str], ...]:
-        """``record_xpath`` as ``(axis, Clark name)`` steps, axis ``child`` or ``descendant``."""
-        steps = []
-        for axis, qname in STEP_RE.findall(self.record_xpath or ""):
-            prefix, _, local = qname.rpartition(":")
-            clark = f"{{{self.namespaces[prefix]}}}{local}" if prefix else local
-            steps.append(("descendant" if axis == "//" else "child", clark))
-        return tuple(steps)
+    def is_xml(self) -> bool:
+        return self.format in XML_FORMATS
 
 
-def _records_format(info: ValidationInfo) -> str | None:
-    return info.data.get("member_format") if info.data.get("format") == "zip" else info.data.get("format")
+XML_FORMATS = ("xml", "xml-lines")
+S3_BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]")
+
+
+def _is_xml(info: ValidationInfo) -> bool:
+    return info.data.get("format") in XML_FORMATS
+
+
+def _id_rule(value: str | None, info: ValidationInfo, *, xml: bool) -> str | None:
+    """``id_xpath`` (XML) or ``id_path`` (JSON): required unless the id is the name, and only for its records."""
+    if "format" not in info.data or _is_xml(info) != xml:
+        if value is not None:
+            raise problem(f"only applies to {'XML' if xml else 'JSON'} records")
+        return value
+    if value is None and info.data.get("id_from") == "record":
+        raise problem(f"is required for {'XML' if xml else 'JSON'} records (or id_from: name)")
+    if value is not None and info.data.get("id_from") == "name":
+        raise problem("not with id_from: name")
+    return value
 
 
 class ResourceSyncHarvest(_Harvest):
@@ -492,7 +666,7 @@ class ScheduleBlock(Block):
 EnrichmentStep = Literal[
     "deduplicate", "strip_html", "reduce_whitespace", "cleanup_leading_punctuation", "cleanup_ending_punctuation",
     "strip_ending_period", "capitalize_first_char", "strip_dbl_quotes", "cleanup_geocoordinates", "format_blocklist",
-    "rights_uri", "wikidata", "data_provider_uri", "dates", "language", "type",
+    "rights_uri", "wikidata", "data_provider_uri", "dates", "language", "type", "tags",
 ]
 ENRICHMENT_STEPS: tuple[str, ...] = EnrichmentStep.__args__
 
@@ -508,7 +682,7 @@ class EnrichmentBlock(Block):
 
 class RecordSettings(Block):
     """The record pipeline's keys (harvest, mapping, quality checks, refresh schedule, engine, enrichment, review
-    before publishing and the contacts its reports are mailed to)."""
+    before publishing, the contacts its reports are mailed to and the folder of its JSON-L exports)."""
 
     harvest: HarvestBlock | None = None
     mapping: Text | None = None  # a profile's name, or a profile file (relative to this registry file)
@@ -525,6 +699,9 @@ class RecordSettings(Block):
     engine_threshold: Positive | None = None
     review: ReviewBlock = Field(default_factory=ReviewBlock)  # off by default
     contact: Annotated[list[str], BeforeValidator(_addresses)] = Field(default_factory=list)  # who gets the report
+    # the folder of the hub's JSON-L exports under INGEST_JSONL_ROOT (DPLA's S3 prefix: hathi -> hathitrust); None:
+    # the provider's name
+    s3_prefix: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")] | None = None
 
 
 # ---- linked data -------------------------------------------------------------------------------------------
@@ -599,6 +776,12 @@ class EntrySettings(RecordSettings, LinkedDataSettings):
     datasets: DatasetsBlock | None = None
 
 
+def key_error(provider: str, key: str, message: str, file: str | None = None) -> ConfigError:
+    """The one wording of a registry problem: entry, dotted key (``maryland.harvest.path``), reason, and the file (the
+    registry's, or what the key names when a run finds it unusable: an S3 prefix without credentials)."""
+    return ConfigError(f"registry key {key!r}: {message}", provider=provider, file=file)
+
+
 def _key(error: Mapping[str, Any], data: Any) -> list[str]:
     """The YAML path of ``error``: its location without pydantic's union branches (tags, type names)."""
     path, node, loc = [], data, error["loc"]
@@ -635,7 +818,7 @@ class ProviderEntry:
 
     def error(self, key: str, message: str) -> ConfigError:
         """The one wording of a registry problem: entry, dotted key, reason (and the file)."""
-        return ConfigError(f"registry key {key!r}: {message}", provider=self.name, file=self.source)
+        return key_error(self.name, key, message, self.source)
 
     def require(self, key: str) -> Any:
         """The typed value of ``key``, which this use of the entry cannot do without."""
@@ -673,7 +856,7 @@ class Registry(Mapping[str, ProviderEntry]):
         if name in self.problems:
             refused = self.problems[name]
             raise ConfigError(refused.message, provider=refused.provider, file=refused.file,
-                              hint="fix this entry; the other entries are not affected")
+                              hint=f"{refused.hint or 'fix this entry'}; the other entries are not affected")
         raise ConfigError(f"provider {name!r} is not in the registry", provider=name, file=self.source,
                           hint=f"known providers: {', '.join(sorted(self._entries)) or 'none'}")
 
@@ -694,9 +877,11 @@ class Registry(Mapping[str, ProviderEntry]):
         return sorted(entry.name for entry in self.providers_with(CAPABILITY_KEYS[capability]))
 
 
-def parse_registry(data: Any, source: str = "<memory>") -> Registry:
-    """Validate parsed YAML: a mapping of ``[a-z0-9]+`` names to mappings of settings. A file that is not such a
-    mapping is a ConfigError; an entry that breaks a rule is refused into :attr:`Registry.problems`."""
+def parse_registry(data: Any, source: str = "<memory>", *, shipped: bool = False) -> Registry:
+    """Validate parsed YAML: a mapping of provider names (:data:`NAME_PATTERN`) to mappings of settings. A file that
+    is not such a mapping is a ConfigError; an entry that breaks a rule is refused into :attr:`Registry.problems`,
+    and so is one whose harvest still holds a placeholder (``delivery: private``) unless the file is ``shipped``:
+    the package's registry of hubs, whose private deliveries only the hub can fill in."""
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
@@ -706,7 +891,10 @@ def parse_registry(data: Any, source: str = "<memory>") -> Registry:
     for name, settings in data.items():
         try:
             entries[name] = _entry(name, settings, source)
+            if not shipped:
+                _filled_in(entries[name])
         except ConfigError as exc:
+            entries.pop(name, None)
             problems[str(name)] = exc
     return Registry(entries, source, problems)
 
@@ -714,16 +902,30 @@ def parse_registry(data: Any, source: str = "<memory>") -> Registry:
 def _entry(name: Any, settings: Any, source: str) -> ProviderEntry:
     if not isinstance(name, str) or not NAME_RE.fullmatch(name) or len(name) > MAX_NAME_LENGTH:
         raise ConfigError(
-            f"registry entry {name!r}: provider names must match [a-z0-9]+, at most {MAX_NAME_LENGTH} "
-            "characters (they become folder and graph names)",
+            f"registry entry {name!r}: provider names are lowercase letters and digits, '-' between them, at most "
+            f"{MAX_NAME_LENGTH} characters (they become folder, graph and index names)",
             provider=str(name),
             file=source,
         )
+    if name in RESERVED_NAMES:
+        raise ConfigError(f"registry entry {name!r}: the name of one of ResourceSync's capability sets, no provider's "
+                          f"(reserved: {', '.join(sorted(RESERVED_NAMES))})", provider=name, file=source)
     if settings is None:
         settings = {}
     if not isinstance(settings, Mapping):
         raise ConfigError(f"registry entry {name!r} must be a mapping of settings", provider=name, file=source)
     return ProviderEntry(name, settings, source)
+
+
+def _filled_in(entry: ProviderEntry) -> None:
+    """A ConfigError for an entry copied from the shipped hubs whose harvest still waits for the hub's location."""
+    harvest = entry.settings.harvest
+    placeholder = harvest.placeholder() if harvest is not None else None
+    if placeholder is not None:
+        key, what = placeholder
+        raise ConfigError(f"registry key {entry.name + '.harvest.' + key!r}: needs your delivery location: {what}",
+                          provider=entry.name, file=entry.source,
+                          hint="put your own value there, then remove harvest.delivery and harvest.fill_in")
 
 
 class LastGood(Protocol):

@@ -52,10 +52,16 @@ class Settings:
     resourcesync_capabilities: tuple[str, ...] = CHANGE_FEED_CAPABILITIES
     index_count_tolerance: float = 0.02  # a new index may hold at most this share fewer documents than the old
     index_retain: int = 2  # previous indices of a provider kept for rollback
+    # a record step failing with an error a retry can help is retried this often, delay x (1, 3, 7...) s apart
+    step_retries: int = 2
+    step_retry_delay: float = 20.0
     profiles_path: Path | None = None  # a folder of mapping profiles (and vocabularies/) beside the shipped ones
+    wiki_institutions: Path | None = None  # a hub's own institutions_v2.json (None: DPLA's, shipped)
+    sitemap_url: str = "https://sitemaps.dp.la"  # where the storage's _sitemaps/ folder is served (tag sitemaps)
+    item_url: str = "https://dp.la/item"  # a record's page is <item_url>/<DPLA id> (tag sitemaps)
     # the Dagster instance folder: DAGSTER_HOME, else $INGEST_HOME/dagster (the commands write its dagster.yaml)
     dagster_home: Path | None = None
-    uv_run: bool = False  # started by `uv run` (the commands print follow-up commands the same way)
+    uv_run: str | None = None  # the uv that started this `uv run` (the commands print follow-up commands the same way)
     # failure notices (operations/notify.py): e-mail on when recipients are given, the webhook when its URL is
     notify_email: tuple[str, ...] = ()
     smtp_url: str = "smtp://localhost"
@@ -63,6 +69,7 @@ class Settings:
     notify_webhook: str | None = None
     ui_url: str = "http://127.0.0.1:3000"  # the Dagster UI, for links to runs in notices and on the status page
     smtp_given: bool = False  # INGEST_SMTP_URL is set: provider reports are mailed to their registry contacts
+    jsonl_root: str = ""  # INGEST_JSONL_ROOT: where the JSON-L exports go ("": the storage root; see jsonl_export_root)
     # secrets (FEDORA_PASSWORD, IA_*, the wiki credentials a registry entry names) are looked up, never shown
     _environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -103,15 +110,21 @@ class Settings:
             resourcesync_capabilities=_capabilities(env.get("INGEST_RESOURCESYNC_CAPABILITIES")),
             index_count_tolerance=_share("INGEST_INDEX_TOLERANCE", env.get("INGEST_INDEX_TOLERANCE") or "0.02"),
             index_retain=int(_number("INGEST_INDEX_RETAIN", env.get("INGEST_INDEX_RETAIN") or "2", int)),
+            step_retries=int(_number("INGEST_STEP_RETRIES", env.get("INGEST_STEP_RETRIES") or "2", int)),
+            step_retry_delay=_number("INGEST_STEP_RETRY_DELAY", env.get("INGEST_STEP_RETRY_DELAY") or "20", float),
             profiles_path=Path(env["INGEST_PROFILES"]).resolve() if env.get("INGEST_PROFILES") else None,
+            wiki_institutions=Path(env["INGEST_WIKI_INSTITUTIONS"]).resolve() if env.get("INGEST_WIKI_INSTITUTIONS") else None,
+            sitemap_url=(_http_url("INGEST_SITEMAP_URL", env.get("INGEST_SITEMAP_URL")) or "https://sitemaps.dp.la").rstrip("/"),
+            item_url=(_http_url("INGEST_ITEM_URL", env.get("INGEST_ITEM_URL")) or "https://dp.la/item").rstrip("/"),
             dagster_home=Path(env.get("DAGSTER_HOME") or home / "dagster").resolve(),
-            uv_run="UV_RUN_RECURSION_DEPTH" in env,
+            uv_run=(env.get("UV") or "uv") if "UV_RUN_RECURSION_DEPTH" in env else None,
             notify_email=tuple(a.strip() for a in (env.get("INGEST_NOTIFY_EMAIL") or "").split(",") if a.strip()),
             smtp_url=_smtp_url(env.get("INGEST_SMTP_URL") or "smtp://localhost"),
             notify_from=env.get("INGEST_NOTIFY_FROM") or f"ingest-assets@{socket.gethostname()}",
             notify_webhook=_http_url("INGEST_NOTIFY_WEBHOOK", env.get("INGEST_NOTIFY_WEBHOOK")),
             ui_url=(_http_url("INGEST_UI_URL", env.get("INGEST_UI_URL")) or "http://127.0.0.1:3000").rstrip("/"),
             smtp_given=bool(env.get("INGEST_SMTP_URL")),
+            jsonl_root=_storage_root("INGEST_JSONL_ROOT", env.get("INGEST_JSONL_ROOT") or ""),
             _environ=env,
         )
 
@@ -124,6 +137,11 @@ class Settings:
     def secret(self, name: str) -> str | None:
         """The value of the secret environment variable ``name`` (read with the rest, kept out of ``repr``)."""
         return self._environ.get(name) or None
+
+    @property
+    def jsonl_export_root(self) -> str:
+        """Where the JSON-L exports go: ``INGEST_JSONL_ROOT`` (a directory or ``s3://bucket/prefix``), else the storage."""
+        return self.jsonl_root or self.storage_url
 
     def fedora_auth(self) -> tuple[str, str] | None:
         """``(FEDORA_USER, FEDORA_PASSWORD)`` when a Fedora user is set."""
@@ -175,6 +193,14 @@ def _share(name: str, value: str) -> float:
     if share > 1:
         raise ConfigError(f"{name} must be a share between 0 and 1, got {value!r}")
     return share
+
+
+def _storage_root(name: str, value: str) -> str:
+    """A directory or ``s3://bucket[/prefix]`` (as ``INGEST_STORAGE``); '' stays ''."""
+    parts = urlsplit(value)
+    if value and (parts.scheme not in ("", "file", "s3") or (parts.scheme == "s3" and not parts.netloc)):
+        raise ConfigError(f"{name} must be a directory or s3://bucket/prefix, got {value!r}")
+    return value
 
 
 def _engine(value: str) -> str:

@@ -205,14 +205,22 @@ def _declare(document: bytes, undefined: set[str], prefixes: Mapping[str, str]) 
     return document[:match.end()] + declarations.encode("utf-8") + document[match.end():]
 
 
-def iter_elements(source: str | BinaryIO, tag: str) -> Iterator[etree._Element]:
-    """Stream the elements ``tag`` of a document (a path or binary stream) as they end, with the hardened parser;
-    :class:`UnsafeXML` when it declares entities (known once the first element ends: the DTD comes before it).
-    The caller clears what it has read."""
-    for number, (_event, element) in enumerate(etree.iterparse(source, events=("end",), tag=tag, **HARDENED)):
-        if number == 0:
-            refuse_declared_entities(element)
-        yield element
+def iter_elements(source: str | BinaryIO, tag: str | tuple[str, ...] | None) -> Iterator[etree._Element]:
+    """Stream the elements ``tag`` (one or several, lxml's ``{*}name`` wildcard included; None: every element) of a
+    document (a path or binary stream) as they end, with the hardened parser; :class:`UnsafeXML` when it declares
+    entities (known once the first element ends: the DTD comes before it). A namespace name libxml2 refuses as a
+    URI (``xmlns:cnt="http://www.w3.o rg/2011/content#"``, said only once the document is read) is no error, as
+    :func:`parse_document` reads it too; anything else libxml2 reports is ``etree.XMLSyntaxError``. The caller
+    clears what it has read."""
+    events = etree.iterparse(source, events=("end",), tag=tag, **HARDENED)
+    try:
+        for number, (_event, element) in enumerate(events):
+            if number == 0:
+                refuse_declared_entities(element)
+            yield element
+    except etree.XMLSyntaxError:
+        if not events.error_log or any(entry.type_name != "WAR_NS_URI" for entry in events.error_log):
+            raise
 
 
 def refuse_declared_entities(element: etree._Element) -> None:

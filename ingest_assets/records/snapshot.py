@@ -34,8 +34,12 @@ class MappedSnapshot:
 
 
 def deleted_ids(mint: Callable[[str], str], mapped: RecordSource) -> Iterator[str]:
-    """The DPLA ids (``mint``: local id -> DPLA id) of the records the harvest behind ``mapped`` deleted."""
-    return (mint(record["id"]) for record in harvest_of(mapped) if record.get("deleted"))
+    """The DPLA ids (``mint``: local id -> DPLA id) of the records the harvest behind ``mapped`` (a mapping or
+    enrichment output) deleted; a harvest whose summary counts no deletion is not read."""
+    harvest = harvest_of(mapped)
+    if harvest.manifest().extra.get("Summary deleted") == "0":
+        return iter(())
+    return (mint(record["id"]) for record in harvest if record.get("deleted"))
 
 
 def snapshot_from_mapping(storage: Storage, entry: ProviderEntry, as_of: date, started: datetime) -> MappedSnapshot | None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -66,16 +65,6 @@ def fault_proxy() -> Iterator[Callable[..., FaultProxy]]:
     yield start
     for proxy in proxies:
         proxy.close()
-
-
-@pytest.fixture
-def s3_bucket(s3_endpoint) -> str:
-    """A new bucket on the session's moto S3 server."""
-    import boto3
-
-    name = f"faults-{uuid.uuid4().hex[:12]}"
-    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=name)
-    return name
 
 
 @pytest.fixture

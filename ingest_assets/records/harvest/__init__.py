@@ -20,16 +20,19 @@ Each harvest type is a :class:`~.base.Harvester` subclass named in :data:`HARVES
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
-from importlib import import_module
+from typing import Any
 
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.core.secrets import resolve_secrets
 from ingest_assets.core.settings import Settings
+from ingest_assets.records.harvest.api import ApiHarvester
 from ingest_assets.records.harvest.base import HarvestContext, Harvester
 from ingest_assets.records.harvest.checkpoint import Checkpoint, StorageCheckpoint
+from ingest_assets.records.harvest.files import FileHarvester
+from ingest_assets.records.harvest.oai import OaiHarvester
 from ingest_assets.records.harvest.original import (
     MIMETYPE_SYMBOLS,
     HarvestStats,
@@ -37,6 +40,7 @@ from ingest_assets.records.harvest.original import (
     mimetype_symbol,
 )
 from ingest_assets.records.harvest.requests import REQUEST_LOG, RequestLog
+from ingest_assets.records.harvest.resourcesync import ResourceSyncHarvester
 
 __all__ = [
     "HARVESTERS",
@@ -48,25 +52,17 @@ __all__ = [
     "RequestLog",
     "StorageCheckpoint",
     "harvest_records",
-    "harvester_class",
     "mimetype_from_symbol",
     "mimetype_symbol",
 ]
 
-# harvest block ``type`` -> "module:class" below this package (imported when a harvest of that type runs:
-# resync, for one, loads with the first ResourceSync harvest, not with the code location)
-HARVESTERS = {
-    "oai": "oai:OaiHarvester",
-    "api": "api:ApiHarvester",
-    "file": "files:FileHarvester",
-    "resourcesync": "resourcesync:ResourceSyncHarvester",
+# harvest block ``type`` -> its harvester
+HARVESTERS: dict[str, type[Harvester]] = {
+    "oai": OaiHarvester,
+    "api": ApiHarvester,
+    "file": FileHarvester,
+    "resourcesync": ResourceSyncHarvester,
 }
-
-
-def harvester_class(kind: str) -> type[Harvester]:
-    """The :class:`Harvester` of the harvest type ``kind`` (a block's ``type``)."""
-    module, name = HARVESTERS[kind].split(":")
-    return getattr(import_module(f"{__name__}.{module}"), name)
 
 
 class HarvestRun(Iterator[dict]):
@@ -108,16 +104,19 @@ def harvest_records(
     http: HttpClient,
     checkpoint: Checkpoint,
     settings: Settings | None = None,
+    s3_client: Callable[[], Any] | None = None,
 ) -> HarvestRun:
     """Harvest ``provider`` as its ``harvest:`` block says (:class:`ConfigError` when it has none).
 
     ``started`` (aware) is every record's ``ingestDate``; ``window`` (aware, half-open) restricts an OAI-PMH
     harvest to records changed in it (ignored when the block says ``full: true``, and by API and file
-    harvests: they have no standard date filter, so they always fetch the whole source); a ResourceSync
+    harvests: they have no standard date filter, so they always fetch the whole source; a file block with
+    ``delta: true`` holds changes only and is incremental); a ResourceSync
     harvest with a window takes the changes since its last run, without one a baseline. ``run.mode`` says
     which it was. The block's ``allow_private`` decides whether ``http`` may reach loopback/private addresses.
     The secrets the block names are read here (``{env: NAME}`` from ``settings``, by default the process's):
-    one that cannot be read is a ConfigError naming entry and key.
+    one that cannot be read is a ConfigError naming entry and key. ``s3_client()`` makes the client a file
+    harvest reads an ``s3://`` source with (None: boto3's defaults).
     """
     config = provider.require("harvest")
     secrets = resolve_secrets(provider, "harvest", settings)
@@ -127,5 +126,5 @@ def harvest_records(
         http = copy.copy(http)
         http.allow_private = config.allow_private
     stats, requests = HarvestStats(provider.name), RequestLog()
-    context = HarvestContext(started, window, http, checkpoint, stats, requests, secrets)
-    return HarvestRun(harvester_class(config.type)(provider.name, config, context))
+    context = HarvestContext(started, window, http, checkpoint, stats, requests, secrets, s3_client)
+    return HarvestRun(HARVESTERS[config.type](provider.name, config, context))

@@ -8,7 +8,7 @@ line in :data:`ingest_assets.records.harvest.HARVESTERS` naming it for its block
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -28,7 +28,9 @@ FULL, INCREMENTAL = "full", "incremental"  # a harvest output's ``Summary mode``
 class HarvestContext:
     """One run of one provider's harvest: when it started (aware; every record's ``ingestDate``), the day window
     it may restrict itself to (aware, half-open; None for the whole source), where it fetches, checkpoints,
-    counts and logs its requests, and the values of the secrets its block names (redacted from all it writes)."""
+    counts and logs its requests, and the values of the secrets its block names (redacted from all it writes); a
+    file harvest reads ``s3://`` sources with the client ``s3_client()`` makes (the platform storage's S3 settings;
+    None: boto3's defaults and ``AWS_*`` environment)."""
 
     started: datetime
     window: tuple[datetime, datetime] | None
@@ -37,6 +39,7 @@ class HarvestContext:
     stats: HarvestStats
     requests: RequestLog
     secrets: Secrets = field(default_factory=Secrets)
+    s3_client: Callable[[], Any] | None = None  # makes the S3 client of a file harvest's s3:// source
 
     @property
     def ingest_ts(self) -> int:

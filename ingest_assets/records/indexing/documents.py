@@ -37,6 +37,12 @@ def index_record(map_record: dict) -> dict:
 
     Raises ValidationError (naming provider and record) when a field the portal needs is missing.
     """
+    document = index_document(map_record)
+    return {"id": document["id"], "document": dumps(document), "deleted": False}
+
+
+def index_document(map_record: dict) -> dict:
+    """The document of a MAPRecord dict's IndexRecord, before it is serialised (:func:`dumps`)."""
     if not isinstance(map_record, dict):
         raise ValidationError(f"MAPRecord must be a dict, got {type(map_record).__name__}")
     record_id = map_record.get("id")
@@ -81,10 +87,11 @@ def index_record(map_record: dict) -> dict:
     masters = _strings(map_record.get("mediaMaster"))
     if masters:  # URLs at the top level, as DPLA's documents carry them
         document["mediaMaster"] = masters
+    _put(document, "tags", _strings(map_record.get("tags")))  # at the top level, as DPLA's documents carry them
     views = _strings(map_record.get("hasView"))
     if views:
         document["hasView"] = [{"@id": uri} for uri in views]
-    return {"id": record_id, "document": _dumps(document), "deleted": False}
+    return document
 
 
 def deletion_record(dpla_id: str) -> dict:
@@ -257,5 +264,6 @@ def _pruned(value: dict | list) -> dict | list:
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
 
 
-def _dumps(document: dict) -> str:
+def dumps(document: dict) -> str:
+    """Compact JSON with sorted keys: the same document always gives the same text."""
     return _ENCODE(document)

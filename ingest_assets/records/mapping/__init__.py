@@ -28,6 +28,7 @@ from ingest_assets.records.mapping.mapper import (
     Mapper,
     MappingResult,
     Message,
+    base_id_for,
     check_registry,
     mapper_for,
     minter_for,
@@ -35,5 +36,5 @@ from ingest_assets.records.mapping.mapper import (
 )
 from ingest_assets.records.mapping.report import MappingReport
 
-__all__ = ["Mapper", "MappingReport", "MappingResult", "Message", "check_registry", "mapper_for", "minter_for",
-           "mint_id"]
+__all__ = ["Mapper", "MappingReport", "MappingResult", "Message", "base_id_for", "check_registry", "mapper_for",
+           "minter_for", "mint_id"]

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +69,15 @@ class MappingResult:
         return self.record is None and not self.deleted
 
 
+def base_id(prefix: str | None, local_id: str) -> str:
+    """What a DPLA id is minted from (ingestion3's ``prehashId``): ``<prefix>--<local id>``, or the local id alone
+    for a hub that mints without its name (``prefix`` None or empty)."""
+    return f"{prefix}--{local_id}" if prefix else local_id
+
+
 def mint_id(prefix: str | None, local_id: str) -> str:
-    """The DPLA id, as ingestion3 mints it: md5 hex of ``<prefix>--<local id>``, or of the local id alone for a
-    hub that mints without its name (``prefix`` None or empty)."""
-    return hashlib.md5((f"{prefix}--{local_id}" if prefix else local_id).encode("utf-8")).hexdigest()
+    """The DPLA id, as ingestion3 mints it: md5 hex of :func:`base_id`."""
+    return hashlib.md5(base_id(prefix, local_id).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -338,6 +344,11 @@ def minter_for(entry: Any) -> Callable[[str], str]:
     """``local id -> DPLA id`` for a registry entry (as its mapper mints them), without compiling its rules."""
     prefix = provider_settings(entry, profile_for(entry)).id_prefix
     return lambda local_id: mint_id(prefix, local_id)
+
+
+def base_id_for(entry: Any) -> Callable[[str], str]:
+    """``local id -> what its DPLA id is minted from`` (ingestion3's ``prehashId``) for a registry entry."""
+    return partial(base_id, provider_settings(entry, profile_for(entry)).id_prefix)
 
 
 def mapper_for(entry: Any) -> Mapper:

@@ -1,12 +1,15 @@
-"""The mapping report of one run: counts, per message kind and field, with examples (flat memory)."""
+"""The mapping report of one run: counts, per message kind and field, with examples (flat memory); the MAP fields
+the mapped records filled (:class:`Coverage`)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 from collections import Counter
 from typing import Any
 
+from ingest_assets.records.mapping.fields import FIELDS
 from ingest_assets.records.mapping.mapper import MappingResult, Message
 
 CSV_COLUMNS = ("kind", "field", "count", "example_record", "example_value", "reason")
@@ -90,3 +93,45 @@ class MappingReport:
             "failure_rate": summary["failure_rate"],
             "messages": summary["messages"],
         }
+
+
+COVERAGE_LOG = "coverage.json"  # the enrichment output's _LOGS/ file that keeps its records' coverage
+COVERED = [*FIELDS.items(), ("providerUri", ("top", "one"))]  # what a record may fill, the profile's URI too
+_TOP = tuple(name for name, (section, _) in COVERED if section == "top")
+_SOURCE = tuple(name for name, (section, _) in COVERED if section != "top")
+
+
+class Coverage:
+    """How many mapped records filled each MAP field. The enrichment activity counts the coverage of the records it
+    writes and keeps it (:data:`COVERAGE_LOG`), so the day report reads a small file, not the whole output again."""
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.filled = dict.fromkeys([name for name, _ in COVERED], 0)
+
+    def add(self, record: dict) -> None:
+        self.records += 1
+        filled = self.filled
+        for name in filter(record.get, _TOP):
+            filled[name] += 1
+        for name in filter(record["sourceResource"].get, _SOURCE):
+            filled[name] += 1
+
+    def merge(self, other: "Coverage") -> None:
+        self.records += other.records
+        for name, count in other.filled.items():
+            self.filled[name] += count
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.filled)
+
+    def to_bytes(self) -> bytes:
+        return json.dumps({"records": self.records, "fields": self.filled}).encode("utf-8")
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Coverage":
+        kept = json.loads(data)
+        coverage = cls()
+        coverage.records = int(kept["records"])
+        coverage.filled.update((name, int(kept["fields"].get(name, 0))) for name in coverage.filled)
+        return coverage
