@@ -15,7 +15,7 @@ from ingest_assets.records.audit.reconcile import indexing_balance
 from ingest_assets.records.engines.steps import RecordActivity, in_process
 from ingest_assets.records.indexing import open_search_index
 from ingest_assets.records.mapping.report import COVERAGE_LOG, Coverage
-from ingest_assets.records.mapping.preview import read_inputs
+from ingest_assets.records.preview import read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets.records.publishing.report import build_report
 from ingest_assets.storage.activities import RecordSource, RecordStream, write_activity
