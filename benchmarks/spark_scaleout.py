@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import records_pipeline as pipeline  # noqa: E402 - the mixed-format record builder
+import recorded  # noqa: E402
 
 SMALL = 1_000
 
@@ -97,6 +98,59 @@ class JvmPeak(threading.Thread):
             time.sleep(0.2)
 
 
+# what a process of the run is, by its command line (first match); the benchmark's own process is not counted
+PROCESS_KINDS = (
+    ("executor JVMs", "CoarseGrainedExecutorBackend"),
+    ("cluster daemons", "org.apache.spark.deploy.master.Master"),
+    ("cluster daemons", "org.apache.spark.deploy.worker.Worker"),
+    ("driver JVM", "org.apache.spark.deploy.SparkSubmit"),
+    ("Python workers", "pyspark.daemon"),
+    ("Python workers", "pyspark.worker"),
+    ("driver Python", "spark_scaleout.py"),
+)
+
+
+class TreeCpu(threading.Thread):
+    """CPU seconds of every process below this one, per kind of process (sampled every 0.2 s; a process that
+    ended counts with its last sample), as a time series: what a run's CPU went to, whatever else the machine ran."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.running, self.latest, self.series = True, {}, []
+
+    def run(self):
+        import psutil
+
+        me = psutil.Process()
+        while self.running:
+            for child in me.children(recursive=True):
+                try:
+                    key = (child.pid, child.create_time())
+                    if key not in self.latest:
+                        line = " ".join(child.cmdline())
+                        kind = next((k for k, marker in PROCESS_KINDS if marker in line), None)
+                        self.latest[key] = [kind, 0.0]
+                    times = child.cpu_times()
+                    self.latest[key][1] = times.user + times.system
+                except psutil.Error:
+                    pass
+            totals: dict[str, float] = {}
+            for kind, cpu in self.latest.values():
+                if kind:
+                    totals[kind] = totals.get(kind, 0.0) + cpu
+            self.series.append((time.time(), totals))
+            time.sleep(0.2)
+
+    def between(self, start: float, end: float) -> dict[str, float]:
+        """CPU seconds per kind of process from ``start`` to ``end`` (epoch seconds, the nearest samples)."""
+        def at(moment: float) -> dict[str, float]:
+            before = [totals for t, totals in self.series if t <= moment]
+            return before[-1] if before else {}
+
+        first, last = at(start), at(end)
+        return {kind: round(last[kind] - first.get(kind, 0.0), 1) for kind in last}
+
+
 def run_engine(root: str, engine: str, master: str | None) -> dict:
     """One engine over every provider (the driver process); big and small partitions timed apart."""
     from ingest_assets.records.engines.spark import spark_stream
@@ -114,25 +168,60 @@ def run_engine(root: str, engine: str, master: str | None) -> dict:
     else:
         from pyspark.sql import SparkSession
 
-        from ingest_assets.records.engines.choice import use_python
+        from ingest_assets.records.engines.choice import spark_config, use_python
 
         t0 = time.perf_counter()
-        spark = (SparkSession.builder.master(master).appName("spark-scaleout").config("spark.pyspark.python", sys.executable)
-                 .config("spark.ui.showConsoleProgress", "false").config("spark.driver.host", "127.0.0.1")
-                 .config("spark.driver.bindAddress", "127.0.0.1").config("spark.executor.memory", "1g").getOrCreate())
+        builder = SparkSession.builder
+        for key, value in {**spark_config(master, sys.executable), "spark.app.name": "spark-scaleout",
+                           "spark.ui.showConsoleProgress": "false", "spark.driver.host": "127.0.0.1",
+                           "spark.driver.bindAddress": "127.0.0.1", "spark.executor.memory": "1g"}.items():
+            builder = builder.config(key, value)  # the engine's own settings (the record_engine resource's)
+        spark = builder.getOrCreate()
         use_python(spark)
         spark.range(0, 2, 1, 2).count()  # executors up
         figures["start_s"] = time.perf_counter() - t0
         stream = lambda activity, inputs: spark_stream(spark, storage, activity, inputs)  # noqa: E731
     for size in ("small", "big"):
-        t0, count = time.perf_counter(), 0
+        t0, started, count = time.perf_counter(), time.time(), 0
         for name in registry:
             if name.endswith("small") == (size == "small"):
                 count += _chain(storage, registry[name], stream)
         figures[f"{size}_s"], figures[f"{size}_records"] = time.perf_counter() - t0, count
+        figures[f"{size}_at"] = [started, time.time()]
     jvm.running = False
     figures["driver_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     figures["jvm_rss_mb"] = jvm.peak / 2**20
+    return figures
+
+
+ENGINES = {"in-process": "in-process, 1 core", "local": "Spark local[2]", "standalone": "standalone 2 workers x 1 core"}
+
+
+def run_drivers(root: str, engines: list[str]) -> dict[str, dict]:
+    """Each engine's driver process in turn (the standalone cluster started for its own), with the CPU of every
+    process of its run per kind of process during its big partitions."""
+    from ingest_assets.records.engines.spark_cluster import standalone_cluster
+
+    def driver(engine: str, master: str | None = None) -> dict:
+        command = [sys.executable, __file__, "--engine", engine, "--root", root] + (["--master", master] if master else [])
+        tree = TreeCpu()
+        tree.start()
+        try:
+            done = subprocess.run(command, check=True, capture_output=True, text=True)
+        finally:
+            tree.running = False
+            tree.join()
+        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        figures["big_cpu"] = tree.between(*figures["big_at"])
+        return figures
+
+    figures = {}
+    for engine in engines:
+        if engine == "standalone":
+            with standalone_cluster(Path(root) / "cluster", workers=2, cores=1, memory="1g") as master:
+                figures[ENGINES[engine]] = driver("spark", master)
+        else:
+            figures[ENGINES[engine]] = driver("spark", "local[2]") if engine == "local" else driver(engine)
     return figures
 
 
@@ -140,41 +229,51 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--part-records", type=int, default=0, help="records per harvest part (default: 8 parts per provider)")
+    parser.add_argument("--engines", default=",".join(ENGINES), help=f"which of {', '.join(ENGINES)} (in-process first)")
     parser.add_argument("--engine", help=argparse.SUPPRESS)
     parser.add_argument("--master", help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
+    recorded.add_arguments(parser)
     args = parser.parse_args()
     if args.engine:  # a driver process
         print(json.dumps(run_engine(args.root, args.engine, args.master)))
         return
-
-    from ingest_assets.records.engines.spark_cluster import standalone_cluster
-
+    run = recorded.Run("spark_scaleout", args)
+    engines = args.engines.split(",")
+    if engines[0] != "in-process" or not set(engines) <= set(ENGINES):
+        parser.error(f"--engines: in-process first, then any of {', '.join(ENGINES)}")
     part_records = args.part_records or max(1, -(-args.records // (len(pipeline.FORMATS) * 8)))
-    figures = {}
     with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
         prepare(Path(tmp), args.records, part_records)
+        figures = run_drivers(tmp, engines)
+    report(figures, part_records)
+    base = figures[ENGINES["in-process"]]
+    kept = {"records": base["big_records"], "in_process_records_per_s": round(base["big_records"] / base["big_s"])}
+    for engine, name in ENGINES.items():
+        if engine != "in-process" and name in figures:
+            kept[f"{engine}_x"] = round(base["big_s"] / figures[name]["big_s"], 3)
+            kept[f"{engine}_cpu_x"] = round(sum(figures[name]["big_cpu"].values()) / sum(base["big_cpu"].values()), 3)
+            kept[f"{engine}_start_s"] = round(figures[name]["start_s"], 1)
+    run.finish(kept)
 
-        def driver(engine, master=None):
-            command = [sys.executable, __file__, "--engine", engine, "--root", tmp] + (["--master", master] if master else [])
-            done = subprocess.run(command, check=True, capture_output=True, text=True)
-            return json.loads(done.stdout.strip().splitlines()[-1])
 
-        figures["in-process, 1 core"] = driver("in-process")
-        figures["Spark local[2]"] = driver("spark", "local[2]")
-        with standalone_cluster(Path(tmp) / "cluster", workers=2, cores=1, memory="1g") as master:
-            figures["standalone 2 workers x 1 core"] = driver("spark", master)
-
-    base = figures["in-process, 1 core"]
+def report(figures: dict[str, dict], part_records: int) -> None:
+    base = figures[ENGINES["in-process"]]
     base_rate = base["big_records"] / base["big_s"]
+    base_cpu = sum(base["big_cpu"].values())
     print(f"{base['big_records']:,} records (oai_dc / QDC / MODS, one provider each, parts of {part_records:,} records), "
           f"mapping -> enrichment -> indexing")
     for name, f in figures.items():
         rate = f["big_records"] / f["big_s"]
+        cpu = sum(f["big_cpu"].values())
         print(f"{name:>31}: {f['big_s']:7.1f} s = {rate:7,.0f} records/s ({rate / base_rate:.2f}x in-process); "
               f"driver peak RSS {f['driver_rss_mb']:,.0f} MB, JVM peak RSS {f['jvm_rss_mb']:,.0f} MB; "
               f"session start {f['start_s']:.1f} s, {f['small_records']:,}-record partitions {f['small_s']:.1f} s")
-    spark = figures["Spark local[2]"]
+        print(f"{'':>33}CPU of the big partitions {cpu:,.1f} s ({cpu / base_cpu:.2f}x in-process): "
+              + ", ".join(f"{kind} {seconds:,.1f} s" for kind, seconds in sorted(f["big_cpu"].items())))
+    spark = figures.get(ENGINES["local"])
+    if spark is None:
+        return
     spark_rate = spark["big_records"] / spark["big_s"]
     partitions = len(pipeline.FORMATS)  # the small partitions, one per format
     fixed = spark["start_s"] + (spark["small_s"] - base["small_s"]) / partitions

@@ -25,6 +25,7 @@ from ingest_assets.core.errors import StorageError
 
 STAGING = ".staging"
 STALE_STAGING_SECONDS = 24 * 3600  # a staging folder no writer touched for a day belongs to a killed write
+COPY_BUFFER = 1 << 20
 
 
 def check_key(key: str) -> str:
@@ -45,6 +46,12 @@ class FolderWriter(ABC):
     def write_bytes(self, name: str, data: bytes) -> None:
         with self.open(name) as handle:
             handle.write(data)
+
+    def adopt(self, name: str, storage: "Storage", key: str) -> None:
+        """Make the file ``key`` of ``storage`` the folder's ``name`` (moved where the backend can: the source is
+        gone or left to its owner to delete)."""
+        with storage.open_read(key) as source, self.open(name) as target:
+            shutil.copyfileobj(source, target, COPY_BUFFER)
 
     @property
     @abstractmethod
@@ -105,8 +112,8 @@ class Storage(ABC):
 
 
 class _LocalFolderWriter(FolderWriter):
-    def __init__(self, staging: Path):
-        self.staging = staging
+    def __init__(self, staging: Path, root: Path):
+        self.staging, self.root = staging, root
         self._paths: list[Path] = []
 
     def open(self, name: str) -> BinaryIO:
@@ -114,6 +121,18 @@ class _LocalFolderWriter(FolderWriter):
         path.parent.mkdir(parents=True, exist_ok=True)
         self._paths.append(path)
         return open(path, "xb")
+
+    def adopt(self, name: str, storage: "Storage", key: str) -> None:
+        """A file of the same local storage is renamed into the folder (one file system: no bytes copied)."""
+        if not (isinstance(storage, LocalStorage) and storage.root == self.root):
+            super().adopt(name, storage, key)
+            return
+        path = self.staging / check_key(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            raise FileExistsError(f"{path} already exists")
+        os.rename(storage._path(key), path)
+        self._paths.append(path)
 
     @property
     def bytes_written(self) -> int:
@@ -202,7 +221,7 @@ class LocalStorage(Storage):
         staging = self.root / STAGING / uuid.uuid4().hex
         staging.mkdir(parents=True)
         try:
-            yield _LocalFolderWriter(staging)
+            yield _LocalFolderWriter(staging, self.root)
             if not (staging / marker).exists():
                 raise RuntimeError(f"folder {key} was closed without its {marker}")
             final.parent.mkdir(parents=True, exist_ok=True)

@@ -62,6 +62,27 @@ def test_folder_appears_whole_with_manifest_last(storage):
             folder.write_bytes("_MANIFEST", b"m")
 
 
+def test_a_folder_adopts_a_file_of_its_storage_or_of_another(storage, tmp_path):
+    """A staged file of the same storage becomes a folder's part (local storage renames it: its bytes are not
+    copied); one of another storage is copied."""
+    storage.write_bytes("_spark-staging/job/00000-00000-a.avro", b"p" * 1000)
+    other = LocalStorage(tmp_path / "elsewhere")
+    other.write_bytes("staged.avro", b"q" * 10)
+    moved = storage.uri("_spark-staging/job/00000-00000-a.avro")
+    before = os.stat(moved).st_ino if isinstance(storage, LocalStorage) else None
+    with storage.folder("p/mapping/20260101/z.avro") as folder:
+        folder.adopt("part-00000.avro", storage, "_spark-staging/job/00000-00000-a.avro")
+        folder.adopt("part-00001.avro", other, "staged.avro")
+        folder.write_bytes("_MANIFEST", b"m")
+        assert folder.bytes_written == 1011
+    assert storage.read_bytes("p/mapping/20260101/z.avro/part-00000.avro") == b"p" * 1000
+    assert storage.read_bytes("p/mapping/20260101/z.avro/part-00001.avro") == b"q" * 10
+    assert other.read_bytes("staged.avro") == b"q" * 10  # another storage's file is left to its owner
+    if before is not None:  # the same file, renamed
+        assert not storage.exists("_spark-staging/job/00000-00000-a.avro")
+        assert os.stat(storage.uri("p/mapping/20260101/z.avro/part-00000.avro")).st_ino == before
+
+
 def test_failure_mid_write_leaves_nothing_visible(storage):
     with pytest.raises(RuntimeError, match="disk on fire"):
         with storage.folder("p/mapping/20260101/y.avro") as folder:

@@ -1,12 +1,14 @@
 """Mapping, enrichment and indexing on Spark: the same steps and the same storage layout as in-process.
 
-One Spark task per input part file (parts hold up to 250,000 records, like a file split). A task streams
-its part through the activity's step (:mod:`ingest_assets.records.engines.steps`, built once per task), writes one
-Avro part to a local temporary file, uploads it under ``_spark-staging/<job>/`` with a name unique to the
-task attempt, and returns its record count and report. The driver copies the winning attempt of each
-task into the output folder as ``part-NNNNN.avro`` (input order), merges the reports in the same order, writes
-the activity's tail (indexing: a full harvest's absences) as the last part, and ``write_activity`` adds
-``_LOGS`` and ``_MANIFEST`` last, then ``-prov.json`` and the plan entry.
+A task takes a run of consecutive input part files (parts hold up to 250,000 records, like file splits): two
+tasks per core of the cluster where there are parts enough (a task's start is a fixed cost), at most four parts
+each (:func:`task_groups`). It streams its parts through the activity's steps
+(:mod:`ingest_assets.records.engines.steps`, built once per task), writes Avro parts to a local temporary folder,
+uploads them under ``_spark-staging/<job>/`` with names unique to the task attempt, and returns its record count
+and report. The driver moves the winning attempt's parts of each task into the output folder as
+``part-NNNNN.avro`` (input order; a rename on local storage, a copy elsewhere), merges the reports in the same
+order, writes the activity's tail (indexing: a full harvest's absences) as the last part, and ``write_activity``
+adds ``_LOGS`` and ``_MANIFEST`` last, then ``-prov.json`` and the plan entry.
 
 A failed, killed or retried attempt leaves at most a staged file nobody reads, deleted with the job's
 staging folder; an aborted job leaves no output folder. Tasks use the DataFrame API (``mapInArrow``), so
@@ -18,8 +20,6 @@ storage must be a path every executor sees; S3 executors build the same client a
 from __future__ import annotations
 
 import pickle
-import shutil
-import sys
 import tempfile
 import time
 import uuid
@@ -37,8 +37,9 @@ from ingest_assets.storage.avro import WriteStats, default_codec, part_keys, rea
 from ingest_assets.storage.backends import FolderWriter, Storage
 from ingest_assets.storage import open_storage as open_default
 
-RESULT_SCHEMA = "task long, staged string, records long, report binary"
-COPY_BUFFER = 1 << 20
+RESULT_SCHEMA = "task long, staged array<string>, records long, report binary"
+TASKS_PER_SLOT = 2  # a task's start is a fixed cost: few tasks, but more than one per core so a slower core's share
+MAX_PARTS_PER_TASK = 4  # goes to the others; and a task of at most a million records (parts hold up to 250,000)
 
 
 class _TemporaryFolder(FolderWriter):
@@ -57,30 +58,29 @@ class _TemporaryFolder(FolderWriter):
 
 @dataclass(frozen=True)
 class SparkTasks:
-    """What every task of one job needs (pickled to the executors): task ``i`` maps ``parts[i]``."""
+    """What every task of one job needs (pickled to the executors): task ``i`` maps the parts ``groups[i]``."""
 
     open_storage: Callable[[], Storage]
     activity: RecordActivity
-    parts: tuple[tuple[int, str], ...]  # (input index, part key), in input order
+    groups: tuple[tuple[tuple[int, str], ...], ...]  # per task, its (input index, part key)s; all in input order
     schema: dict
     codec: tuple[str, int | None]
     job: str
 
     def run(self, task: int) -> dict:
-        step_input, key = self.parts[task]
         storage = self.open_storage()
         report = self.activity.new_report()
-        step = self.activity.steps(report)[step_input]
-        records = (out for out in map(step, read_part(storage, key)) if out is not None)
-        staged = None
+        steps = self.activity.steps(report)
+        records = (out for step_input, key in self.groups[task] for out in map(steps[step_input], read_part(storage, key))
+                   if out is not None)
+        staged = []
         with tempfile.TemporaryDirectory(prefix="ingest-spark-") as tmp:
-            stats = write_parts(
-                _TemporaryFolder(Path(tmp)), self.schema, records,
-                provider=self.activity.entry.name, part_records=sys.maxsize, codec=self.codec,
-            )
-            if stats.records:
-                staged = layout.spark_staging_key(self.job, f"{task:05d}-{uuid.uuid4().hex}.avro")
-                storage.write_file(staged, Path(tmp) / stats.parts[0])
+            stats = write_parts(_TemporaryFolder(Path(tmp)), self.schema, records, provider=self.activity.entry.name,
+                                codec=self.codec)
+            attempt = uuid.uuid4().hex
+            for n, part in enumerate(stats.parts):
+                staged.append(layout.spark_staging_key(self.job, f"{task:05d}-{n:05d}-{attempt}.avro"))
+                storage.write_file(staged[-1], Path(tmp) / part)
         return {"task": task, "staged": staged, "records": stats.records, "report": pickle.dumps(report)}
 
     def function(self):
@@ -89,7 +89,8 @@ class SparkTasks:
         def run(batches: Iterator) -> Iterator:
             import pyarrow as pa
 
-            schema = pa.schema([("task", pa.int64()), ("staged", pa.string()), ("records", pa.int64()), ("report", pa.binary())])
+            schema = pa.schema([("task", pa.int64()), ("staged", pa.list_(pa.string())), ("records", pa.int64()),
+                                ("report", pa.binary())])
             for batch in batches:
                 for task in batch.column(0).to_pylist():
                     yield pa.RecordBatch.from_pylist([self.run(task)], schema=schema)
@@ -109,9 +110,9 @@ def spark_stream(
     report = activity.new_report()
 
     def write(folder: FolderWriter, schema: dict) -> WriteStats:
-        parts = tuple((i, key) for i, source in enumerate(inputs) if activity.reads(i, source)
-                      for key in part_keys(storage, source.key))
-        tasks = SparkTasks(opener, activity, parts, schema, default_codec(), uuid.uuid4().hex)
+        parts = [(i, key) for i, source in enumerate(inputs) if activity.reads(i, source)
+                 for key in part_keys(storage, source.key)]
+        tasks = SparkTasks(opener, activity, task_groups(parts, _slots(spark)), schema, default_codec(), uuid.uuid4().hex)
         stats = WriteStats()
         try:
             try:
@@ -121,12 +122,11 @@ def spark_stream(
                 raise
             for row in sorted(rows, key=lambda r: r["task"]):
                 report.merge(pickle.loads(row["report"]))
-                if row["staged"]:
+                for staged in row["staged"]:
                     name = f"part-{len(stats.parts):05d}.avro"
-                    with storage.open_read(row["staged"]) as source, folder.open(name) as target:
-                        shutil.copyfileobj(source, target, COPY_BUFFER)
+                    folder.adopt(name, storage, staged)
                     stats.parts.append(name)
-                    stats.records += row["records"]
+                stats.records += row["records"]
             tail = write_parts(folder, schema, activity.tail(report, inputs), provider=activity.entry.name,
                                first_part=len(stats.parts))
             stats.parts += tail.parts
@@ -138,6 +138,28 @@ def spark_stream(
     return RecordStream(
         (), inputs=list(inputs), write=write, logs=lambda: activity.logs(report), summary=lambda: activity.summary(report)
     )
+
+
+def task_groups(parts: Sequence[tuple[int, str]], slots: int) -> tuple[tuple[tuple[int, str], ...], ...]:
+    """``parts`` cut, in order, into consecutive groups of as equal a count as can be: one group per task, at least
+    :data:`TASKS_PER_SLOT` tasks per slot (core) of the cluster where there are parts enough, at most
+    :data:`MAX_PARTS_PER_TASK` parts per task."""
+    count = min(len(parts), max(slots * TASKS_PER_SLOT, -(-len(parts) // MAX_PARTS_PER_TASK)))
+    size, larger = divmod(len(parts), count) if count else (0, 0)
+    groups, start = [], 0
+    for n in range(count):
+        end = start + size + (n < larger)
+        groups.append(tuple(parts[start:end]))
+        start = end
+    return tuple(groups)
+
+
+def _slots(spark) -> int:
+    """The cluster's task slots (its default parallelism); a Spark Connect session does not say: one."""
+    try:
+        return max(1, spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - a Connect session has no SparkContext
+        return 1
 
 
 def _await_idle(spark, timeout: float = 120.0) -> None:
@@ -152,7 +174,7 @@ def _await_idle(spark, timeout: float = 120.0) -> None:
 
 
 def _collect(spark, tasks: SparkTasks) -> list:
-    count = len(tasks.parts)
+    count = len(tasks.groups)
     try:
         return spark.range(0, count, 1, count).mapInArrow(tasks.function(), RESULT_SCHEMA).collect()
     except Exception as exc:  # noqa: BLE001 - Py4J/Connect errors: keep the task's own message
