@@ -1,8 +1,8 @@
 """ingestion3's vocabulary enrichments, from the data files: TypeEnrichment (DCMI type labels),
 LanguageEnrichment (ISO 639 code or name -> language name) and WikiEntityEnrichment (Wikidata ids of
 providers and their institutions, from the institutions table: :mod:`.institutions`). Lookups ignore case and
-surrounding whitespace, as ingestion3's do; each lookup is cached (a provider's values repeat from record to
-record)."""
+surrounding whitespace, as ingestion3's do; the lookups in the shipped files are cached (a provider's values repeat
+from record to record; the institutions table is the hub's setting, so its lookup is not)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,6 @@ def iso639_3(name: str) -> str | None:
     return _iso639_3().get(_key(name))
 
 
-@lru_cache(maxsize=LOOKUPS_CACHED)
 def wikidata_uri(name: str, provider: str = "") -> str | None:
     """The Wikidata entity URI of a provider (``name`` alone) or of one of its institutions, else ``None``."""
     found = institutions().wikidata.get(_key(provider + name))
