@@ -143,8 +143,10 @@ def spark_stream(
 def task_groups(parts: Sequence[tuple[int, str]], slots: int) -> tuple[tuple[tuple[int, str], ...], ...]:
     """``parts`` cut, in order, into consecutive groups of as equal a count as can be: one group per task, at least
     :data:`TASKS_PER_SLOT` tasks per slot (core) of the cluster where there are parts enough, at most
-    :data:`MAX_PARTS_PER_TASK` parts per task."""
-    count = min(len(parts), max(slots * TASKS_PER_SLOT, -(-len(parts) // MAX_PARTS_PER_TASK)))
+    :data:`MAX_PARTS_PER_TASK` parts per task, and a whole number of tasks per slot (no last wave of a few tasks
+    while the other cores idle)."""
+    needed = max(slots * TASKS_PER_SLOT, -(-len(parts) // MAX_PARTS_PER_TASK))
+    count = min(len(parts), -(-needed // slots) * slots)
     size, larger = divmod(len(parts), count) if count else (0, 0)
     groups, start = [], 0
     for n in range(count):
