@@ -70,14 +70,14 @@ class Run:
 
     def __init__(self, benchmark: str, args: argparse.Namespace) -> None:
         self.benchmark, self.args = benchmark, args
-        self.load_before = os.getloadavg()[0]
+        self.load_before, self.commit = os.getloadavg()[0], commit()  # the code measured is the code at the start
 
     def finish(self, figures: dict) -> dict | None:
         """Print the ratios against the last recorded run of the command (``--record``/``--compare``), then append
         this one (``--record``); returns the entry."""
         if not (self.args.record or self.args.compare):
             return None
-        entry = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "commit": commit(),
+        entry = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "commit": self.commit,
                  "machine": machine(), "load": [round(self.load_before, 2), round(os.getloadavg()[0], 2)],
                  "benchmark": self.benchmark, "command": command_line(), "figures": figures}
         previous = last(entry["command"])
@@ -113,8 +113,14 @@ def compare(new: dict, old: dict) -> str:
 
 
 def _cell(figures: dict) -> str:
-    return "; ".join(f"{name} {value:,.4g}" if isinstance(value, (int, float)) else f"{name} {value}"
-                     for name, value in figures.items())
+    return "; ".join(f"{name} {_number(value)}" for name, value in figures.items())
+
+
+def _number(value) -> str:
+    """A figure as a reader reads it: whole numbers in full (``300,000``), others to 4 significant digits."""
+    if isinstance(value, int) or isinstance(value, float) and value.is_integer() and abs(value) >= 1e4:
+        return f"{value:,.0f}"
+    return f"{value:,.4g}" if isinstance(value, float) else str(value)
 
 
 def table() -> str:
