@@ -108,6 +108,14 @@ class Ledger:
         with self.engine.connect() as conn:
             return {row[0] for row in conn.execute(query)}
 
+    def publications(self) -> dict[str, tuple[date, datetime]]:
+        """Each provider with a published day: ``(its newest published day, when it last published one)``; the
+        time moves on with any day it publishes, a backfilled older one too."""
+        query = (select(days.c.provider, func.max(days.c.day), func.max(days.c.published_at))
+                 .where(days.c.state == PUBLISHED).group_by(days.c.provider))
+        with self.engine.connect() as conn:
+            return {provider: (day, at) for provider, day, at in conn.execute(query)}
+
     # -- the way to the public ----------------------------------------------------------------------------
 
     def register(self, provider: str, day: date, output: str, review: ReviewBlock, now: datetime) -> DayState:
