@@ -116,6 +116,14 @@ class Ledger:
         with self.engine.connect() as conn:
             return {provider: (day, at) for provider, day, at in conn.execute(query)}
 
+    def published_days(self, provider: str, after: datetime | None = None) -> list[date]:
+        """The provider's published days (published after ``after``), oldest first."""
+        query = select(days.c.day).where(days.c.provider == provider, days.c.state == PUBLISHED)
+        if after is not None:
+            query = query.where(days.c.published_at > after)
+        with self.engine.connect() as conn:
+            return [row[0] for row in conn.execute(query.order_by(days.c.day))]
+
     # -- the way to the public ----------------------------------------------------------------------------
 
     def register(self, provider: str, day: date, output: str, review: ReviewBlock, now: datetime) -> DayState:

@@ -112,7 +112,7 @@ def test_a_day_held_for_review_or_rejected_is_never_attempted(hub):
     assert hub.tick() == {**exports(MAR, "mdl"), **SITEMAPS}
 
 
-def test_a_backfill_of_older_days_is_folded_into_the_newest_days_export(hub):
+def test_a_backfill_of_older_days_is_folded_into_the_newest_json_l_and_each_day_goes_to_wikimedia(hub):
     hub.tick()
     hub.report("maryland", MAR)
     hub.publish("maryland", MAR)
@@ -122,11 +122,11 @@ def test_a_backfill_of_older_days_is_folded_into_the_newest_days_export(hub):
     for day in older:
         hub.report("maryland", day)
     hub.publish("maryland", *older)  # the backfill's run publishes them beneath the newer day
-    # the newest day's export again (it holds the whole published state): never an older day's own export;
-    # the sitemaps wait until no day is being published
-    assert hub.tick() == exports(MAR, "maryland")
+    # the newest day's JSON-L again (it holds the whole published state), never an older day's own: it would
+    # never be read; the Wikimedia exports (a day's records each) and the sitemaps wait for the backfill
+    assert hub.tick() == {"jsonl_export": {f"{MAR}|maryland"}}
     hub.instance.update_backfill(hub.instance.get_backfill(backfill).with_status(BulkActionStatus.COMPLETED_SUCCESS))
-    assert hub.tick() == SITEMAPS
+    assert hub.tick() == {"wikimedia_records": {f"{day}|maryland" for day in older}, **SITEMAPS}
     assert hub.tick() == {}
 
 
@@ -151,7 +151,8 @@ def test_a_day_no_longer_published_when_its_export_is_due_is_not_attempted(hub):
     hub.publish("maryland", MAR)
     hub.ledger.rolled_back("maryland", [hub.ledger.get("maryland", MAR).index_name])  # `ingest-assets index rollback`
     hub.instance.update_backfill(hub.instance.get_backfill(backfill).with_status(BulkActionStatus.COMPLETED_SUCCESS))
-    assert hub.tick() == {**exports(FEB, "maryland"), **SITEMAPS}  # the newest day still published
+    # the newest day still published; of the days published, the one still published
+    assert hub.tick() == {**exports(FEB, "maryland"), **SITEMAPS}
 
 
 def test_a_refused_export_fails_once_and_is_not_tried_again(hub):
