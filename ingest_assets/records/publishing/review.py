@@ -117,10 +117,11 @@ class Ledger:
             return {provider: (day, at) for provider, day, at in conn.execute(query)}
 
     def published_days(self, provider: str, after: datetime | None = None) -> list[date]:
-        """The provider's published days (published after ``after``), oldest first."""
+        """The provider's published days, oldest first; with ``after``, those a run took and published since (not
+        the newer days a backfill's run publishes again above its own: they keep their earlier release)."""
         query = select(days.c.day).where(days.c.provider == provider, days.c.state == PUBLISHED)
         if after is not None:
-            query = query.where(days.c.published_at > after)
+            query = query.where(days.c.published_at > after, days.c.released_at > after)
         with self.engine.connect() as conn:
             return [row[0] for row in conn.execute(query.order_by(days.c.day))]
 

@@ -55,10 +55,13 @@ class Hub:
         self.ledger.register(provider, day, output, ReviewBlock(required=review), self.now)
 
     def publish(self, provider: str, *days: date) -> None:
-        """A publish run takes the approved days and, its gates and canary passed, marks them published."""
+        """A publish run takes the approved days and, its gates and canary passed, marks them published, with the
+        provider's newer published days it built above them (``Publisher.publish``: a backfill behind the live
+        index)."""
         self.now += timedelta(minutes=10)
         self.ledger.mark(provider, days, released=True, now=self.now)
-        self.ledger.published(provider, days, f"dpla-map4-{provider}-{self.now:%Y%m%d%H%M%S}", self.now)
+        newer = [state.day for state in self.ledger.published_after(provider, min(days)) if state.day not in days]
+        self.ledger.published(provider, [*days, *newer], f"dpla-map4-{provider}-{self.now:%Y%m%d%H%M%S}", self.now)
 
     def close(self) -> None:
         self.engine.dispose()
