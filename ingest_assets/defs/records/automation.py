@@ -121,9 +121,9 @@ def after_publication(export: str, settings: Settings, sql: SqlResource) -> dict
     """The ``dg.asset`` arguments that run ``export`` after a publication, once its inputs are not in progress and
     it is not running already (none when ``INGEST_AUTO_EXPORTS`` leaves it out). A publication is remembered until
     the export is requested or materialized on a later evaluation (one seen on the evaluation of a request or a
-    materialization may be newer than what that export read: it is kept), and dropped when its day is no longer
-    published by then. A request counts as handled: an export that fails (a refusal is final) is not tried again
-    until the provider publishes again."""
+    materialization may be newer than what that export read: it is kept); a day no longer published by then (for
+    the newest: no longer the newest) is not run. A request counts as handled: an export that fails (a refusal is
+    final) is not tried again until the provider publishes again."""
     if export not in settings.auto_exports:
         return {}
     publications = Publications(sql)
@@ -136,11 +136,13 @@ def after_publication(export: str, settings: Settings, sql: SqlResource) -> dict
 
 
 def exports_sensor() -> dg.AutomationConditionSensorDefinition:
-    """Evaluates the exports' conditions in the code server every 30 s; each provider-day requested is a run of its
-    own (its JSON-L and Wikimedia exports together), tagged ``ingest/trigger: publication``."""
+    """Evaluates the exports' conditions in the code server every 30 s. A provider-day requested alone is one run
+    (its JSON-L and Wikimedia exports together); several days of an export at once (a provider's first year
+    published) are one backfill, 31 days a run (the exports' backfill policy), not a run each. Tagged
+    ``ingest/trigger: publication``."""
     return dg.AutomationConditionSensorDefinition(
         "exports_automation_sensor", target=dg.AssetSelection.tag(*CODE_SERVER_AUTOMATION),
-        default_status=dg.DefaultSensorStatus.RUNNING, use_user_code_server=True, emit_backfills=False,
+        default_status=dg.DefaultSensorStatus.RUNNING, use_user_code_server=True,
         run_tags={"ingest/trigger": "publication"},
         description="Runs jsonl_export, wikimedia_records and tag_sitemaps after a publication (INGEST_AUTO_EXPORTS)",
     )
