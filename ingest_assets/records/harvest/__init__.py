@@ -14,7 +14,7 @@ re-yields the records of the pages before the failure from the checkpoint's spoo
 (see :mod:`.progress`), so each run's records are the whole list.
 
 Each harvest type is a :class:`~.base.Harvester` subclass named in :data:`HARVESTERS` for its block's ``type``
-(adding a type: its registry block in :mod:`ingest_assets.core.registry`, its class, its line here).
+(adding a type: its registry block in :mod:`ingest_assets.core.registry.harvest`, its class, its line here).
 """
 
 from __future__ import annotations
