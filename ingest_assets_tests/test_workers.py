@@ -78,7 +78,7 @@ def test_a_worker_that_dies_is_an_error_and_every_worker_is_reaped_however_the_p
     with open_workers(counting, 2) as pool:
         pids = pool.pids
         _, error = _read(pool.submit(Task("a", 1, then="die")))  # its last items may die with it
-        assert error.retryable and "ended in the middle of its task (exit code -9" in error.message
+        assert error.retryable and "is gone (exit code -9" in error.message
     assert not any(alive(pid) for pid in pids)
     with open_workers(counting, 2) as pool:  # the reader stops early: a worker blocked on its full queue
         pids = pool.pids

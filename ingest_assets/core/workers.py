@@ -91,7 +91,10 @@ class WorkerPool:
         if not self.idle:
             raise ValueError(f"all {self.workers} workers have a task not yet read")
         worker = self.idle.popleft()
-        worker.tasks.send(task)
+        try:
+            worker.tasks.send(task)
+        except OSError as exc:  # its end of the pipe is closed: it is gone
+            raise worker.gone() from exc
         return self._items(worker)
 
     def _items(self, worker: _Worker) -> Iterator[Any]:
@@ -145,9 +148,12 @@ class _Worker:
         try:
             return pickle.loads(self.results.recv_bytes())
         except (EOFError, OSError) as exc:
-            self.process.join(1)
-            raise IngestError(f"a worker process (pid {self.process.pid}) ended in the middle of its task (exit code "
-                              f"{self.process.exitcode}: killed, or out of memory?)", retryable=True) from exc
+            raise self.gone() from exc
+
+    def gone(self) -> IngestError:
+        self.process.join(1)
+        return IngestError(f"a worker process (pid {self.process.pid}) is gone (exit code {self.process.exitcode}: "
+                           "killed, or out of memory?)", retryable=True)
 
     def stop(self, busy: bool) -> None:
         self.tasks.close()  # an idle worker reads the end of its tasks and exits

@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from ingest_assets.core.errors import ParseError
 
 
@@ -42,3 +44,16 @@ def counting(task: Task):
         raise Unpicklable("holds a lambda")
     if task.then == "die":
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def worker_pids() -> set[int]:
+    """The live processes this process's fork server has started (the workers of its pools)."""
+    servers = [child for child in psutil.Process().children() if "forkserver" in " ".join(_command(child))]
+    return {worker.pid for server in servers for worker in server.children() if worker.is_running()}
+
+
+def _command(process: psutil.Process) -> list[str]:
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
