@@ -13,8 +13,10 @@ through a pipe only it writes, at most ``depth`` items ahead of the reader: memo
 depth`` items whatever the input. An exception a task raises is raised again where its items are read, the
 worker's traceback as its cause; a worker that dies (killed, out of memory) is an :class:`IngestError` there.
 Closing the pool, also on an error or when the reader stops early, stops and reaps every worker; a worker whose
-pool's process is gone exits by itself (its pipes break). With ``workers=1`` the tasks run in this process, each as
-its items are read: the same interface, no process.
+pool's process is gone exits by itself (its pipes break). The workers start in the background (the fork server's
+start imports the work's module, about a second of CPU the first time): until ``pool.ready``, a caller may do the
+work itself. With ``workers=1`` the tasks run in this process, each as its items are read: the same interface, no
+process.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class RemoteTraceback(Exception):
 class InProcess:
     """``workers=1``: each task runs in this process, lazily, as its items are read."""
 
-    workers = 1
+    workers, ready = 1, True
 
     def __init__(self, work: Work):
         self.work = work
@@ -69,25 +71,41 @@ class InProcess:
 
 
 class WorkerPool:
-    """``workers`` processes running ``work``; see the module's docstring."""
+    """``workers`` processes running ``work``; see the module's docstring. They start in the background: until
+    :attr:`ready`, the caller may do its work itself rather than wait."""
 
     def __init__(self, work: Work, workers: int, depth: int = DEFAULT_DEPTH):
+        self.workers, self.idle, self.all = workers, deque(), []
+        self._failed: BaseException | None = None
+        self._starting = threading.Thread(target=self._start, args=(work, depth), name="worker pool start", daemon=True)
+        self._starting.start()
+
+    def _start(self, work: Work, depth: int) -> None:
         context = multiprocessing.get_context("forkserver")
         # imported once, in the server (when this starts it): the main module, as by default, and the work's
         context.set_forkserver_preload(["__main__", work.__module__])
-        self.workers, self.idle, self.all = workers, deque(), []
         try:
-            for _ in range(workers):
+            for _ in range(self.workers):
                 worker = _Worker(context, work, depth)
                 self.all.append(worker)
                 self.idle.append(worker)
-        except BaseException:
-            self.close()
-            raise
+        except BaseException as exc:  # raised where the workers are first needed
+            self._failed = exc
+
+    @property
+    def ready(self) -> bool:
+        """Whether the workers have started (or failed to, which :meth:`submit` raises)."""
+        return not self._starting.is_alive()
+
+    def _started(self) -> None:
+        self._starting.join()
+        if self._failed is not None:
+            raise IngestError(f"the worker processes could not start: {self._failed!r}") from self._failed
 
     def submit(self, task: Any) -> Iterator[Any]:
         """The items of ``task``, from the next idle worker (a ValueError when every worker has a task not yet read
         to its end)."""
+        self._started()
         if not self.idle:
             raise ValueError(f"all {self.workers} workers have a task not yet read")
         worker = self.idle.popleft()
@@ -112,12 +130,14 @@ class WorkerPool:
     def close(self) -> None:
         """Stop every worker (one busy with a task at once, an idle one when it has read the end of its tasks) and
         reap it."""
+        self._starting.join()
         for worker in self.all:
             worker.stop(busy=worker not in self.idle)
         self.all, self.idle = [], deque()
 
     @property
     def pids(self) -> list[int]:
+        self._starting.join()
         return [worker.process.pid for worker in self.all]
 
 

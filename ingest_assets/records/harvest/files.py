@@ -55,6 +55,7 @@ class FileHarvester(Harvester):
 
     def __init__(self, provider: str, config: FileHarvest, context: HarvestContext):
         super().__init__(provider, config, context)
+        self.reader = FileReader(provider, config, self.ingest_ts)  # the workers' (a copy each), and this process's
         self.deadline = 0.0
         self.skipped = self.dropped = self.late_deletes = 0  # filter_xpath false; status dropped; deletions too late
 
@@ -70,8 +71,7 @@ class FileHarvester(Harvester):
             listing = source.listing()
             files = [(entry, True) for entry in listing.deletes] + [(entry, False) for entry in listing.records]
             workers = min(self.config.workers or default_workers(len(files)), len(files))
-            with open_workers(FileReader(self.provider, self.config, self.ingest_ts), workers) as pool, \
-                    ExitStack() as copies:
+            with open_workers(self.reader, workers) as pool, ExitStack() as copies:
                 yield from self.read(source, enumerate(files, 1), pool, copies, seen)
             self.report(listing.records, listing.deletes)
         finally:
@@ -105,8 +105,12 @@ class FileHarvester(Harvester):
         copy = ExitStack()
         copies.callback(copy.close)
         fetched = copy.enter_context(source.fetch(entry))
-        with context(provider=self.provider, file=entry.location):  # a worker that died: the file it was given
-            items = pool.submit(FileTask(str(fetched.path), entry.location, entry.name, deletes))
+        task = FileTask(str(fetched.path), entry.location, entry.name, deletes)
+        if not pool.ready:  # the workers are starting: this process reads the file meanwhile
+            items = self.reader(task)
+        else:
+            with context(provider=self.provider, file=entry.location):  # a worker that died: the file it was given
+                items = pool.submit(task)
         reading.append(_Reading(number, entry, deletes, fetched, copy, items))
 
     def admitted(self, items: Iterator[Chunk | FileRead], where: str, seen: SeenIds) -> Iterator[dict]:
