@@ -87,6 +87,13 @@ def test_a_worker_that_dies_is_an_error_and_every_worker_is_reaped_however_the_p
     assert not any(alive(pid) for pid in pids)
 
 
+def test_workers_that_cannot_start_say_so_where_they_are_first_needed():
+    with open_workers(lambda task: [task], 2) as pool:  # a lambda cannot be sent to a worker
+        with pytest.raises(IngestError, match="the worker processes could not start: .*pickle"):
+            pool.submit("a")
+        assert pool.ready and pool.pids == []
+
+
 def test_workers_exit_by_themselves_when_the_pools_process_is_killed():
     code = f"""
 import json, sys, time

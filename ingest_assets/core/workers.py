@@ -160,6 +160,10 @@ class _Worker:
                                        name="ingest-assets worker")
         try:
             self.process.start()
+        except BaseException:
+            self.tasks.close()
+            self.results.close()
+            raise
         finally:  # the worker holds the other ends alone: its death is the end of its results, ours of its tasks
             task_reader.close()
             result_writer.close()
