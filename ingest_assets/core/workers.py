@@ -38,7 +38,7 @@ from ingest_assets.core.errors import IngestError
 
 Work = Callable[[Any], Iterable[Any]]
 ITEM, DONE, FAILED = 0, 1, 2  # what a worker sends: one of a task's items, its end, or the exception it raised
-DEFAULT_DEPTH = 32  # chunks a worker holds ahead of the reader
+DEFAULT_DEPTH = 32  # items a worker holds ahead of the reader (a file harvest: chunks of records)
 STOP_SECONDS = 10  # a worker told to stop is killed after this long
 
 
