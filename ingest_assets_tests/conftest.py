@@ -14,7 +14,7 @@ import pytest
 from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.records.engines.spark_avro import SPARK_AVRO_PACKAGE
 from ingest_assets.storage import LocalStorage
-from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
+from ingest_assets_tests.support import SHARED_FIXTURES, SHARED_MISSING, free_port, require, shared_skips_line
 from ingest_assets_tests.support.daemon import DaemonProcess
 from ingest_assets_tests.support.elasticsearch import SearchProxy
 from ingest_assets_tests.support.once import once_per_run, worker_id
@@ -79,7 +79,10 @@ def pytest_unconfigure(config) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, config) -> None:
-    """How long each live server took to be ready (download included when it was not cached)."""
+    """Why tests were skipped for want of ``../shared`` (one line); how long each live server took to be ready
+    (download included when it was not cached)."""
+    if line := shared_skips_line(terminalreporter.stats.get("skipped", [])):
+        terminalreporter.write_line(line, yellow=True)
     if LIVE_RUN not in config.stash:
         return
     for name, record in recorded(config.stash[LIVE_RUN]).items():
@@ -189,7 +192,7 @@ def _servers_of(item) -> set[str]:
 @pytest.fixture(scope="session")
 def shared_fixtures() -> Path:
     """``../shared/fixtures`` (third-party files: read in place, never copied)."""
-    require(SHARED_FIXTURES.is_dir(), f"{SHARED_FIXTURES} not found (a clone without ../shared)")
+    require(SHARED_FIXTURES.is_dir(), SHARED_MISSING)
     return SHARED_FIXTURES
 
 

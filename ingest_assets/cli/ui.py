@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from ingest_assets.cli.demo import DEMO_DAY, demo_registry_path
 from ingest_assets.cli.instance import instance_home
-from ingest_assets.cli.main import Parser, command_line, iso_day
+from ingest_assets.cli.main import Parser, command_line, iso_day, port_number
 from ingest_assets.core.errors import ConfigError, UsageError
 from ingest_assets.core.registry import load_registry
 from ingest_assets.core.settings import Settings
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--demo", action="store_true", help="on the demo's registry, with its site served beside")
     parser.add_argument("--date", type=iso_day, default=DEMO_DAY, help="with --demo: the day of the demo's records")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=3000, help="the UI's port (default 3000)")
+    parser.add_argument("--port", type=port_number, default=3000, help="the UI's port (default 3000)")
     args = parser.parse_args(argv)
     settings = Settings.current()
     registry_path = demo_registry_path(settings) if args.demo else settings.registry_path
