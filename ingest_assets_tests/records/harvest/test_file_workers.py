@@ -13,6 +13,7 @@ import pytest
 
 from ingest_assets.core.errors import ArchiveError, ConfigError, IngestError
 from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.core.workers import RemoteTraceback
 from ingest_assets.records.harvest import REQUEST_LOG, harvest_records
 from ingest_assets.records.harvest.file_chunks import CHUNK_RECORDS, Chunk, FileRead, FileReader, FileTask
 from ingest_assets_tests.support import alive, wait_for
@@ -43,9 +44,14 @@ def delivery(folder, oai_fixtures):
 
 
 def harvested(folder, http, checkpoint, started, **block):
+    """The harvest's records, counts, errors, request log and log text; with workers, every file after the first
+    few (read here while the workers start) read by a worker."""
     entry = ProviderEntry("hub", {"harvest": {**BLOCK, "path": str(folder), **block}})
     run = harvest_records(entry, started=started, window=None, http=http, checkpoint=checkpoint)
-    records = list(run)
+    records = [next(run)]
+    if block["workers"] > 1:
+        wait_for("the workers' start", lambda: len(worker_pids()) == block["workers"])
+    records += run
     errors = [(error.file, error.record, error.message) for error in run.stats.errors]
     return records, run.metadata(), errors, [json.loads(line) for line in run.logs()[REQUEST_LOG]], run.stats.log_text()
 
@@ -102,6 +108,7 @@ def test_a_file_failing_in_a_worker_ends_the_harvest_naming_it_and_no_worker_is_
     with pytest.raises(ArchiveError, match="corrupt gzip stream") as raised:
         list(run)
     assert (raised.value.provider, raised.value.file) == ("hub", str(corrupt))
+    assert isinstance(raised.value.__cause__, RemoteTraceback)  # raised in the worker that read the file
     assert not any(alive(pid) for pid in workers)
 
 
