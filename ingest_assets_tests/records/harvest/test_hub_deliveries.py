@@ -42,7 +42,7 @@ def test_each_shipped_hub_is_harvested_mapped_and_enriched(hub, hub_place, tmp_s
     assert [record["id"] for record in records if record["deleted"]] == made.deleted
     assert run.stats.failed == 0 and run.stats.errors == []
     assert made.pages is None or run.stats.pages == made.pages > 1  # OAI-PMH: every resumption token followed
-    assert (run.harvester.reader.dropped if SHIPPED[hub]["harvest"]["type"] == "file" else 0) == made.dropped
+    assert (run.harvester.dropped if SHIPPED[hub]["harvest"]["type"] == "file" else 0) == made.dropped
 
     mapped, mapping = activity("mapping", entry, records)
     assert (mapping.attempted, mapping.mapped, mapping.deleted, mapping.failed) == (
