@@ -134,6 +134,7 @@ class FileHarvest(BaseHarvest):
     deletes: DeleteLists | None = None
     delta: bool = False  # the files hold changes only: an incremental harvest (absent records are not deleted)
     limits: FileBounds = Field(default_factory=FileBounds)
+    workers: Positive | None = None  # processes reading files at once (None: one per CPU; 1: in the harvest's process)
 
     @model_validator(mode="before")
     @classmethod
