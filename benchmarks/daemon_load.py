@@ -22,14 +22,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import dagster as dg
-import psutil
 from dagster._core.execution.backfill import BulkActionStatus
 
 from ingest_assets.demo.oai_server import serve_in_thread
@@ -39,38 +37,11 @@ from ingest_assets.storage import LocalStorage, layout
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ingest_assets_tests.support.daemon import BIN, ROOT, WORKSPACE, DaemonProcess, submit_asset_backfill  # noqa: E402
 from ingest_assets_tests.support.postgres import PostgresServer  # noqa: E402
+from process_tree import TreeMemory  # noqa: E402
 
 FINISHED = (dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED)
 RUN_LIMIT, PROVIDER_TAG = 4, "dagster/partition/provider"
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
-
-
-class TreeMemory:
-    """Samples the summed RSS of a process and its descendants until stopped; keeps the peaks, and the CPU seconds
-    (user + system) each process had used when last seen (a run worker's are counted up to its last sample)."""
-
-    def __init__(self, pid: int):
-        self.root, self.peak_total, self.peak_one = psutil.Process(pid), 0, 0
-        self.cpu: dict[tuple[int, float], float] = {}
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._sample, daemon=True)
-        self.thread.start()
-
-    def _sample(self) -> None:
-        while not self.stopped.wait(0.5):
-            sizes = []
-            for process in [self.root, *self.root.children(recursive=True)]:
-                try:
-                    sizes.append(process.memory_info().rss)
-                    times = process.cpu_times()
-                    self.cpu[(process.pid, process.create_time())] = times.user + times.system
-                except psutil.Error:
-                    pass
-            self.peak_total, self.peak_one = max(self.peak_total, sum(sizes)), max(self.peak_one, max(sizes, default=0))
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.thread.join()
 
 
 def failure_causes(instance: dg.DagsterInstance, run_id: str) -> list[str]:

@@ -222,6 +222,23 @@ def test_a_gunzipped_stream_is_bounded_and_names_its_label(tmp_path):
         assert len(gunzipped(raw, label="bomb", max_bytes=4 * 1024 * 1024).read()) == 4 * 1024 * 1024
 
 
+def test_gunzipping_reads_every_member_as_gzip_does_and_refuses_what_it_refuses(tmp_path):
+    noise = os.urandom(700 * 1024)  # incompressible: its member spans several reads of the compressed file
+    stream = gzip.compress(GOOD * 3000) + gzip.compress(noise, compresslevel=1) + b"\0" * 7 + gzip.compress(b"")
+    good = _written(tmp_path / "members.gz", stream)
+    with good.open("rb") as raw:
+        reader = gunzipped(raw, label="members.gz", buffer_size=4096)
+        assert b"".join(iter(lambda: reader.read(1000), b"")) == gzip.decompress(stream) == GOOD * 3000 + noise
+    member = bytearray(gzip.compress(GOOD * 10))
+    member[-8] ^= 0xFF  # the CRC-32 in the trailer
+    for name, data in (("crc", bytes(member)), ("trailing", gzip.compress(GOOD) + b"not gzip"),
+                       ("truncated", gzip.compress(noise)[:-4])):
+        with _written(tmp_path / name, data).open("rb") as raw, pytest.raises(ArchiveError, match="corrupt gzip stream"):
+            gunzipped(raw, label=name).read()
+    with _written(tmp_path / "empty", b"").open("rb") as raw:
+        assert gunzipped(raw, label="empty").read() == b""
+
+
 def _written(path, data: bytes):
     path.write_bytes(data)
     return path

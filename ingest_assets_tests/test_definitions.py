@@ -50,7 +50,7 @@ def test_everything_automatic_starts_running_and_runs_in_one_process(tmp_path):
             "registry_partitions_sensor", "repository_harvesting_sensor", "repository_verification_sensor",
             "dataset_requests_sensor", "linked_data_void_sensor", "default_automation_condition_sensor",
             "record_refresh_sensor", "registry_health_sensor", "hub_status_sensor", "failure_sensor", "review_sensor",
-            "orphaned_runs_sensor", "range_relaunch_sensor",
+            "orphaned_runs_sensor", "range_relaunch_sensor", "exports_automation_sensor",
         )
     }
     assert {s.name: s.default_status for s in repository.schedule_defs} == {

@@ -70,6 +70,7 @@ def test_the_avro_codec_comes_from_the_settings(current_settings):
     ({"INGEST_REPOSITORY_REMOVAL_GRACE_DAYS": "-1"}, "must not be negative"),
     ({"INGEST_PARTITION_START": "May 2024"}, "YYYY-MM-DD"),
     ({"INGEST_RESOURCESYNC_CAPABILITIES": "repository,records"}, r"INGEST_RESOURCESYNC_CAPABILITIES: unknown \['records'\]"),
+    ({"INGEST_AUTO_EXPORTS": "jsonl"}, r"INGEST_AUTO_EXPORTS: unknown \['jsonl'\]; known: jsonl_export, wikimedia_records"),
     ({"INGEST_INDEX_TOLERANCE": "5%"}, "INGEST_INDEX_TOLERANCE must be a number"),
     ({"INGEST_INDEX_TOLERANCE": "2"}, "INGEST_INDEX_TOLERANCE must be a share between 0 and 1"),
     ({"INGEST_INDEX_RETAIN": "-1"}, "INGEST_INDEX_RETAIN must not be negative"),

@@ -86,7 +86,8 @@ def hub(tmp_path_factory):
     port = free_port()
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster"), "INGEST_HOME": str(tmp_path / "ingest"),
            "INGEST_REGISTRY": str(registry), "INGEST_PARTITION_START": (YESTERDAY - timedelta(days=20)).isoformat(),
-           "DAGSTER_TELEMETRY_DISABLED": "1"}
+           "DAGSTER_TELEMETRY_DISABLED": "1",
+           "INGEST_AUTO_EXPORTS": ""}  # no export runs of the demo provider between the runs launched here
     command = [str(Path(sys.executable).parent / "ingest-assets"), "ui", "--port", str(port)]  # as docs/operating.md gives it
     try:
         # started as a script's background job (SIGINT ignored); a loaded 2-core machine: up to 300 s to answer

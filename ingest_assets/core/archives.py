@@ -22,7 +22,6 @@ to :func:`scan`, a gzip stream to :func:`gunzipped`, or plain bytes), by content
 
 from __future__ import annotations
 
-import gzip
 import io
 import posixpath
 import stat
@@ -44,6 +43,7 @@ ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header; an empty zip
 TAR_MAGIC, TAR_MAGIC_AT = b"ustar", 257  # POSIX and GNU tar headers
 COMPRESSED_MAGICS = {GZIP_MAGIC: "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz"}
 SNIFF_BYTES = 512  # one tar header block
+GZIP_WBITS, GUNZIP_READ = 16 + zlib.MAX_WBITS, 256 * 1024  # zlib's gzip format; compressed bytes read at once
 # what reading a corrupt member or compressed stream raises (CRC, truncation, bad blocks, unsupported methods)
 READ_ERRORS = (zipfile.BadZipFile, tarfile.TarError, NotImplementedError, RuntimeError, zlib.error, EOFError, OSError)
 
@@ -86,8 +86,7 @@ def kind_of(path: Path) -> str:
         if kind == "gzip":
             raw.seek(0)
             try:
-                with gzip.GzipFile(fileobj=raw) as inner:
-                    kind = "archive" if sniff(inner.read(SNIFF_BYTES)) == "tar" else "gzip"
+                kind = "archive" if sniff(io.BufferedReader(_Gunzip(raw)).read(SNIFF_BYTES)) == "tar" else "gzip"
             except READ_ERRORS:  # corrupt from the start: gunzipping it says so, naming it
                 kind = "gzip"
     if kind == "gzip":
@@ -105,7 +104,7 @@ def gunzipped(raw: BinaryIO, *, label: str, provider: str | None = None, max_byt
     def too_large(limit: int) -> ArchiveError:
         return ArchiveError(f"more than {limit} bytes once gunzipped", provider=provider, file=label)
 
-    return io.BufferedReader(_Translated(gzip.GzipFile(fileobj=raw), error, max_bytes, too_large), buffer_size)
+    return io.BufferedReader(_Translated(_Gunzip(raw), error, max_bytes, too_large), buffer_size)
 
 
 @contextmanager
@@ -123,6 +122,45 @@ def open_decompressed(path: Path, *, label: str | None = None, provider: str | N
             yield inner, True
 
 
+class _Gunzip(io.RawIOBase):
+    """The members of a gzip stream one after another, inflated by zlib (whose gzip mode checks each member's CRC
+    and length) from reads of :data:`GUNZIP_READ` bytes; zero bytes after a member are padding, as gzip reads them.
+    A stream that ends inside a member raises EOFError, a corrupt one ``zlib.error``. ``raw`` stays open."""
+
+    def __init__(self, raw: BinaryIO):
+        self.raw = raw
+        self.member = None  # the member being inflated (None: before the first, or between two)
+        self.members = 0
+        self.pending = b""  # read and not yet inflated
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while len(buffer):
+            if not self.pending:
+                self.pending = self.raw.read(GUNZIP_READ)
+                if not self.pending:
+                    if self.member is not None:
+                        raise EOFError("the gzip stream ends inside a member (truncated)")
+                    return 0
+            if self.member is None:
+                if self.members:  # after a member: padding, or the next member's header
+                    self.pending = self.pending.lstrip(b"\0")
+                    if not self.pending:
+                        continue
+                self.member, self.members = zlib.decompressobj(GZIP_WBITS), self.members + 1
+            data = self.member.decompress(self.pending, len(buffer))
+            if self.member.eof:
+                self.pending, self.member = self.member.unused_data, None
+            else:
+                self.pending = self.member.unconsumed_tail
+            if data:
+                buffer[:len(data)] = data
+                return len(data)
+        return 0
+
+
 class _Translated(io.RawIOBase):
     """A reader whose read errors come out as the :class:`ArchiveError` that ``error`` makes of them; past
     ``limit`` bytes read, the one ``too_large(limit)`` makes."""
@@ -136,14 +174,13 @@ class _Translated(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         try:
-            data = self.inner.read(len(buffer))
+            count = self.inner.readinto(buffer)
         except READ_ERRORS as exc:
             raise self.error(exc) from exc
-        self.count += len(data)
+        self.count += count
         if self.limit is not None and self.count > self.limit:
             raise self.too_large(self.limit)
-        buffer[: len(data)] = data
-        return len(data)
+        return count
 
     def close(self) -> None:
         if not self.closed:

@@ -2,9 +2,10 @@
 from an environment variable (``{env: NAME}``, read with the process's settings) or a secrets file
 (``{file: /run/secrets/name}``).
 
-The registry checks the form when it loads; :func:`resolve_secrets` reads the values when the work that needs
-them starts: a variable that is not set or a file that cannot be read is a ConfigError naming entry and key
-(``getty.harvest.params.apikey``), never the value. :class:`Secrets` holds the values and redacts them from
+The registry checks the form when it loads; :func:`resolve_secrets` reads the values of a block's secrets when the
+work that needs them starts: a variable that is not set or a file that cannot be read is a :class:`SecretUnreadable`
+naming its key below the block (``params.apikey``), never the value; the caller, which knows the entry, names entry
+and file (``getty.harvest.params.apikey``). :class:`Secrets` holds the values and redacts them from
 whatever is written or raised: URLs and messages (:meth:`Secrets.redact`), errors (:meth:`Secrets.scrub`), and
 the HTTP libraries' own logs (urllib3 logs every request line, query included, at DEBUG level, which
 ``--verbose`` shows), through a filter on their loggers. A value is redacted as given and as a URL carries it
@@ -20,8 +21,8 @@ from urllib.parse import quote, quote_plus
 
 from pydantic import BaseModel
 
-from ingest_assets.core.errors import IngestError
-from ingest_assets.core.registry import ProviderEntry, SecretRef
+from ingest_assets.core.errors import ConfigError, IngestError
+from ingest_assets.core.registry import SecretRef
 from ingest_assets.core.settings import Settings
 
 MASK = "[redacted]"
@@ -44,34 +45,40 @@ def secret_refs(model: BaseModel, prefix: str = "") -> Iterator[tuple[str, Secre
                 yield from secret_refs(item, f"{where}.")
 
 
-def resolve_secrets(entry: ProviderEntry, block_key: str, settings: Settings | None = None) -> Secrets:
-    """The values of the secrets in ``entry``'s block ``block_key`` (``harvest``), by their key below it;
-    ``{env: NAME}`` from ``settings`` (by default the process's)."""
-    block = entry.require(block_key)
-    return Secrets({key: _read(ref, entry, f"{entry.name}.{block_key}.{key}", settings)
-                    for key, ref in secret_refs(block)})
+class SecretUnreadable(ConfigError):
+    """A secret a block names cannot be read; ``key`` is where the block names it (``params.apikey``)."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(message)
+        self.key = key
 
 
-def _read(ref: SecretRef, entry: ProviderEntry, key: str, settings: Settings | None) -> str:
+def resolve_secrets(block: BaseModel, settings: Settings | None = None) -> Secrets:
+    """The values of the secrets in a registry ``block``, by their key below it; ``{env: NAME}`` from ``settings``
+    (by default the process's). One that cannot be read: :class:`SecretUnreadable`."""
+    return Secrets({key: _read(ref, key, settings) for key, ref in secret_refs(block)})
+
+
+def _read(ref: SecretRef, key: str, settings: Settings | None) -> str:
     if ref.env is not None:
         value = (settings or Settings.current()).secret(ref.env)
         if value is None:
-            raise entry.error(key, f"environment variable {ref.env} is not set (or empty)")
+            raise SecretUnreadable(key, f"environment variable {ref.env} is not set (or empty)")
         return value
     path = Path(ref.file or "")
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_SECRET_BYTES + 1)
     except OSError as exc:
-        raise entry.error(key, f"secrets file {path} cannot be read: {exc.strerror or type(exc).__name__}") from None
+        raise SecretUnreadable(key, f"secrets file {path} cannot be read: {exc.strerror or type(exc).__name__}") from None
     if len(data) > MAX_SECRET_BYTES:
-        raise entry.error(key, f"secrets file {path} is larger than {MAX_SECRET_BYTES} bytes")
+        raise SecretUnreadable(key, f"secrets file {path} is larger than {MAX_SECRET_BYTES} bytes")
     try:
         value = data.decode("utf-8").strip()
     except UnicodeDecodeError:
-        raise entry.error(key, f"secrets file {path} is not UTF-8 text") from None
+        raise SecretUnreadable(key, f"secrets file {path} is not UTF-8 text") from None
     if not value:
-        raise entry.error(key, f"secrets file {path} is empty")
+        raise SecretUnreadable(key, f"secrets file {path} is empty")
     return value
 
 

@@ -21,6 +21,7 @@ from ingest_assets.core.errors import ConfigError
 AVRO_CODECS = ("null", "deflate", "snappy", "bzip2", "xz", "zstandard", "lz4")
 ENGINES = ("in-process", "spark", "auto")
 CHANGE_FEED_CAPABILITIES = ("repository", "datasets", "linked_data")  # publish their changes as resource sets
+AUTO_EXPORTS = ("jsonl_export", "wikimedia_records", "tag_sitemaps")  # run by themselves after a publication
 SPARQL_MAX_REQUEST_BYTES = 32 * 1024 * 1024  # a bulk load's largest request to a SPARQL server
 SEARCH_PRODUCTS = {"elasticsearch": "Elasticsearch", "opensearch": "OpenSearch"}  # INGEST_SEARCH scheme prefixes
 SMTP_SCHEMES = {"smtp": 25, "smtp+starttls": 587, "smtps": 465}  # plain, STARTTLS, TLS -> default port
@@ -70,6 +71,7 @@ class Settings:
     ui_url: str = "http://127.0.0.1:3000"  # the Dagster UI, for links to runs in notices and on the status page
     smtp_given: bool = False  # INGEST_SMTP_URL is set: provider reports are mailed to their registry contacts
     jsonl_root: str = ""  # INGEST_JSONL_ROOT: where the JSON-L exports go ("": the storage root; see jsonl_export_root)
+    auto_exports: tuple[str, ...] = AUTO_EXPORTS  # INGEST_AUTO_EXPORTS: the exports run by themselves after a publication
     # secrets (FEDORA_PASSWORD, IA_*, the wiki credentials a registry entry names) are looked up, never shown
     _environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -107,7 +109,8 @@ class Settings:
             sparql_max_request_bytes=int(_number(
                 "INGEST_SPARQL_MAX_REQUEST_BYTES", env.get("INGEST_SPARQL_MAX_REQUEST_BYTES") or str(SPARQL_MAX_REQUEST_BYTES), int
             )),
-            resourcesync_capabilities=_capabilities(env.get("INGEST_RESOURCESYNC_CAPABILITIES")),
+            resourcesync_capabilities=_names("INGEST_RESOURCESYNC_CAPABILITIES", env.get("INGEST_RESOURCESYNC_CAPABILITIES"),
+                                             CHANGE_FEED_CAPABILITIES),
             index_count_tolerance=_share("INGEST_INDEX_TOLERANCE", env.get("INGEST_INDEX_TOLERANCE") or "0.02"),
             index_retain=int(_number("INGEST_INDEX_RETAIN", env.get("INGEST_INDEX_RETAIN") or "2", int)),
             step_retries=int(_number("INGEST_STEP_RETRIES", env.get("INGEST_STEP_RETRIES") or "2", int)),
@@ -125,6 +128,7 @@ class Settings:
             ui_url=(_http_url("INGEST_UI_URL", env.get("INGEST_UI_URL")) or "http://127.0.0.1:3000").rstrip("/"),
             smtp_given=bool(env.get("INGEST_SMTP_URL")),
             jsonl_root=_storage_root("INGEST_JSONL_ROOT", env.get("INGEST_JSONL_ROOT") or ""),
+            auto_exports=_names("INGEST_AUTO_EXPORTS", env.get("INGEST_AUTO_EXPORTS"), AUTO_EXPORTS),
             _environ=env,
         )
 
@@ -222,17 +226,15 @@ def _http_url(name: str, value: str | None) -> str | None:
     return value or None
 
 
-def _capabilities(value: str | None) -> tuple[str, ...]:
-    """``INGEST_RESOURCESYNC_CAPABILITIES``: comma-separated capabilities whose change feeds are published
-    (unset: all of :data:`CHANGE_FEED_CAPABILITIES`; empty: none)."""
+def _names(variable: str, value: str | None, known: tuple[str, ...]) -> tuple[str, ...]:
+    """A comma-separated choice among ``known`` (``INGEST_RESOURCESYNC_CAPABILITIES``, ``INGEST_AUTO_EXPORTS``):
+    unset, all of them; empty, none."""
     if value is None:
-        return CHANGE_FEED_CAPABILITIES
+        return known
     names = tuple(name.strip() for name in value.split(",") if name.strip())
-    unknown = sorted(set(names) - set(CHANGE_FEED_CAPABILITIES))
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        raise ConfigError(
-            f"INGEST_RESOURCESYNC_CAPABILITIES: unknown {unknown}; known: {', '.join(CHANGE_FEED_CAPABILITIES)}"
-        )
+        raise ConfigError(f"{variable}: unknown {unknown}; known: {', '.join(known)}")
     return names
 
 

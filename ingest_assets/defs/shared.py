@@ -11,9 +11,12 @@ from ingest_assets.core.settings import Settings
 from ingest_assets.defs.providers import registry_partitions_sensor
 from ingest_assets.defs.resources import shared_resources
 
+# conditions running Python of ours (the exports read the publication ledger) are evaluated in the code server by
+# their capability's sensor, on the assets tagged so; every other condition by this one, in the daemon
+CODE_SERVER_AUTOMATION = ("ingest/automation", "code-server")
 automation_sensor = dg.AutomationConditionSensorDefinition(
     "default_automation_condition_sensor",
-    target=dg.AssetSelection.all(),
+    target=dg.AssetSelection.all() - dg.AssetSelection.tag(*CODE_SERVER_AUTOMATION),
     default_status=dg.DefaultSensorStatus.RUNNING,
 )
 

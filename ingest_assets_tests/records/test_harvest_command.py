@@ -102,7 +102,7 @@ def test_a_failed_check_says_what_it_found_the_limit_and_the_key_everywhere(hub,
     failed = harvest(env, "strict", "--date", "2026-01-15")
     assert failed.returncode == 1 and failed.stderr == ""
     cause = failed.stdout.strip().splitlines()[-1]
-    found = "mapping failure rate 5.3% (1 of 20 records failed to map, deletions not counted), above the limit 0.0%"
+    found = "mapping failure rate 5.3% (1 of 19 records failed to map; 1 deletion not counted), above the limit 0.0%"
     assert cause.startswith(f"strict 2026-01-15: FAILED at mapped_records_mapping_failure_rate: {found}"), cause
     assert "raising strict.quality.max_failure_rate in the registry (now 0)" in cause
     recorded = last_failure(LocalStorage(tmp_path / "home" / "storage"), "strict")

@@ -42,6 +42,9 @@ class DaemonProcess:
         self.env = {**os.environ, "DAGSTER_HOME": str(self.home), "INGEST_HOME": str(tmp_path / "ingest"),
                     "DAGSTER_POSTGRES_URL": pg_url.replace("+psycopg:", "+psycopg2:").rsplit("/", 1)[0] + f"/{database}",
                     "INGEST_REGISTRY": str(registry), "INGEST_PARTITION_START": partition_start, "DAGSTER_TELEMETRY_DISABLED": "1",
+                    # the runs here are the record pipeline's: an export after each publication would take the
+                    # provider's one run slot between them (test_exports_automation.py tests the exports' conditions)
+                    "INGEST_AUTO_EXPORTS": "",
                     # a loaded 2-core machine can take over Dagster's 60 s to start a run worker (spawn, import the
                     # code location): the launch then fails with a timeout and the run stays queued
                     "DAGSTER_GRPC_TIMEOUT_SECONDS": "300"}

@@ -1,11 +1,15 @@
 """Record pipeline wiring (DPLA Ingestion 3 style), built on the record partitions of the settings: the record
 assets and their IO manager, quality checks, publishing (report, review gate, gated promotion of each provider's
-index, the rebuild, their checks and the review sensor), the Parquet and JSON-L exports, the refresh sensor, and the engine,
-search and publishing resources."""
+index, the rebuild, their checks and the review sensor), the Parquet and JSON-L exports, the Wikimedia and tag sitemap
+exports and the sensor running them after a publication, the refresh sensor, and the engine, search and publishing
+resources."""
+
+from functools import partial
 
 import dagster as dg
 
 from ingest_assets.defs.records.assets import RECORDS, record_assets, retry_policy
+from ingest_assets.defs.records.automation import after_publication, exports_sensor
 from ingest_assets.defs.records.checks import quality_checks
 from ingest_assets.defs.records.counts import record_counts
 from ingest_assets.defs.records.io_managers import RecordIOManager
@@ -36,13 +40,14 @@ def build_defs(settings: Settings) -> dg.Definitions:
     )
     search_kind = "elasticsearch" if is_search_server(settings.search) else "sqlite"
     retry = retry_policy(settings)
+    automation = partial(after_publication, settings=settings, sql=shared["sql"])
     return dg.Definitions(
         assets=[*record_assets(partitions, retry), *publishing_assets(partitions, search_kind, RECORDS, retry),
-                parquet_asset(partitions), jsonl_asset(partitions, retry), record_counts,
-                *wikimedia_tags_assets(partitions, settings, retry)],
+                parquet_asset(partitions), jsonl_asset(partitions, retry, automation("jsonl_export")), record_counts,
+                *wikimedia_tags_assets(partitions, settings, retry, automation)],
         asset_checks=[*quality_checks(partitions, settings.ui_url), *publishing_checks(partitions)],
         sensors=[refresh_sensor(job.name, settings.partition_start), review_sensor(publish.name),
-                 range_relaunch_sensor(job)],
+                 range_relaunch_sensor(job), *([exports_sensor()] if settings.auto_exports else [])],
         jobs=[job, publish],
         resources={
             "record_io_manager": RecordIOManager(storage=shared["storage"]),

@@ -16,9 +16,11 @@ from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource
 
 
-def jsonl_asset(partitions: dg.PartitionsDefinition, retry: dg.RetryPolicy) -> dg.AssetsDefinition:
+def jsonl_asset(partitions: dg.PartitionsDefinition, retry: dg.RetryPolicy, automation: dict) -> dg.AssetsDefinition:
+    """``jsonl_export``, retried as the record steps are (``retry``); ``automation``: the arguments that run it after a
+    publication (``defs/records/automation.py``)."""
     return dg.asset(partitions_def=partitions, group_name=EXPORTS, kinds={"json"}, backfill_policy=BACKFILL,
-                    retry_policy=retry, deps=["search_index"])(final_errors(jsonl_export))
+                    retry_policy=retry, deps=["search_index"], **automation)(final_errors(jsonl_export))
 
 
 def jsonl_storage(settings: Settings, storage: StorageResource) -> StorageResource:

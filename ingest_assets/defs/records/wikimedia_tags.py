@@ -1,8 +1,9 @@
 """What DPLA's downstream reads from the published index (group ``exports``): ``wikimedia_records``, the records of a
 provider's published day eligible for Wikimedia Commons with the metadata ingest-wikimedia reads (Gate D first), and
 ``tag_sitemaps``, a sitemap per tag of the published records' item pages. The logic is in ``records/wikimedia/`` and
-``records/export/sitemaps.py``; neither runs by itself: materialize them (or schedule them) after publishing."""
+``records/export/sitemaps.py``; both run by themselves after a publication (``defs/records/automation.py``)."""
 
+from collections.abc import Callable
 from datetime import datetime, timezone
 
 import dagster as dg
@@ -86,12 +87,14 @@ def tag_sitemaps_of(settings: Settings):
 
 
 def wikimedia_tags_assets(partitions: dg.PartitionsDefinition, settings: Settings,
-                          retry: dg.RetryPolicy) -> list[dg.AssetsDefinition]:
+                          retry: dg.RetryPolicy, automation: Callable[[str], dict]) -> list[dg.AssetsDefinition]:
     """``wikimedia_records`` (partitioned like the records) and ``tag_sitemaps`` (the whole published index), retried
-    as the record steps are (``retry``)."""
+    as the record steps are (``retry``); ``automation(name)``: the arguments that run each after a publication
+    (``defs/records/automation.py``)."""
     return [
         dg.asset(partitions_def=partitions, group_name=EXPORTS, kinds={"parquet"}, deps=["search_index"],
-                 retry_policy=retry, backfill_policy=BACKFILL)(final_errors(wikimedia_records)),
-        dg.asset(group_name=EXPORTS, kinds={"xml"}, deps=["search_index"], retry_policy=retry)(
-            final_errors(tag_sitemaps_of(settings))),
+                 retry_policy=retry, backfill_policy=BACKFILL, **automation("wikimedia_records"))(
+            final_errors(wikimedia_records)),
+        dg.asset(group_name=EXPORTS, kinds={"xml"}, deps=["search_index"], retry_policy=retry,
+                 **automation("tag_sitemaps"))(final_errors(tag_sitemaps_of(settings))),
     ]

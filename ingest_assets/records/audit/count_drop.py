@@ -82,7 +82,9 @@ def judge_failure_rate(provider: str, manifest: Manifest | None, limit: float) -
     key = f"{provider}.quality.max_failure_rate"
     rate, attempted, failed = failure_rate(manifest) if manifest is not None else (0.0, 0, 0)
     figures = {"failure_rate": rate, "attempted": attempted, "failed": failed, "limit": limit, "registry_key": key}
-    text = f"mapping failure rate {rate:.1%} ({failed} of {attempted} records failed to map, deletions not counted)"
+    deleted = int(manifest.extra.get("Summary deleted", 0)) if manifest is not None else 0
+    uncounted = f"; {deleted} deletion{'s' * (deleted > 1)} not counted" if deleted else ""
+    text = f"mapping failure rate {rate:.1%} ({failed} of {attempted - deleted} records failed to map{uncounted})"
     if rate <= limit:
         return Verdict(True, f"{text}, within the limit {limit:.1%} ({key})", figures)
     return Verdict(False, f"{text}, above the limit {limit:.1%}. See why in the mapping output's "

@@ -14,7 +14,7 @@ re-yields the records of the pages before the failure from the checkpoint's spoo
 (see :mod:`.progress`), so each run's records are the whole list.
 
 Each harvest type is a :class:`~.base.Harvester` subclass named in :data:`HARVESTERS` for its block's ``type``
-(adding a type: its registry block in :mod:`ingest_assets.core.registry`, its class, its line here).
+(adding a type: its registry block in :mod:`ingest_assets.core.registry.harvest`, its class, its line here).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import ProviderEntry
-from ingest_assets.core.secrets import resolve_secrets
+from ingest_assets.core.secrets import SecretUnreadable, resolve_secrets
 from ingest_assets.core.settings import Settings
 from ingest_assets.records.harvest.api import ApiHarvester
 from ingest_assets.records.harvest.base import HarvestContext, Harvester
@@ -119,7 +119,10 @@ def harvest_records(
     harvest reads an ``s3://`` source with (None: boto3's defaults).
     """
     config = provider.require("harvest")
-    secrets = resolve_secrets(provider, "harvest", settings)
+    try:
+        secrets = resolve_secrets(config, settings)
+    except SecretUnreadable as exc:
+        raise provider.error(f"{provider.name}.harvest.{exc.key}", exc.message) from None
     if config.full:
         window = None
     if http.allow_private != config.allow_private:

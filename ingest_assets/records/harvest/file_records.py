@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 import ijson
 from lxml import etree
@@ -42,7 +42,7 @@ from ingest_assets.core.xml_input import (
     standalone,
 )
 from ingest_assets.records.harvest.api_pages import lookup, record_id
-from ingest_assets.records.harvest.original import HarvestStats, original_record
+from ingest_assets.records.harvest.original import original_record
 
 JSON_PUNCTUATION = re.compile(r"^\s*\[?\s*,?\s*|\s*,?\s*\]?\s*$")  # a JSON array written one item a line
 
@@ -113,10 +113,18 @@ def _xpath_text(result) -> str:
     return str(result)
 
 
+class Reported(Protocol):
+    """Where a reader reports bad records and notes for the harvest log (the run's HarvestStats, a file's reader)."""
+
+    def record_error(self, error: IngestError) -> None: ...
+
+    def note(self, message: str) -> None: ...
+
+
 class RecordReader:
     """Reads records (and delete lists) the way one block says; counts what it skipped and dropped."""
 
-    def __init__(self, provider: str, config: FileHarvest, ingest_ts: int, stats: HarvestStats):
+    def __init__(self, provider: str, config: FileHarvest, ingest_ts: int, stats: Reported):
         self.provider, self.config, self.ingest_ts, self.stats = provider, config, ingest_ts, stats
         self.max_record_bytes = config.limits.max_record_bytes
         self.skipped = self.dropped = 0  # filter_xpath false; status dropped
@@ -124,7 +132,7 @@ class RecordReader:
         self.prefixes = {**NAMESPACES, **namespaces}
 
         def compile_(xpath: str | None) -> etree.XPath | None:
-            return etree.XPath(xpath, namespaces=namespaces) if xpath else None
+            return etree.XPath(xpath, namespaces=namespaces, smart_strings=False) if xpath else None
 
         self.path = RecordPath(config.record_xpath, namespaces) if config.is_xml else None
         self.filter, self.id_xpath = compile_(config.filter_xpath), compile_(config.id_xpath)

@@ -16,6 +16,7 @@ log = logging.getLogger(__name__)
 
 MIMETYPE_SYMBOLS = ("application_json", "application_xml", "text_turtle")
 MAX_KEPT_ERRORS = 1000
+LOOKUP_BATCH = 500  # ids looked up in the run's set at once (SQLite's oldest bound is 999 parameters)
 
 
 def mimetype_symbol(mimetype: str) -> str:
@@ -97,6 +98,24 @@ class HarvestStats:
         elif len(self.errors) == self.failed - 1:
             log.warning("harvest %s: more than %d bad records; counting the rest only", self.provider, MAX_KEPT_ERRORS)
 
+    def record_errors(self, errors: list[IngestError], failed: int) -> None:
+        """``failed`` bad records, of which ``errors`` were kept (the first ones) where they were read."""
+        for error in errors:
+            self.record_error(error)
+        if failed > len(errors):
+            if len(self.errors) == self.failed:
+                log.warning("harvest %s: more than %d bad records; counting the rest only", self.provider, MAX_KEPT_ERRORS)
+            self.failed += failed - len(errors)
+
+    def admit_all(self, records: list[dict], seen: SeenIds) -> list[dict]:
+        """The ``records`` whose id was not yet yielded in this run (the first of an id in ``records`` included),
+        counted as harvested; the others counted as duplicates."""
+        fresh = [record for record, new in zip(records, seen.add_all([record["id"] for record in records])) if new]
+        self.duplicates += len(records) - len(fresh)
+        self.records += len(fresh)
+        self.deleted += sum(record["deleted"] for record in fresh)
+        return fresh
+
     def admit(self, record: dict, seen: SeenIds) -> bool:
         """Count ``record`` as harvested, unless its id was already yielded in this run (a duplicate)."""
         if not seen.add(record["id"]):
@@ -132,20 +151,45 @@ class HarvestStats:
 
 
 class SeenIds:
-    """Record ids already yielded in this run, kept in a temporary SQLite file so memory stays flat."""
+    """Record ids already yielded in this run, kept in a temporary SQLite file so memory stays flat. Each id is
+    stored with the batch that brought it (0: one added alone), so a batch is one insert of all its ids, and a
+    lookup only when some were there before it."""
 
     def __init__(self):
         self._dir = tempfile.TemporaryDirectory(prefix="harvest-ids-")
         self._db = sqlite3.connect(f"{self._dir.name}/ids.sqlite3")
         self._db.execute("PRAGMA journal_mode=OFF")
         self._db.execute("PRAGMA synchronous=OFF")
-        self._db.execute("CREATE TABLE ids (id TEXT PRIMARY KEY) WITHOUT ROWID")
+        self._db.execute("CREATE TABLE ids (id TEXT PRIMARY KEY, batch INTEGER NOT NULL) WITHOUT ROWID")
         # inserts run in one implicit transaction that is never committed: the file is thrown away
         self._insert = self._db.cursor()  # one cursor for every insert (a new one per record costs a third more)
+        self._batches = 0
 
     def add(self, local_id: str) -> bool:
         """Remember ``local_id``; False if it was already seen."""
-        return self._insert.execute("INSERT OR IGNORE INTO ids VALUES (?)", (local_id,)).rowcount == 1
+        return self._insert.execute("INSERT OR IGNORE INTO ids VALUES (?, 0)", (local_id,)).rowcount == 1
+
+    def add_all(self, ids: list[str]) -> list[bool]:
+        """Remember ``ids``; for each, whether it is new (seen neither before nor earlier in ``ids``)."""
+        self._batches += 1
+        distinct = list(dict.fromkeys(ids))
+        before = self._db.total_changes
+        self._insert.executemany("INSERT OR IGNORE INTO ids VALUES (?, ?)", [(i, self._batches) for i in distinct])
+        if self._db.total_changes - before == len(distinct):  # none seen before (the usual case)
+            if len(distinct) == len(ids):
+                return [True] * len(ids)
+            new = set(distinct)
+        else:
+            new = set()
+            for start in range(0, len(distinct), LOOKUP_BATCH):
+                part = distinct[start:start + LOOKUP_BATCH]
+                rows = self._insert.execute(f"SELECT id, batch FROM ids WHERE id IN ({', '.join('?' * len(part))})", part)
+                new.update(local_id for local_id, batch in rows if batch == self._batches)
+        answers = []
+        for local_id in ids:
+            answers.append(local_id in new)
+            new.discard(local_id)  # a later one of the same id is a duplicate
+        return answers
 
     def close(self) -> None:
         self._db.close()

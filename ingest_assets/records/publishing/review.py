@@ -110,6 +110,23 @@ class Ledger:
         with self.engine.connect() as conn:
             return {row[0] for row in conn.execute(query)}
 
+    def publications(self) -> dict[str, tuple[date, datetime]]:
+        """Each provider with a published day: ``(its newest published day, when it last published one)``; the
+        time moves on with any day it publishes, a backfilled older one too."""
+        query = (select(days.c.provider, func.max(days.c.day), func.max(days.c.published_at))
+                 .where(days.c.state == PUBLISHED).group_by(days.c.provider))
+        with self.engine.connect() as conn:
+            return {provider: (day, at) for provider, day, at in conn.execute(query)}
+
+    def published_days(self, provider: str, after: datetime | None = None) -> list[date]:
+        """The provider's published days, oldest first; with ``after``, those a run took and published since (not
+        the newer days a backfill's run publishes again above its own: they keep their earlier release)."""
+        query = select(days.c.day).where(days.c.provider == provider, days.c.state == PUBLISHED)
+        if after is not None:
+            query = query.where(days.c.published_at > after, days.c.released_at > after)
+        with self.engine.connect() as conn:
+            return [row[0] for row in conn.execute(query.order_by(days.c.day))]
+
     # -- the way to the public ----------------------------------------------------------------------------
 
     def register(self, provider: str, day: date, output: str, review: ReviewBlock, now: datetime) -> DayState:

@@ -17,6 +17,7 @@ import pytest
 from ingest_assets.core.errors import ConfigError, FetchError
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.core.secrets import SecretUnreadable, resolve_secrets
 from ingest_assets.core.settings import Settings
 from ingest_assets.records.harvest import REQUEST_LOG, StorageCheckpoint, harvest_records
 from ingest_assets_tests.support.api_hubs import PRIMO_KEY, getty
@@ -64,6 +65,16 @@ def test_a_secret_that_cannot_be_read_stops_the_harvest_before_any_request(getty
     assert str(caught.value).startswith("registry key 'getty.harvest.params.apikey': ")
     assert message in str(caught.value) and caught.value.file == "/srv/hub/registry.yaml"
     assert getty_hub.app.requests == []
+
+
+def test_a_blocks_secrets_resolve_by_their_key_below_it_and_one_that_cannot_names_that_key(getty_hub):
+    block = entry_with(getty_hub, headers={"X-Hub-Key": {"env": "HUB_HEADER_KEY"}}).settings.harvest
+    found = resolve_secrets(block, Settings.from_env({"PRIMO_API_KEY": PRIMO_KEY, "HUB_HEADER_KEY": TOKEN}))
+    assert found.values == {"params.apikey": PRIMO_KEY, "headers.X-Hub-Key": TOKEN}
+    with pytest.raises(SecretUnreadable) as caught:  # the block alone: the caller names entry and file
+        resolve_secrets(block, Settings.from_env({"PRIMO_API_KEY": PRIMO_KEY}))
+    assert (caught.value.key, str(caught.value)) == ("headers.X-Hub-Key", "environment variable HUB_HEADER_KEY is not set (or empty)")
+    assert isinstance(caught.value, ConfigError) and leaks(str(caught.value), PRIMO_KEY) == []
 
 
 def test_a_secret_is_sent_yet_absent_from_request_log_errors_and_library_logs(getty_hub, tmp_path, tmp_storage, started,

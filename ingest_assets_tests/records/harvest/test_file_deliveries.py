@@ -70,7 +70,7 @@ def test_community_webs_zips_of_json_array_lines(tmp_path, http, checkpoint, sta
              "status": {"path": "status", "values": ["deleted"]}}
     entry, harvested, run = harvest("community-webs", "community-webs", block, http, checkpoint, started)
     assert [r["id"] for r in harvested] == shape.ids == [f"archive-it::seed:{n}" for n in range(1, 5)]
-    assert run.harvester.reader.dropped == 1 and run.stats.failed == 0 and run.stats.pages == 2
+    assert run.harvester.dropped == 1 and run.stats.failed == 0 and run.stats.pages == 2
     assert_every_record_maps(entry, harvested)
 
 
@@ -81,7 +81,7 @@ def test_georgia_jsonl_files_and_zips(tmp_path, http, checkpoint, started):
              "status": {"path": "status"}}
     entry, harvested, run = harvest("georgia", "dlg", block, http, checkpoint, started)
     assert [r["id"] for r in harvested] == ["aaa_agpapers_1016", "aaa_agpapers_1017", "dlg_vang_1", "dlg_vang_2"]
-    assert run.harvester.reader.dropped == 1 and run.stats.records == 4 and run.mode == "full"
+    assert run.harvester.dropped == 1 and run.stats.records == 4 and run.mode == "full"
     assert_every_record_maps(entry, harvested)
 
 
@@ -166,7 +166,7 @@ def test_nara_full_export_tars_with_deletes(tmp_path, http, checkpoint, started)
     entry, harvested, run = harvest("nara", "nara", block, http, checkpoint, started)
     assert [(r["id"], r["deleted"]) for r in harvested] == [
         ("1002", True), ("1003", False), ("1004", False), ("1005", False), ("1006", False), ("1001", False)]
-    assert run.stats.duplicates == 2 and run.harvester.reader.skipped == 3  # 1003 and 1002 again; 1009, 2 file units
+    assert run.stats.duplicates == 2 and run.harvester.skipped == 3  # 1003 and 1002 again; 1009, 2 file units
     assert [etree.fromstring(r["document"].encode()).tag.split("}")[1] for r in harvested[1:5]] == [
         "item", "item", "itemAv", "fileUnit"]
     assert_every_record_maps(entry, harvested)
@@ -216,7 +216,7 @@ def test_oai_dumps_on_s3_zips_and_gz(tmp_path, s3, http, checkpoint, started, hu
     shape = deliveries.oai_dump(tmp_path / hub, fixture, namespace)
     upload_folder(s3, f"{hub}-oai", "dumps", tmp_path / hub)
     entry, harvested, run = harvest(hub, hub, {**OAI_BLOCK, "path": f"s3://{hub}-oai/dumps"}, http, checkpoint, started)
-    assert [r["id"] for r in harvested] == shape.ids and run.harvester.reader.dropped == len(shape.statused) == 1
+    assert [r["id"] for r in harvested] == shape.ids and run.harvester.dropped == len(shape.statused) == 1
     assert_every_record_maps(entry, harvested)
 
 
