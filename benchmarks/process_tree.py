@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import psutil
 
@@ -39,3 +40,43 @@ class TreeMemory:
     def stop(self) -> None:
         self.stopped.set()
         self.thread.join()
+
+
+class TreeCpu(threading.Thread):
+    """CPU seconds of every process below this one, per kind of process (``kinds``: (kind, a string of its command
+    line), first match; others are not counted), sampled every 0.2 s (a process that ended counts with its last
+    sample), as a time series: what a run's CPU went to, whatever else the machine ran."""
+
+    def __init__(self, kinds: tuple[tuple[str, str], ...]):
+        super().__init__(daemon=True)
+        self.kinds, self.running, self.latest, self.series = kinds, True, {}, []
+
+    def run(self):
+        me = psutil.Process()
+        while self.running:
+            for child in me.children(recursive=True):
+                try:
+                    key = (child.pid, child.create_time())
+                    if key not in self.latest:
+                        line = " ".join(child.cmdline())
+                        kind = next((k for k, marker in self.kinds if marker in line), None)
+                        self.latest[key] = [kind, 0.0]
+                    times = child.cpu_times()
+                    self.latest[key][1] = times.user + times.system
+                except psutil.Error:
+                    pass
+            totals: dict[str, float] = {}
+            for kind, cpu in self.latest.values():
+                if kind:
+                    totals[kind] = totals.get(kind, 0.0) + cpu
+            self.series.append((time.time(), totals))
+            time.sleep(0.2)
+
+    def between(self, start: float, end: float) -> dict[str, float]:
+        """CPU seconds per kind of process from ``start`` to ``end`` (epoch seconds, the nearest samples)."""
+        def at(moment: float) -> dict[str, float]:
+            before = [totals for t, totals in self.series if t <= moment]
+            return before[-1] if before else {}
+
+        first, last = at(start), at(end)
+        return {kind: round(last[kind] - first.get(kind, 0.0), 1) for kind in last}

@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import records_pipeline as pipeline  # noqa: E402 - the mixed-format record builder
 import recorded  # noqa: E402
+from process_tree import TreeCpu  # noqa: E402
 
 SMALL = 1_000
 
@@ -110,47 +111,6 @@ PROCESS_KINDS = (
 )
 
 
-class TreeCpu(threading.Thread):
-    """CPU seconds of every process below this one, per kind of process (sampled every 0.2 s; a process that
-    ended counts with its last sample), as a time series: what a run's CPU went to, whatever else the machine ran."""
-
-    def __init__(self):
-        super().__init__(daemon=True)
-        self.running, self.latest, self.series = True, {}, []
-
-    def run(self):
-        import psutil
-
-        me = psutil.Process()
-        while self.running:
-            for child in me.children(recursive=True):
-                try:
-                    key = (child.pid, child.create_time())
-                    if key not in self.latest:
-                        line = " ".join(child.cmdline())
-                        kind = next((k for k, marker in PROCESS_KINDS if marker in line), None)
-                        self.latest[key] = [kind, 0.0]
-                    times = child.cpu_times()
-                    self.latest[key][1] = times.user + times.system
-                except psutil.Error:
-                    pass
-            totals: dict[str, float] = {}
-            for kind, cpu in self.latest.values():
-                if kind:
-                    totals[kind] = totals.get(kind, 0.0) + cpu
-            self.series.append((time.time(), totals))
-            time.sleep(0.2)
-
-    def between(self, start: float, end: float) -> dict[str, float]:
-        """CPU seconds per kind of process from ``start`` to ``end`` (epoch seconds, the nearest samples)."""
-        def at(moment: float) -> dict[str, float]:
-            before = [totals for t, totals in self.series if t <= moment]
-            return before[-1] if before else {}
-
-        first, last = at(start), at(end)
-        return {kind: round(last[kind] - first.get(kind, 0.0), 1) for kind in last}
-
-
 def run_engine(root: str, engine: str, master: str | None) -> dict:
     """One engine over every provider (the driver process); big and small partitions timed apart."""
     from ingest_assets.records.engines.spark import spark_stream
@@ -204,7 +164,7 @@ def run_drivers(root: str, engines: list[str]) -> dict[str, dict]:
 
     def driver(engine: str, master: str | None = None) -> dict:
         command = [sys.executable, __file__, "--engine", engine, "--root", root] + (["--master", master] if master else [])
-        tree = TreeCpu()
+        tree = TreeCpu(PROCESS_KINDS)
         tree.start()
         try:
             done = subprocess.run(command, check=True, capture_output=True, text=True)
