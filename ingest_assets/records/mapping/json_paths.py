@@ -62,6 +62,8 @@ class JsonPaths:
 
     def add(self, expr: str) -> int:
         """The id of ``expr`` (raises ``ValueError`` when it is not a JMESPath expression)."""
+        if not isinstance(expr, str):
+            raise ValueError(f"expected a JMESPath string, got {expr!r}")
         if expr not in self._ids:
             keys, rest = _split(_parsed(expr))
             node = self._top
@@ -180,9 +182,7 @@ def compile_path(expr: str) -> Evaluate:
 
 # ---- compiling ----------------------------------------------------------------------------------------------
 
-def _parsed(expr: Any) -> ParsedResult:
-    if not isinstance(expr, str):
-        raise ValueError(f"expected a JMESPath string, got {expr!r}")
+def _parsed(expr: str) -> ParsedResult:
     try:
         return jmespath.compile(expr)
     except JMESPathError as exc:
