@@ -146,9 +146,14 @@ class JsonSelection:
 
 def strings(result: Any) -> list[str]:
     """Non-empty stripped strings of a JMESPath result: strings and numbers, lists flattened, objects skipped."""
-    if type(result) is str:  # the common case: a key path to one string
+    kind = type(result)
+    if kind is str:  # the common cases: a key path to a string, or to a list of strings
         result = result.strip()
         return [result] if result else []
+    if result is None:
+        return []
+    if kind is list and all(type(value) is str for value in result):
+        return [text for value in result if (text := value.strip())]
     out: list[str] = []
     stack = [result]
     while stack:
