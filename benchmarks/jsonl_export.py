@@ -41,7 +41,7 @@ def base_records() -> list[dict]:
     from ingest_assets.core.registry import ProviderEntry
     from ingest_assets.records.enrichment import chain_for
     from ingest_assets.records.mapping import mapper_for
-    from ingest_assets.records.mapping.preview import read_inputs
+    from ingest_assets.records.preview import read_inputs
     from ingest_assets.records.mapping.profiles import PROFILES
     from ingest_assets_tests.support.dpla_published import documents, profile_of
 

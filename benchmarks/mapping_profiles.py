@@ -63,7 +63,7 @@ def fixture_files() -> dict[str, list[Path] | str]:
 
 def originals(profile_name: str, files: list[Path] | str, tmp: Path) -> list[dict]:
     """The fixture's OriginalRecords, as ``ingest-assets map`` reads them (deleted ones left out)."""
-    from ingest_assets.records.mapping.preview import read_inputs
+    from ingest_assets.records.preview import read_inputs
     from ingest_assets.records.mapping.profiles import PROFILES
 
     if profile_name == "cdl":

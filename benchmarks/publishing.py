@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ingest_assets.core.sql import make_engine  # noqa: E402
 from ingest_assets.records.harvest.original import original_record  # noqa: E402
 from ingest_assets.records.indexing import open_search_index  # noqa: E402
-from ingest_assets.records.publishing.absences import Absences  # noqa: E402
+from ingest_assets.records.indexing.absences import Absences  # noqa: E402
 from ingest_assets.records.publishing.journal import Journal  # noqa: E402
 from ingest_assets.records.publishing.promotion import Publisher  # noqa: E402
 from ingest_assets.records.publishing.report import diff_against  # noqa: E402

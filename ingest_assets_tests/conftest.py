@@ -14,7 +14,8 @@ import pytest
 from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.records.engines.spark_avro import SPARK_AVRO_PACKAGE
 from ingest_assets.storage import LocalStorage
-from ingest_assets_tests.support import SHARED_FIXTURES, free_port, require
+from ingest_assets_tests.support import SHARED_FIXTURES, SHARED_MISSING, free_port, require, shared_skips_line
+from ingest_assets_tests.support.budget import Budget
 from ingest_assets_tests.support.daemon import DaemonProcess
 from ingest_assets_tests.support.elasticsearch import SearchProxy
 from ingest_assets_tests.support.once import once_per_run, worker_id
@@ -39,7 +40,7 @@ GROUPS = {
     "spark": "Spark sessions and a standalone cluster (a JVM)",
     "postgres": "a private PostgreSQL server",
     "property": "Hypothesis property tests",
-    "packaging": "builds the wheel and installs it into a fresh environment",
+    "packaging": "installs the project into fresh environments: install.py, a fresh clone's walkthrough, the wheel",
     "dg": "Dagster's dg CLI loading the project in subprocesses (check, list, launch)",
     "daemon": "the Dagster daemon on PostgreSQL refreshing and backfilling by itself, and killed mid-backfill",
     "hostile": "the reliability suite (ingest_assets_tests/hostile/): SIGKILLed writers, memory-capped workers",
@@ -61,6 +62,7 @@ def pytest_configure(config) -> None:
         config.addinivalue_line("markers", f"{name}: {what}")
     if not hasattr(config, "workerinput"):  # the process that owns the run (not an xdist worker)
         config.stash[LIVE_RUN] = open_run()
+    config.pluginmanager.register(Budget(GROUPS), "budget")  # the run's time budget, at its end (support/budget.py)
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
@@ -79,7 +81,10 @@ def pytest_unconfigure(config) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, config) -> None:
-    """How long each live server took to be ready (download included when it was not cached)."""
+    """Why tests were skipped for want of ``../shared`` (one line); how long each live server took to be ready
+    (download included when it was not cached)."""
+    if line := shared_skips_line(terminalreporter.stats.get("skipped", [])):
+        terminalreporter.write_line(line, yellow=True)
     if LIVE_RUN not in config.stash:
         return
     for name, record in recorded(config.stash[LIVE_RUN]).items():
@@ -121,7 +126,7 @@ def pytest_collection_modifyitems(config, items):
             "spark": "spark" in item.path.parts or bool(names & {"spark", "spark_cluster"}),
             "postgres": "pg_url" in names,
             "property": getattr(getattr(item, "obj", None), "is_hypothesis_test", False),
-            "packaging": item.path.name == "test_wheel.py",
+            "packaging": item.path.name in ("test_wheel.py", "test_install.py", "test_walkthrough.py"),
             "hostile": "hostile" in item.path.parts,
             "dg": item.path.name == "test_dg.py",
             "faults": "faults" in item.path.parts,
@@ -189,7 +194,7 @@ def _servers_of(item) -> set[str]:
 @pytest.fixture(scope="session")
 def shared_fixtures() -> Path:
     """``../shared/fixtures`` (third-party files: read in place, never copied)."""
-    require(SHARED_FIXTURES.is_dir(), f"{SHARED_FIXTURES} not found (a clone without ../shared)")
+    require(SHARED_FIXTURES.is_dir(), SHARED_MISSING)
     return SHARED_FIXTURES
 
 

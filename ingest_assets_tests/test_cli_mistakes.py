@@ -29,11 +29,16 @@ MISTAKES = {
     "demo": [
         (["--port", BUSY], {}, 2, "is in use; hint: pass --port 0"),
         (["--date", "15.01.2026"], {}, 2, "'15.01.2026' is not a day (YYYY-MM-DD)"),
+        (["--port", "99999"], {}, 2, "argument --port: 99999 is not a port (0 to 65535; 0: any free port)"),
     ],
-    "serve-demo": [(["--port", BUSY], {}, 2, "is in use; hint: pass --port 0")],
+    "serve-demo": [
+        (["--port", BUSY], {}, 2, "is in use; hint: pass --port 0"),
+        (["--port", "-1"], {}, 2, "-1 is not a port"),
+    ],
     "ui": [
         (["--demo"], {}, 2, "no demo registry at"),
         (["--port", BUSY], {}, 2, "is in use"),
+        (["--port", "65536"], {}, 2, "65536 is not a port"),
         ([], UNPARSEABLE, 2, "registry is not valid YAML"),
     ],
     "harvest": [
@@ -50,6 +55,7 @@ MISTAKES = {
     "map": [
         (["--profile", "oai_dcc", "page.xml"], {}, 2, "unknown mapping 'oai_dcc'; hint: known profiles: bhl, cdl, "),
         (["--profile", "oai_dc", "missing.xml"], {}, 2, "cannot read the input: No such file"),
+        (["page.xml"], {}, 2, "--profile is needed: 'preview' is no record provider of the registry"),
     ],
     "snapshot": [
         (["demo", "--as-of", "yesterday"], {}, 2, "'yesterday' is not a day"),
@@ -62,6 +68,7 @@ MISTAKES = {
     ],
     "serve-resourcesync": [
         (["--port", BUSY], {}, 2, "is in use"),
+        (["--port", "http"], {}, 2, "'http' is not a port number"),
         ([], UNPARSEABLE, 2, "registry is not valid YAML"),
         ([], {"INGEST_REGISTRY": "{missing}"}, 2, "registry file not found"),
     ],
@@ -91,7 +98,7 @@ MISTAKES = {
         (["reject", "demo"], {}, 2, "the following arguments are required: --reason"),
     ],
     "report": [
-        (["demo"], {}, 1, "no report for demo yet: nothing was indexed; hint: harvest it first"),
+        (["demo"], {}, 1, "no report for demo yet: nothing was indexed; hint: harvest it first (`"),
         (["lod"], {}, 2, "provider 'lod' has no 'harvest:' block"),
         (["demo", "--date", "15.01.2026"], {}, 2, "'15.01.2026' is not a day"),
     ],
@@ -104,6 +111,11 @@ MISTAKES = {
     "status": [
         (["nobody"], {}, 2, "provider 'nobody' is not in the registry"),
         (["--days", "0"], {}, 2, "--days must be between 1 and 366"),
+    ],
+    "hubs": [
+        (["init", "nobody"], {}, 2, "no shipped hub 'nobody'; hint: shipped hubs: artstor, bhl, "),
+        (["init", "georgia", "--to", "{unparseable}"], {}, 2, "registry is not valid YAML"),
+        (["start", "georgia"], {}, 2, "invalid choice: 'start'"),
     ],
 }
 CASES = [(command, *mistake) for command, mistakes in MISTAKES.items() for mistake in mistakes]
@@ -171,3 +183,19 @@ def test_the_installed_script_prints_the_same_line(tmp_path):
                              capture_output=True, text=True, timeout=120)
     assert verbose.returncode == 2 and "Traceback" in verbose.stderr
     assert verbose.stderr.rstrip().splitlines()[-1] == refused.stderr.rstrip()
+
+
+def test_status_without_its_registry_file_is_a_mistake_not_the_last_good_copy(cli):
+    """A registry that loaded once is kept (the hub runs on it when the file breaks); a command whose
+    INGEST_REGISTRY names no file at all is run in the wrong place or environment: one line, status 2."""
+    assert cli("status", [], {}) == (0, [])  # keeps the registry's last good copy in the storage
+    code, [line] = cli("status", [], {"INGEST_REGISTRY": "{missing}"})
+    assert code == 2 and line.startswith("ingest-assets status: registry file not found (file '/"), line
+    assert line.endswith("absent.yaml'); hint: set INGEST_REGISTRY to the registry file"), line
+
+
+def test_a_hint_names_the_command_as_it_runs_here(cli, monkeypatch):
+    """Under ``uv run`` the hint says ``uv run ingest-assets ...`` (as the demo's own next commands do)."""
+    monkeypatch.setenv("UV_RUN_RECURSION_DEPTH", "1")
+    code, [line] = cli("report", ["demo"], {})
+    assert code == 1 and line.endswith("hint: harvest it first (`uv run ingest-assets harvest demo`)"), line

@@ -5,6 +5,7 @@ import sys
 from datetime import datetime, timezone
 
 import dagster as dg
+import pytest
 from sqlalchemy import text
 
 from ingest_assets.definitions import build_definitions
@@ -49,7 +50,7 @@ def test_everything_automatic_starts_running_and_runs_in_one_process(tmp_path):
             "registry_partitions_sensor", "repository_harvesting_sensor", "repository_verification_sensor",
             "dataset_requests_sensor", "linked_data_void_sensor", "default_automation_condition_sensor",
             "record_refresh_sensor", "registry_health_sensor", "hub_status_sensor", "failure_sensor", "review_sensor",
-            "orphaned_runs_sensor",
+            "orphaned_runs_sensor", "range_relaunch_sensor",
         )
     }
     assert {s.name: s.default_status for s in repository.schedule_defs} == {
@@ -140,11 +141,16 @@ def test_a_sensor_gets_the_resourcesync_index_in_the_database_of_the_sql_resourc
     assert (tmp_path / "ingest.sqlite3").is_file()
 
 
-def test_record_steps_retry_as_the_docs_say(tmp_path):
-    """docs/operating.md: retried up to 3 times, 30 s, 90 s and 210 s after each failure (no jitter). These are the delays
-    Dagster computes from the policy each record asset carries."""
-    defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path)}))
-    for asset in ("original_records", "mapped_records", "enriched_records", "indexed_records"):
+@pytest.mark.parametrize("env, delays", [
+    ({}, [20, 60]),  # the default: a source that refuses connections fails the step within about 90 s
+    ({"INGEST_STEP_RETRIES": "3", "INGEST_STEP_RETRY_DELAY": "30"}, [30, 90, 210]),
+])
+def test_record_steps_retry_as_the_settings_say(tmp_path, env, delays):
+    """Retried INGEST_STEP_RETRIES times, (2^n - 1) x INGEST_STEP_RETRY_DELAY s after each failure (no jitter):
+    the delays Dagster computes from the policy each record step carries."""
+    defs = build_definitions(Settings.from_env({"INGEST_HOME": str(tmp_path), **env}))
+    for asset in ("original_records", "mapped_records", "enriched_records", "indexed_records", "provider_report",
+                  "search_index"):
         policy = defs.resolve_assets_def(asset).node_def.retry_policy
-        assert policy.max_retries == 3 and policy.jitter is None, asset
-        assert [policy.calculate_delay(attempt) for attempt in (1, 2, 3)] == [30, 90, 210], asset
+        assert policy.max_retries == len(delays) and policy.jitter is None, asset
+        assert [policy.calculate_delay(attempt) for attempt in range(1, len(delays) + 1)] == delays, asset

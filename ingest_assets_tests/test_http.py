@@ -4,6 +4,7 @@ import pytest
 
 from ingest_assets.core.errors import FetchError
 from ingest_assets.core.http import HttpClient, check_url
+from ingest_assets_tests.support import raw_tcp_server
 
 
 def app_factory(script):
@@ -99,27 +100,16 @@ def test_url_guard_refuses_hostile_urls(http_server):
 
 def test_connection_broken_mid_body_is_retried(tmp_path):
     import hashlib
-    import socket
-    import threading
 
-    attempts = []
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
+    def answer(conn):
+        conn.recv(65536)
+        if len(attempts) % 2:  # every other answer promises 100 bytes, sends 10 and hangs up
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+        else:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nwhole")
 
-    def serve():
-        while True:
-            conn, _ = listener.accept()
-            conn.recv(65536)
-            attempts.append(1)
-            if len(attempts) % 2:  # every other answer promises 100 bytes, sends 10 and hangs up
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
-            else:
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nwhole")
-            conn.close()
-
-    threading.Thread(target=serve, daemon=True).start()
-    client, url = HttpClient(allow_private=True, backoff=0.01), f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    port, attempts = raw_tcp_server(answer)
+    client, url = HttpClient(allow_private=True, backoff=0.01), f"http://127.0.0.1:{port}/"
     assert client.get(url).content == b"whol" and len(attempts) == 2
     got = client.download(url, tmp_path / "body", hashes=("md5",))  # the file restarts: no bytes of the broken try
     assert (tmp_path / "body").read_bytes() == b"whol" and got.size == 4 and len(attempts) == 4
@@ -373,3 +363,31 @@ def test_context_fills_only_missing_fields_and_keeps_type_retryability_and_cause
     with pytest.raises(KeyError), context(provider="p3"):  # anything else passes untouched
         raise KeyError("x")
     assert IngestError("x").add_context(record="r").record == "r"
+
+
+def test_a_source_that_drops_each_connection_is_tried_retries_plus_one_times_each_retry_one_line(caplog):
+    """Each try is accepted and hung up on at once. The Retry retries it; the client does not retry that again
+    around it (it did: 4 x 4 tries), and each retry is one line naming the URL, why and the wait."""
+    port, accepted = raw_tcp_server(lambda conn: None)  # accepted, then closed unanswered
+    url = f"http://127.0.0.1:{port}/oai"
+    with caplog.at_level("WARNING", logger="ingest_assets.core.http"), pytest.raises(FetchError) as err:
+        HttpClient(allow_private=True, backoff=0.01).get(url, params={"verb": "Identify"})
+    assert len(accepted) == 4 and err.value.retryable and err.value.status is None
+    assert str(err.value).startswith(f"cannot reach 127.0.0.1:{port}: ") and url in str(err.value)
+    lines = [r.getMessage() for r in caplog.records if r.name == "ingest_assets.core.http"]
+    assert [line.split("; ")[-1] for line in lines] == ["retry 1 of 3 at once", "retry 2 of 3 in 0.02 s",
+                                                        "retry 3 of 3 in 0.04 s"]
+    assert all(line.startswith(f"GET {url}?verb=Identify: ") for line in lines), lines
+
+
+def test_a_refused_connection_is_named_as_such():
+    import socket
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: the connection is refused
+    with pytest.raises(FetchError) as err:
+        HttpClient(allow_private=True, retries=1, backoff=0.01).get(f"http://127.0.0.1:{port}/oai")
+    assert str(err.value) == (f"cannot reach 127.0.0.1:{port}: connection refused (tried 2 times) "
+                              f"(file 'http://127.0.0.1:{port}/oai')")

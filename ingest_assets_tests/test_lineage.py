@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from datetime import date
@@ -174,3 +175,27 @@ def test_the_command_refuses_a_subject_it_cannot_name(demo):
     assert run("lineage", "demo", "x", "--graph", "riverlod").returncode == 2
     missing = run("lineage", "--object", "K2N:nothing")
     assert missing.returncode == 1 and "no such object" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_the_demo_run_again_says_what_did_not_change(demo, tmp_path):
+    """A second demo on a copy of this home: the linked-data graph and the wiki units are the ones imported before,
+    and the demo says so (it printed `? import of []` and `0 units, 0 objects`); the demo provider's label does not
+    repeat its name (`Riverside Historical Society (demo) (demo)`)."""
+    _, _, ingest = demo
+    home = tmp_path / "again"
+    shutil.copytree(ingest.parent, home, symlinks=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INGEST_", "DAGSTER_"))}
+    env.update(INGEST_HOME=str(home / ".ingest"), DAGSTER_HOME=str(home))
+    again = subprocess.run([COMMAND, "demo", "--port", "0"], cwd=home, env=env, capture_output=True, text=True,
+                           timeout=480)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    graph = again.stdout.split("2. linked data, riverlod (VoID -> named graph): success")[1].splitlines()[1]
+    assert graph == ("  nothing changed: the VoID is the one imported before, so its graph (29 triples) stays as it "
+                     f"is in {home / '.ingest' / 'oxigraph'}")
+    wiki = again.stdout.split("3. repository, riverwiki")[1].splitlines()[1:3]
+    assert wiki == [f"  0 units, 0 objects into {home / '.ingest' / 'ocfl'}; errors 0",
+                    "  nothing changed: no unit of the wiki export changed since the last ingest, so the repository "
+                    "keeps what it holds"]
+    env["INGEST_REGISTRY"] = str(home / ".ingest" / "demo" / "registry.yaml")
+    status = subprocess.run([COMMAND, "status", "demo"], cwd=home, env=env, capture_output=True, text=True, timeout=120)
+    assert status.stdout.startswith("demo (Riverside Historical Society)\n"), status.stdout + status.stderr

@@ -6,8 +6,9 @@ import pytest
 import yaml
 
 from ingest_assets.core.errors import ConfigError
-from ingest_assets.core.registry import OaiHarvest, ProviderEntry, load_registry, parse_registry
+from ingest_assets.core.registry import RESERVED_NAMES, OaiHarvest, ProviderEntry, load_registry, parse_registry
 from ingest_assets.core.settings import Settings
+from ingest_assets.resourcesync.config import CAPABILITY_SETS
 
 GEOLINK = """
 bcodmo:
@@ -68,7 +69,7 @@ def test_review_contacts_and_index_tolerance_are_typed():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("Bad-Name: {}", "registry entry 'Bad-Name': provider names must match [a-z0-9]+"),
+        ("Bad-Name: {}", "registry entry 'Bad-Name': provider names are lowercase letters and digits, '-' between"),
         ("ok: {}\n_hidden: {}", "registry entry '_hidden'"),
         ("12: {}", "registry entry 12"),
         ("cdl: [1, 2]", "registry entry 'cdl' must be a mapping"),
@@ -82,6 +83,40 @@ def test_bad_entries_name_the_entry_and_file(tmp_path, text, message):
     path.write_text(text)
     error = problem_of(path)
     assert message in str(error) and str(path) in str(error)
+
+
+def test_hyphens_join_the_parts_of_a_name_and_capability_set_names_are_taken():
+    """ingestion3's hub names (northwest-heritage, david-rumsey) are names; a '-' that starts, ends or doubles one is
+    not, and ResourceSync's capability sets keep theirs."""
+    names = ["northwest-heritage", "david-rumsey", "a-1-b", "-lead", "trail-", "double--dash", "linked-data",
+             "dataset-files", "repository-objects"]
+    registry = parse_registry({name: {} for name in names}, "registry.yaml")
+    assert sorted(registry) == ["a-1-b", "david-rumsey", "northwest-heritage"]
+    assert "'-' between them" in str(registry.problems["double--dash"])
+    assert "capability sets" in registry.problems["linked-data"].message
+    assert RESERVED_NAMES == set(CAPABILITY_SETS.values())
+
+
+def test_a_hyphenated_name_reads_back_from_every_name_made_of_it():
+    """Folder and file names, index names, graph IRIs and partition keys are made of the provider name; each is
+    read back to the same name."""
+    from ingest_assets.defs.records.partitions import partition_key, partition_parts
+    from ingest_assets.linked_data.graphs import ProviderGraphs, provider_of
+    from ingest_assets.records.indexing.naming import build_name, parse_index
+    from ingest_assets.storage import layout
+
+    name, day, started = "northwest-heritage", date(2026, 1, 15), datetime(2026, 1, 16, 2, 3, 4, tzinfo=timezone.utc)
+    output = layout.activity_output(name, "harvest", day, started, "OriginalRecord.v1")
+    assert output.folder == "northwest-heritage/harvest/20260115/20260116_020304-northwest-heritage-OriginalRecord.v1.avro"
+    assert layout.parse_output(output.folder) == output
+    export = layout.jsonl_export(name, name, started).rpartition("/")[2]
+    assert export == "20260116_020304-northwest-heritage-MAP3_1.IndexRecord.jsonl"
+    assert layout.parse_jsonl_export(export) == (started, name)
+    index = build_name("dpla-map4", started, lambda _name: False, name)
+    assert index == "dpla-map4-northwest-heritage-20260116020304"
+    assert parse_index("dpla-map4", index).provider == name and parse_index("dpla-map4", "dpla-map4-20260116020304").provider is None
+    assert provider_of(ProviderGraphs(name).name) == name
+    assert partition_parts(str(partition_key(name, day))) == (name, day)
 
 
 def problem_of(path) -> ConfigError:
@@ -245,3 +280,23 @@ def test_enrichment_block_is_typed():
                      ("{dates: edtf}", "mdl.enrichment.dates"), ("{keep: [title]}", "mdl.enrichment.keep")):
         with pytest.raises(ConfigError, match=f"registry key '{re.escape(key)}'"):
             parse_registry(yaml.safe_load(f"mdl: {{enrichment: {bad}}}"), "r.yaml")["mdl"]  # refused: asking raises
+
+
+def test_a_private_delivery_placeholder_is_refused_naming_what_to_fill_in():
+    """A shipped hub's placeholder (``delivery: private``) loads in the package's registry of hubs; in an operator's
+    registry the entry is refused, naming the key and what the hub puts there, and the others run on."""
+    placeholder = {"type": "file", "format": "jsonl", "id_path": "uuid", "path": "s3://your-bucket/nypl/",
+                   "delivery": "private", "fill_in": {"path": "the S3 prefix NYPL's export zip is copied to"}}
+    data = {"nypl": {"harvest": placeholder}, "ok": {"harvest": {**placeholder, "delivery": "public", "fill_in": {}}}}
+    assert sorted(parse_registry(data, "hubs.yaml", shipped=True)) == ["nypl", "ok"]
+    registry = parse_registry(data, "registry.yaml")
+    assert sorted(registry) == ["ok"]
+    with pytest.raises(ConfigError, match=re.escape(
+            "registry key 'nypl.harvest.path': needs your delivery location: the S3 prefix NYPL's export zip is "
+            "copied to (provider 'nypl', file 'registry.yaml')")):
+        registry["nypl"]
+    for bad, message in (({"fill_in": {}}, "delivery: private and fill_in"),
+                         ({"delivery": "public"}, "delivery: private and fill_in"),
+                         ({"fill_in": {"params.q": "x"}}, "fill_in names 'params.q', which the block does not hold")):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            ProviderEntry("nypl", {"harvest": {**placeholder, **bad}})

@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from datetime import datetime, timedelta, timezone
@@ -25,7 +24,8 @@ from ingest_assets.demo.samples import sample_records
 from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.resourcesync.server import ResourceSyncApp
 from ingest_assets.storage import LocalStorage, layout
-from ingest_assets_tests.support import free_port, require, stop_group, wait_for_ui
+from ingest_assets_tests.support import free_port, require
+from ingest_assets_tests.support.ui import running_ui
 
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -87,16 +87,15 @@ def hub(tmp_path_factory):
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster"), "INGEST_HOME": str(tmp_path / "ingest"),
            "INGEST_REGISTRY": str(registry), "INGEST_PARTITION_START": (YESTERDAY - timedelta(days=20)).isoformat(),
            "DAGSTER_TELEMETRY_DISABLED": "1"}
-    process = subprocess.Popen(  # the command docs/operating.md gives
-        [str(Path(sys.executable).parent / "ingest-assets"), "ui", "--port", str(port)],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "dagster-dev.log", "wb"), start_new_session=True,
-    )
-    hub.base = f"http://127.0.0.1:{port}"
+    command = [str(Path(sys.executable).parent / "ingest-assets"), "ui", "--port", str(port)]  # as docs/operating.md gives it
     try:
-        wait_for_ui(hub.base, process, log=tmp_path / "dagster-dev.log")  # a loaded 2-core machine: up to 300 s
-        yield hub
+        # started as a script's background job (SIGINT ignored); a loaded 2-core machine: up to 300 s to answer
+        with running_ui(command, port, cwd=tmp_path, env=env, log=tmp_path / "dagster-dev.log", ignore_sigint=True) as ui:
+            hub.base = ui.base
+            yield hub
+            # Ctrl-C, as a person stops it: the UI, dagster dev, its webserver, daemon and code servers all end
+            assert not ui.stop(signal.SIGINT), ui.output()[-3000:]
     finally:
-        stop_group(process, timeout=120, sig=signal.SIGINT)  # Ctrl-C, as a person stops it (ui waits for dagster dev)
         oai.shutdown()
 
 

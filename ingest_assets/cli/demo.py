@@ -11,7 +11,7 @@ from datetime import date
 from importlib.resources import files
 from pathlib import Path
 
-from ingest_assets.cli.main import Parser, command_line, iso_day
+from ingest_assets.cli.main import Parser, command_line, iso_day, port_number
 from ingest_assets.core.settings import Settings
 
 DEMO_PORT = 8765
@@ -48,7 +48,7 @@ def _demo(args: argparse.Namespace) -> int:
 DEMO_REGISTRY = """# Written by `ingest-assets demo` for its local site at {base}: one provider per capability.
 # `ingest-assets ui --demo` opens the UI on this registry and serves the site again on the same port.
 demo:
-  label: Riverside Historical Society (demo)
+  label: Riverside Historical Society
   harvest: {{type: oai, endpoint: '{base}/oai', metadata_prefix: oai_dc, allow_private: true}}
   mapping: oai_dc
   resourcesync: {{}}
@@ -77,6 +77,7 @@ def _demo_runs(settings, instance, day: date, base: str) -> list[bool]:
     from ingest_assets.definitions import build_definitions
     from ingest_assets.defs.providers import linked_data_providers, record_providers, repository_providers
     from ingest_assets.demo.site import dataset_url
+    from ingest_assets.linked_data.status import read_status
     from ingest_assets.storage import layout, open_storage
     from ingest_assets.storage.counts import day_counts
     from ingest_assets.storage.layout import status_page_key
@@ -124,7 +125,12 @@ def _demo_runs(settings, instance, day: date, base: str) -> list[bool]:
 
     graph = run("2. linked data, riverlod (VoID -> named graph)", ["linked_data/provider_graph"], partition_key="riverlod")
     imported = metadata(graph, "linked_data/provider_graph")
-    print(f"  {imported.get('strategy', '?')} import of {json.dumps(imported.get('dumps', []))} into {settings.triplestore}")
+    if imported:
+        print(f"  {imported['strategy']} import of {json.dumps(imported.get('dumps', []))} into {settings.triplestore}")
+    elif graph.success:  # the asset materializes nothing when the VoID's dcterms:modified has not moved
+        held = read_status(storage, "riverlod").get("harvested", {}).get("triples")
+        print(f"  nothing changed: the VoID is the one imported before, so its graph ({held} triples) stays as it is "
+              f"in {settings.triplestore}")
     export = run("   N-Quads export of every provider graph", ["linked_data/export"])
     print(f"  {metadata(export, 'linked_data/export').get('triples', 0)} triples -> "
           f"{metadata(export, 'linked_data/export').get('path', '')}")
@@ -135,6 +141,9 @@ def _demo_runs(settings, instance, day: date, base: str) -> list[bool]:
     ingested = metadata(wiki, "repository_collections")
     print(f"  {ingested.get('units_ingested', 0)} units, {ingested.get('objects_ingested', 0)} objects into "
           f"{settings.repository}; errors {ingested.get('errors', 0)}")
+    if wiki.success and not ingested.get("units_ingested") and not ingested.get("refused"):
+        print("  nothing changed: no unit of the wiki export changed since the last ingest, so the repository keeps "
+              "what it holds")
     outcomes.append(wiki.success)
 
     requests = settings.home / "demo" / "dataset-requests.jsonl"
@@ -175,7 +184,7 @@ def _serve_demo(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="ingest-assets demo", description=__doc__)
     parser.add_argument("--date", type=iso_day, default=DEMO_DAY, help=f"the day of the sample records (default {DEMO_DAY})")
-    parser.add_argument("--port", type=int, default=DEMO_PORT,
+    parser.add_argument("--port", type=port_number, default=DEMO_PORT,
                         help=f"the demo site's port (default {DEMO_PORT}; 0: any free port)")
     return _demo(parser.parse_args(argv))
 
@@ -183,5 +192,5 @@ def main(argv: list[str] | None = None) -> int:
 def serve(argv: list[str] | None = None) -> int:
     parser = Parser(prog="ingest-assets serve-demo", description="Serve the demo site (OAI-PMH, VoID and dump, a dataset).")
     parser.add_argument("--date", type=iso_day, default=DEMO_DAY)
-    parser.add_argument("--port", type=int, default=DEMO_PORT)
+    parser.add_argument("--port", type=port_number, default=DEMO_PORT)
     return _serve_demo(parser.parse_args(argv))

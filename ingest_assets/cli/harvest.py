@@ -3,13 +3,17 @@ run on the configured Dagster instance (``DAGSTER_HOME``, by default ``$INGEST_H
 like any UI run: a range runs as one run per 31 days, each day its own output and plan, as a UI backfill does.
 
 Prints a line when each run starts and as each stage (harvest, mapping, enrichment, indexing) finishes its days,
-then one line per day with its counts, and for a failed run the step that failed and why; ``--verbose`` adds
-Dagster's event log on stderr."""
+then one line per day with its counts, and for a failed run the step that failed and why (a failed check: what it
+found, the limit and the registry key that sets it), kept as the provider's last failure (``status``). Each
+retry is one line on stderr: a request the HTTP client tries again (the URL, why, the wait), a step Dagster runs
+again (why, the wait). ``--verbose`` adds Dagster's event log and the libraries' own warnings on stderr."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import uuid
+from collections import Counter
 from datetime import date, datetime, timedelta, timezone
 
 from ingest_assets.cli.instance import open_instance
@@ -86,7 +90,7 @@ def _run(settings: Settings, provider: str, wanted: list[date]) -> int:
             run_id = str(uuid.uuid4())  # as Dagster makes run ids (make_new_run_id is not public)
             days_text = str(chunk[0]) if len(chunk) == 1 else f"{chunk[0]}..{chunk[-1]}"
             print(f"{provider} {days_text}: running (run {run_id})", flush=True)
-            with StageProgress(instance, run_id, f"{provider} {days_text}", len(chunk)) as progress:
+            with StageProgress(instance, run_id, f"{provider} {days_text}", len(chunk), settings.step_retries) as progress:
                 result = job.execute_in_process(instance=instance, raise_on_error=False, run_id=run_id, run_config=quiet,
                                                 **span)
             instance.add_run_tags(result.run_id, {"ingest/trigger": "cli"})
@@ -96,7 +100,22 @@ def _run(settings: Settings, provider: str, wanted: list[date]) -> int:
             if not result.success:
                 for stage, message in failure_causes(result):
                     print(f"{provider} {days_text}: FAILED at {stage}: {message} (run {run_id})", flush=True)
+                keep_failure(settings, result)
     return 1 if failed else 0
+
+
+def keep_failure(settings: Settings, result) -> None:
+    """Keep a failed run as its provider's last failure, as the failure sensor would (a check or a gate that
+    recorded its own words is kept as it is)."""
+    from ingest_assets.defs.operations.failures import run_failure
+    from ingest_assets.operations.failures import last_failure, record_failure
+    from ingest_assets.storage import open_storage
+
+    failure = run_failure(result.dagster_run, result.get_step_failure_events(), None, settings.ui_url)
+    storage = open_storage(settings.storage_url)
+    kept = last_failure(storage, failure.provider) if failure.provider else None
+    if kept is None or kept.run_id != failure.run_id:
+        record_failure(storage, failure)
 
 
 STAGES = (("original_records", "harvested"), ("mapped_records", "mapped"), ("enriched_records", "enriched"),
@@ -108,9 +127,10 @@ class StageProgress:
     run's materializations of that stage's asset; a stage that stopped short gets its line when the run ends);
     afterwards, :meth:`day_lines` gives one line per day."""
 
-    def __init__(self, instance, run_id: str, label: str, days: int):
-        self.instance, self.run_id, self.label, self.days = instance, run_id, label, days
+    def __init__(self, instance, run_id: str, label: str, days: int, retries: int = 0):
+        self.instance, self.run_id, self.label, self.days, self.retries = instance, run_id, label, days, retries
         self.found: dict[str, dict[str, dict]] = {}  # asset -> partition -> metadata
+        self._retried: Counter[str] = Counter()  # step retries printed, per step
         self._printed: set[str] = set()
         self._cursors: dict[str, str | None] = {}
         self._stop = threading.Event()
@@ -132,6 +152,7 @@ class StageProgress:
     def _poll(self, final: bool = False) -> None:
         import dagster as dg
 
+        self._print_retries()
         for asset, verb in STAGES:
             found = self.instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset)), limit=1000,
                                                          cursor=self._cursors.get(asset), ascending=True)
@@ -144,6 +165,20 @@ class StageProgress:
             self._printed.add(asset)
             records = sum(int(meta.get("dagster/row_count", 0)) for meta in days.values())
             print(f"{self.label}: {verb} {records} records over {len(days)} day(s)", flush=True)
+
+    def _print_retries(self) -> None:
+        """One line on stderr per step Dagster runs again: which, why, the wait."""
+        import dagster as dg
+
+        from ingest_assets.defs.operations.failures import error_text
+
+        retried = self.instance.all_logs(self.run_id, of_type=dg.DagsterEventType.STEP_UP_FOR_RETRY)
+        for entry in retried[sum(self._retried.values()):]:
+            event = entry.dagster_event
+            self._retried[event.step_key] += 1
+            wait = event.event_specific_data.seconds_to_wait
+            print(f"{self.label}: {event.step_key} failed: {error_text(event.event_specific_data.error)}; step retry "
+                  f"{self._retried[event.step_key]} of {self.retries} in {wait or 0:g} s", file=sys.stderr, flush=True)
 
     def day_lines(self, provider: str) -> list[str]:
         """``<provider> <day>: harvested h, mapped m (f failed), indexed i (d documents + x deletions)`` per day."""
@@ -166,13 +201,23 @@ class StageProgress:
 
 
 def failure_causes(result) -> list[tuple[str, str]]:
-    """``(step, first line of the error)`` of each failed step of an in-process run (the run's own message if none)."""
+    """``(step, why)`` of each failed step of an in-process run (the run's own message if none): a check step's
+    failed results in their own words (the day first when the run judged several), else the step's error."""
+    import dagster as dg
+
+    from ingest_assets.defs.operations.failures import step_failure_text
+
+    checks: dict[str, list] = {}
+    for event in result.all_events:
+        if event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION and not event.asset_check_evaluation_data.passed:
+            checks.setdefault(event.step_key, []).append(event.asset_check_evaluation_data)
     causes = []
     for event in result.get_step_failure_events():
-        error = event.step_failure_data.error
-        user = event.step_failure_data.user_failure_data
-        text = (user.description if user and user.description else None) or (error.message if error else event.message)
-        causes.append((event.step_key, " ".join((text or "").strip().split("\n")[0].split())))
+        failed = checks.get(event.step_key, [])
+        days = [e for e in failed if e.partition] or failed
+        shown = [f"{e.partition.split('|')[0]}: " * (len(days) > 1) + (e.description or f"{e.check_name} failed")
+                 for e in days]
+        causes.append((event.step_key, "; ".join(shown) or step_failure_text(event)))
     return causes or [("run", "the run failed before any step (see the run in the UI)")]
 
 

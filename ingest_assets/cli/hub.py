@@ -24,11 +24,18 @@ class Hub:
     @cached_property
     def registry(self) -> Registry:
         """The registry as the hub runs on it: a file that no longer loads yields its last good copy in the storage
-        (:attr:`Registry.stale` says why), as the ``registry`` resource does."""
+        (:attr:`Registry.stale` says why), as the ``registry`` resource does. A file that is not there at all is a
+        mistake in this command's environment (``INGEST_REGISTRY`` unset or wrong), not the hub's state: refused."""
+        from ingest_assets.cli.demo import demo_registry_path
         from ingest_assets.storage import StoredText
         from ingest_assets.storage.layout import registry_copy_key
 
-        return load_registry(self.settings.registry_path, StoredText(self.storage, registry_copy_key()))
+        path = self.settings.registry_path
+        if not path.exists():
+            demo = demo_registry_path(self.settings)
+            raise ConfigError("registry file not found", file=str(path), hint="set INGEST_REGISTRY to the registry file"
+                              + (f" (the demo's: INGEST_REGISTRY={demo})" if demo.is_file() else ""))
+        return load_registry(path, StoredText(self.storage, registry_copy_key()))
 
     @cached_property
     def storage(self):
@@ -48,7 +55,7 @@ class Hub:
 
     @cached_property
     def resource_index(self):
-        from ingest_assets.resourcesync.config import open_resource_index
+        from ingest_assets.resourcesync import open_resource_index
 
         return open_resource_index(self.settings.search, lambda: self.engine)
 

@@ -43,7 +43,8 @@ def _lineage(args: argparse.Namespace, settings: Settings) -> Lineage:
 
     provider = args.graph or args.provider
     if provider and not NAME_RE.fullmatch(provider):
-        raise ConfigError("not a provider name ([a-z0-9]+)", provider=provider, hint="give a registry entry's name")
+        raise ConfigError("not a provider name (lowercase letters and digits, '-' between them)", provider=provider,
+                          hint="give a registry entry's name")
     storage = open_storage(settings.storage_url)
     if args.graph:
         from ingest_assets.lineage.graphs import graph_lineage
@@ -51,7 +52,7 @@ def _lineage(args: argparse.Namespace, settings: Settings) -> Lineage:
         return graph_lineage(storage, args.graph)
     if args.object:
         from ingest_assets.lineage.objects import object_lineage
-        from ingest_assets.repository.connect import open_repository
+        from ingest_assets.repository import open_repository
 
         repository = open_repository(settings.repository, auth=settings.fedora_auth())
         return object_lineage(repository, args.object, settings.repository)

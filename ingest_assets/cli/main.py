@@ -34,16 +34,17 @@ from ingest_assets.core.errors import (
 if TYPE_CHECKING:
     from ingest_assets.core.settings import Settings
 
-# command -> (module, function, help)
+# command -> (module, function, help): NAME is cli/NAME.py's main, serve-NAME its serve (test_cli.py holds to it);
+# each command's ordinary mistakes are listed in ingest_assets_tests/test_cli_mistakes.py (which names one missing)
 COMMANDS = {
     "demo": ("demo", "main", "all five capabilities once, on embedded defaults, against a local demo site"),
     "serve-demo": ("demo", "serve", "serve the demo site (OAI-PMH, VoID, a dataset) for runs from the UI"),
     "ui": ("ui", "main", "the Dagster UI and daemon on the configured instance (--demo: on the demo's registry)"),
     "harvest": ("harvest", "main", "run the record pipeline for a provider's day(s) on the instance"),
-    "map": ("mapping", "main", "preview a mapping profile on files or a provider's newest harvest (writes nothing)"),
+    "map": ("map", "main", "preview a mapping profile on files or a provider's newest harvest (writes nothing)"),
     "snapshot": ("snapshot", "main", "rebuild a provider's records as of a date (newest versions, deletions applied)"),
     "search": ("search", "main", "query the search index"),
-    "serve-resourcesync": ("resourcesync", "main", "serve the ResourceSync documents and the hub status page over HTTP"),
+    "serve-resourcesync": ("resourcesync", "serve", "serve the ResourceSync documents and the hub status page over HTTP"),
     "repository": ("repository", "main", "repository ingest commands"),
     "datasets": ("datasets", "main", "submit or process dataset ingest requests"),
     "lineage": ("lineage", "main", "where a record, graph, object or dataset came from"),
@@ -52,6 +53,7 @@ COMMANDS = {
     "report": ("report", "main", "a provider day's report: counts, problems, coverage, what changed"),
     "takedown": ("takedown", "main", "keep records out of the index and the change feed until undone"),
     "status": ("status", "main", "per provider: last harvest, counts, failures, review, live index, history"),
+    "hubs": ("hubs", "main", "the hubs DPLA's ingestion3 harvests, shipped: list them, or copy one into your registry"),
 }
 VERBOSE = "--verbose"
 READER_GONE = 128 + 13  # the status of a command ended by SIGPIPE, as `yes | head` leaves `yes`
@@ -76,11 +78,23 @@ def iso_day(text: str) -> date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a day (YYYY-MM-DD)") from None
 
 
+def port_number(text: str) -> int:
+    """An argument type: a TCP port, 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0 to 65535; 0: any free port)")
+    return port
+
+
 def command_line(settings: Settings) -> str:
-    """How the reader of a printed command runs ``ingest-assets`` here: ``uv run ingest-assets`` under ``uv run``,
-    ``ingest-assets`` when that is the one on PATH, else the full path of the script that runs now."""
+    """How the reader of a printed command runs ``ingest-assets`` here: ``uv run ingest-assets`` under ``uv run``
+    (the full path of that uv when none is on PATH, as right after install.py), ``ingest-assets`` when that is the
+    one on PATH, else the full path of the script that runs now."""
     if settings.uv_run:
-        return "uv run ingest-assets"
+        return f"{'uv' if shutil.which('uv') else settings.uv_run} run ingest-assets"
     script = Path(sys.argv[0]).resolve()
     if script.name != "ingest-assets":
         return f"{sys.executable} -m ingest_assets.cli"
@@ -173,15 +187,25 @@ def _top_level(argv: list[str]) -> int:
     return 2
 
 
-# the search clients' transports log every failed or retried request as a warning: the request that failed is in
-# the command's own one-line error, and one that was retried to success is no problem of the user's
-TRANSPORT_LOGGERS = ("elastic_transport", "opensearch")
+OWN_LOGGER = "ingest_assets"
+
+
+class _OwnWarnings(logging.Filter):
+    """Without ``--verbose``: this package's warnings (a retry, a fallback it took) and every library's errors; the
+    libraries' own warnings (urllib3's retries, the search clients' transports) say what ours already say, less
+    clearly."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        own = record.name == OWN_LOGGER or record.name.startswith(f"{OWN_LOGGER}.")
+        return _verbose or own or record.levelno >= logging.ERROR
 
 
 def _configure_logging() -> None:
-    """Warnings and errors of the libraries on stderr (everything with ``--verbose``); no INFO chatter, and of the
-    search clients' transports only errors."""
-    logging.basicConfig(level=logging.DEBUG if _verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
-    for name in TRANSPORT_LOGGERS:
-        logging.getLogger(name).setLevel(logging.DEBUG if _verbose else logging.ERROR)
+    """Warnings and errors on stderr (everything with ``--verbose``), no INFO chatter; of the other libraries only
+    errors unless ``--verbose``. A process whose logging is already set up (a test runner) keeps its handlers."""
+    root = logging.getLogger()
+    if not root.handlers:
+        logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
+        root.handlers[0].addFilter(_OwnWarnings())
+    if any(isinstance(f, _OwnWarnings) for handler in root.handlers for f in handler.filters):
+        root.setLevel(logging.DEBUG if _verbose else logging.WARNING)

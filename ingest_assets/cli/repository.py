@@ -16,7 +16,7 @@ from ingest_assets.cli.main import Parser
 from ingest_assets.core.errors import UsageError
 
 from ingest_assets.core.http import HttpClient
-from ingest_assets.repository.connect import open_repository
+from ingest_assets.repository import open_repository
 from ingest_assets.repository.bookkeeping import Bookkeeping
 from ingest_assets.repository.index import ObjectIndex
 from ingest_assets.repository.ingest import IngestSettings, RepositoryIngest

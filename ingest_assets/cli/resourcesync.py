@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from functools import partial
 
-from ingest_assets.cli.main import Parser
+from ingest_assets.cli.main import Parser, port_number
 from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.resourcesync.server import RegistrySets, ResourceSyncApp
-from ingest_assets.storage.backends import open_storage
+from ingest_assets.storage import open_storage
 
 
-def main(argv: list[str] | None = None) -> int:
+def serve(argv: list[str] | None = None) -> int:
     """Serve (after publishing once with ``--publish``) with the platform's settings and registry."""
-    from ingest_assets.resourcesync.config import open_resource_index
+    from ingest_assets.resourcesync import open_resource_index
     from ingest_assets.resourcesync.publish import Publisher
     from ingest_assets.core.registry import load_registry
     from ingest_assets.core.settings import Settings
@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = Parser(prog="ingest-assets serve-resourcesync", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--port", type=port_number, default=8080)
     parser.add_argument("--publish", action="store_true", help="regenerate the documents from the index first")
     args = parser.parse_args(argv)
     settings = Settings.current()

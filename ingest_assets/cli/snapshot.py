@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="rebuild from the harvests (default), or enrich and index the mapped records")
     args = parser.parse_args(argv)
     if not NAME_RE.fullmatch(args.provider):
-        raise UsageError(f"{args.provider!r} is not a provider name ([a-z0-9]+)", hint="give a registry entry's name")
+        raise UsageError(f"{args.provider!r} is not a provider name (lowercase letters and digits, '-' between them)",
+                         hint="give a registry entry's name")
 
     from datetime import timezone
 

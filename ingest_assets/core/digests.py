@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
 CHUNK_SIZE = 4 * 1024 * 1024
+FIRST_CHUNK = 64 * 1024  # a stream's first read: most members of a bundle end within it
 PARALLEL_MIN = 64 * 1024  # below this a thread hand-off costs more than it saves
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 
@@ -32,7 +33,7 @@ class MultiHasher:
     """
 
     def __init__(self, algorithms: Iterable[str]):
-        self._hashes = {name: hashlib.new(name) for name in algorithms}
+        self._hashes = {name: hashlib.new(name, usedforsecurity=False) for name in algorithms}  # integrity only
         self._order = list(self._hashes.values())
         self.size = 0
 
@@ -65,19 +66,21 @@ class _Sink(Protocol):
 
 def hash_stream(stream: BinaryIO, algorithms: Iterable[str], *, limit: int | None = None, sink: _Sink | None = None,
                 chunk_size: int = CHUNK_SIZE) -> MultiHasher:
-    """Read ``stream`` to its end into one reused buffer (no per-chunk allocation), feeding each chunk to the
+    """Read ``stream`` to its end into a reused buffer (no per-chunk allocation), feeding each chunk to the
     hashers and, when given, to ``sink`` (a copy written on the way). ``OverflowError`` as soon as more than
-    ``limit`` bytes have been read."""
+    ``limit`` bytes have been read. The first read takes :data:`FIRST_CHUNK` bytes, so a small stream (a bundle's
+    entry, one of thousands) costs no buffer of ``chunk_size``; a stream that fills it goes on in one of that size."""
     hasher = MultiHasher(algorithms)
-    buffer = bytearray(chunk_size)
-    view = memoryview(buffer)
+    buffer = bytearray(min(FIRST_CHUNK, chunk_size))
     while read := _read_into(stream, buffer):
-        chunk = view[:read]
+        chunk = memoryview(buffer)[:read]
         hasher.update(chunk)
         if limit is not None and hasher.size > limit:
             raise OverflowError(f"more than {limit} bytes")
         if sink is not None:
             sink.write(chunk)
+        if read == len(buffer) < chunk_size:
+            buffer = bytearray(chunk_size)
     return hasher
 
 

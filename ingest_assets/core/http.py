@@ -7,11 +7,17 @@ Providers hand us URLs (endpoints, VoID dumps, dataset landing pages). Every hop
 checked: only http(s), and no loopback/private/link-local addresses unless ``allow_private`` is set. The
 connection goes to the address that was checked (the name is not resolved a second time, so a DNS answer
 that changes between check and connect cannot reach a private address), with the original Host and TLS name.
+
+Each retry is one warning on the ``ingest_assets.core.http`` logger: what failed, the URL and the wait. A request
+is tried at most ``retries + 1`` times (waits 0, 2 x backoff, 4 x backoff..., or the server's ``Retry-After`` up to
+:data:`MAX_RETRY_AFTER`); a request that cannot be sent at all fails naming the cause (connection refused, a host
+that does not resolve, a timeout).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
 import socket
 import threading
@@ -28,7 +34,7 @@ from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import LocationParseError, MaxRetryError
+from urllib3.exceptions import ConnectTimeoutError, LocationParseError, MaxRetryError, ReadTimeoutError
 from urllib3.util import parse_url
 from urllib3.util.retry import Retry
 
@@ -45,6 +51,7 @@ DOWNLOAD_CHUNK = 1024 * 1024  # requests/urllib3 assemble bigger reads from many
 MAX_RETRY_AFTER = 60.0
 MAX_RESPONSE_SECONDS = 3600.0  # wall clock from request to last byte: a body trickled within each read timeout ends
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -112,6 +119,11 @@ class Body:
 
 # A connection that breaks while a body is read (requests raises these from iter_content).
 _BROKEN_BODY = (requests.exceptions.ChunkedEncodingError, requests.ConnectionError)
+
+
+class _BodyBroke(FetchError):
+    """The connection broke while a body was read: the request is read again (a request that could not be sent
+    at all was already retried by the Retry, and is not retried a second time around it)."""
 _T = TypeVar("_T")
 
 
@@ -218,10 +230,47 @@ def _addresses_within(address: ipaddress.IPv4Address | ipaddress.IPv6Address) ->
 
 
 class _Retry(Retry):
-    """urllib3's ``Retry`` (``Retry-After`` in seconds or as an HTTP date), capped: a provider cannot park a worker."""
+    """urllib3's ``Retry`` (``Retry-After`` in seconds or as an HTTP date), capped: a provider cannot park a worker.
+    Each retry it grants is logged as one line (urllib3's own warning says neither the whole URL nor the wait)."""
 
     def parse_retry_after(self, retry_after: str) -> float:
         return min(super().parse_retry_after(retry_after), MAX_RETRY_AFTER)
+
+    def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):
+        granted = super().increment(method, url, response, error, _pool, _stacktrace)  # MaxRetryError when spent
+        if _pool is not None:
+            url = f"{_pool.scheme}://{_pool.host}{'' if _pool.port in (None, 80, 443) else f':{_pool.port}'}{url}"
+        wait = (granted.get_retry_after(response) if response is not None else None) or granted.get_backoff_time()
+        tries = len(granted.history)
+        log.warning("%s %s: %s; retry %d of %d %s", method or "GET", url,
+                    f"HTTP {response.status}" if response is not None else reason(error),
+                    tries, tries + (granted.total or 0), f"in {wait:g} s" if wait else "at once")
+        return granted
+
+
+def reason(error: BaseException | None) -> str:
+    """Why a request got no answer, in words: connection refused, a host that does not resolve, a timeout...
+    (the first known cause down ``error``'s chain of causes, else the error's own text)."""
+    chain, seen = [], error
+    while seen is not None and len(chain) < 10:
+        chain.append(seen)
+        seen = getattr(seen, "reason", None) or seen.__cause__ or seen.__context__ or next(
+            (arg for arg in getattr(seen, "args", ()) if isinstance(arg, BaseException)), None)
+    for found in chain:
+        if isinstance(found, socket.gaierror):
+            return f"the host name does not resolve ({found.strerror})"
+        if isinstance(found, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(found, ConnectionResetError):
+            return "connection reset by the server"
+    for found in chain:
+        if isinstance(found, ReadTimeoutError):
+            return "no answer within the read timeout"
+        if isinstance(found, (ConnectTimeoutError, TimeoutError)):
+            return "no connection within the connect timeout"
+        if isinstance(found, OSError) and found.strerror:
+            return found.strerror
+    return str(error) if error is not None else "no answer"
 
 
 def _socket_of(response: requests.Response) -> socket.socket | None:
@@ -349,9 +398,7 @@ class HttpClient:
         while True:
             try:
                 return read()
-            except FetchError as exc:
-                if not isinstance(exc.__cause__, _BROKEN_BODY):
-                    raise
+            except _BodyBroke as exc:
                 try:
                     retry = retry.increment("GET", url, error=exc.__cause__)
                 except MaxRetryError:
@@ -368,7 +415,7 @@ class HttpClient:
                 yield Body(response, history, max_bytes=self.max_bytes if max_bytes is None else max_bytes,
                            hashes=hashes, chunk_size=chunk_size)
             except _BROKEN_BODY as exc:
-                raise FetchError(f"connection broke while reading the body: {exc}", url=url, retryable=True) from exc
+                raise _BodyBroke(f"connection broke while reading the body: {exc}", url=url, retryable=True) from exc
 
     @contextmanager
     def stream(self, url: str, *, params=None, headers=None, method: str = "GET", data=None) -> Iterator[
@@ -382,7 +429,10 @@ class HttpClient:
         try:
             response, history = self._open(url, params, headers, method, data)
         except (requests.ConnectionError, requests.Timeout) as exc:
-            raise FetchError(f"{type(exc).__name__}: {exc}", url=url, retryable=True) from exc
+            where = parse_url(url)
+            tried = "once" if self.retries == 0 else f"{self.retries + 1} times"
+            raise FetchError(f"cannot reach {where.host}{f':{where.port}' if where.port else ''}: {reason(exc)} "
+                             f"(tried {tried})", url=url, retryable=True) from exc
         deadline = _limit_body_time(response, self.max_seconds)
         try:
             if response.status_code >= 400:

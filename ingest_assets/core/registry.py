@@ -38,8 +38,14 @@ from pydantic_core import PydanticCustomError
 from ingest_assets.core.errors import ConfigError
 from ingest_assets.core.modified import parse_modified
 
-NAME_RE = re.compile(r"[a-z0-9]+")
-MAX_NAME_LENGTH = 64  # it is a folder, a graph IRI and a file-name part
+# lowercase letters and digits, '-' between them (ingestion3's northwest-heritage): a folder, a graph IRI, an index
+# name, a partition key, a Dagster tag and a file-name part, each of which reads it back by this pattern
+NAME_PATTERN = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+NAME_RE = re.compile(NAME_PATTERN)
+MAX_NAME_LENGTH = 64
+# names no provider may take: ResourceSync's sets of whole capabilities (resourcesync/config.py's CAPABILITY_SETS),
+# which share the provider sets' namespace
+RESERVED_NAMES = frozenset({"repository-objects", "dataset-files", "linked-data"})
 # the key whose presence makes an entry a provider of each partitioned capability
 CAPABILITY_KEYS = {"records": "harvest", "linked_data": "void", "repository": "repository"}
 MiB = 1024 * 1024
@@ -117,6 +123,27 @@ def _one_as_list(data: Any, one: str, many: str) -> Any:
 class _Harvest(Block):
     allow_private: bool = False  # may reach loopback/private addresses
     full: bool = False  # always a full harvest: no date window
+    # ``delivery: private``: a shipped hub's block whose source only the hub knows (files sent to DPLA, an endpoint
+    # or query kept in ingestion3's private configuration); ``fill_in`` names each placeholder key (dotted below
+    # ``harvest``) and what goes there. An operator's registry refuses the entry until both keys are gone.
+    delivery: Literal["public", "private"] = "public"
+    fill_in: dict[Text, Text] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _placeholders_named(self) -> _Harvest:
+        if (self.delivery == "private") != bool(self.fill_in):
+            raise problem("delivery: private and fill_in (each placeholder key: what goes there) come together")
+        for key in self.fill_in:
+            node: Any = self
+            for part in key.split("."):
+                node = node.get(part) if isinstance(node, Mapping) else getattr(node, part, None)
+            if node is None:
+                raise problem(f"fill_in names {key!r}, which the block does not hold")
+        return self
+
+    def placeholder(self) -> tuple[str, str] | None:
+        """The first placeholder key and what goes there, for a ``delivery: private`` block."""
+        return next(iter(self.fill_in.items()), None)
 
 
 class OaiHarvest(_Harvest):
@@ -639,7 +666,7 @@ class ScheduleBlock(Block):
 EnrichmentStep = Literal[
     "deduplicate", "strip_html", "reduce_whitespace", "cleanup_leading_punctuation", "cleanup_ending_punctuation",
     "strip_ending_period", "capitalize_first_char", "strip_dbl_quotes", "cleanup_geocoordinates", "format_blocklist",
-    "rights_uri", "wikidata", "data_provider_uri", "dates", "language", "type",
+    "rights_uri", "wikidata", "data_provider_uri", "dates", "language", "type", "tags",
 ]
 ENRICHMENT_STEPS: tuple[str, ...] = EnrichmentStep.__args__
 
@@ -829,7 +856,7 @@ class Registry(Mapping[str, ProviderEntry]):
         if name in self.problems:
             refused = self.problems[name]
             raise ConfigError(refused.message, provider=refused.provider, file=refused.file,
-                              hint="fix this entry; the other entries are not affected")
+                              hint=f"{refused.hint or 'fix this entry'}; the other entries are not affected")
         raise ConfigError(f"provider {name!r} is not in the registry", provider=name, file=self.source,
                           hint=f"known providers: {', '.join(sorted(self._entries)) or 'none'}")
 
@@ -850,9 +877,11 @@ class Registry(Mapping[str, ProviderEntry]):
         return sorted(entry.name for entry in self.providers_with(CAPABILITY_KEYS[capability]))
 
 
-def parse_registry(data: Any, source: str = "<memory>") -> Registry:
-    """Validate parsed YAML: a mapping of ``[a-z0-9]+`` names to mappings of settings. A file that is not such a
-    mapping is a ConfigError; an entry that breaks a rule is refused into :attr:`Registry.problems`."""
+def parse_registry(data: Any, source: str = "<memory>", *, shipped: bool = False) -> Registry:
+    """Validate parsed YAML: a mapping of provider names (:data:`NAME_PATTERN`) to mappings of settings. A file that
+    is not such a mapping is a ConfigError; an entry that breaks a rule is refused into :attr:`Registry.problems`,
+    and so is one whose harvest still holds a placeholder (``delivery: private``) unless the file is ``shipped``:
+    the package's registry of hubs, whose private deliveries only the hub can fill in."""
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
@@ -862,7 +891,10 @@ def parse_registry(data: Any, source: str = "<memory>") -> Registry:
     for name, settings in data.items():
         try:
             entries[name] = _entry(name, settings, source)
+            if not shipped:
+                _filled_in(entries[name])
         except ConfigError as exc:
+            entries.pop(name, None)
             problems[str(name)] = exc
     return Registry(entries, source, problems)
 
@@ -870,16 +902,30 @@ def parse_registry(data: Any, source: str = "<memory>") -> Registry:
 def _entry(name: Any, settings: Any, source: str) -> ProviderEntry:
     if not isinstance(name, str) or not NAME_RE.fullmatch(name) or len(name) > MAX_NAME_LENGTH:
         raise ConfigError(
-            f"registry entry {name!r}: provider names must match [a-z0-9]+, at most {MAX_NAME_LENGTH} "
-            "characters (they become folder and graph names)",
+            f"registry entry {name!r}: provider names are lowercase letters and digits, '-' between them, at most "
+            f"{MAX_NAME_LENGTH} characters (they become folder, graph and index names)",
             provider=str(name),
             file=source,
         )
+    if name in RESERVED_NAMES:
+        raise ConfigError(f"registry entry {name!r}: the name of one of ResourceSync's capability sets, no provider's "
+                          f"(reserved: {', '.join(sorted(RESERVED_NAMES))})", provider=name, file=source)
     if settings is None:
         settings = {}
     if not isinstance(settings, Mapping):
         raise ConfigError(f"registry entry {name!r} must be a mapping of settings", provider=name, file=source)
     return ProviderEntry(name, settings, source)
+
+
+def _filled_in(entry: ProviderEntry) -> None:
+    """A ConfigError for an entry copied from the shipped hubs whose harvest still waits for the hub's location."""
+    harvest = entry.settings.harvest
+    placeholder = harvest.placeholder() if harvest is not None else None
+    if placeholder is not None:
+        key, what = placeholder
+        raise ConfigError(f"registry key {entry.name + '.harvest.' + key!r}: needs your delivery location: {what}",
+                          provider=entry.name, file=entry.source,
+                          hint="put your own value there, then remove harvest.delivery and harvest.fill_in")
 
 
 class LastGood(Protocol):

@@ -52,10 +52,16 @@ class Settings:
     resourcesync_capabilities: tuple[str, ...] = CHANGE_FEED_CAPABILITIES
     index_count_tolerance: float = 0.02  # a new index may hold at most this share fewer documents than the old
     index_retain: int = 2  # previous indices of a provider kept for rollback
+    # a record step failing with an error a retry can help is retried this often, delay x (1, 3, 7...) s apart
+    step_retries: int = 2
+    step_retry_delay: float = 20.0
     profiles_path: Path | None = None  # a folder of mapping profiles (and vocabularies/) beside the shipped ones
+    wiki_institutions: Path | None = None  # a hub's own institutions_v2.json (None: DPLA's, shipped)
+    sitemap_url: str = "https://sitemaps.dp.la"  # where the storage's _sitemaps/ folder is served (tag sitemaps)
+    item_url: str = "https://dp.la/item"  # a record's page is <item_url>/<DPLA id> (tag sitemaps)
     # the Dagster instance folder: DAGSTER_HOME, else $INGEST_HOME/dagster (the commands write its dagster.yaml)
     dagster_home: Path | None = None
-    uv_run: bool = False  # started by `uv run` (the commands print follow-up commands the same way)
+    uv_run: str | None = None  # the uv that started this `uv run` (the commands print follow-up commands the same way)
     # failure notices (operations/notify.py): e-mail on when recipients are given, the webhook when its URL is
     notify_email: tuple[str, ...] = ()
     smtp_url: str = "smtp://localhost"
@@ -104,9 +110,14 @@ class Settings:
             resourcesync_capabilities=_capabilities(env.get("INGEST_RESOURCESYNC_CAPABILITIES")),
             index_count_tolerance=_share("INGEST_INDEX_TOLERANCE", env.get("INGEST_INDEX_TOLERANCE") or "0.02"),
             index_retain=int(_number("INGEST_INDEX_RETAIN", env.get("INGEST_INDEX_RETAIN") or "2", int)),
+            step_retries=int(_number("INGEST_STEP_RETRIES", env.get("INGEST_STEP_RETRIES") or "2", int)),
+            step_retry_delay=_number("INGEST_STEP_RETRY_DELAY", env.get("INGEST_STEP_RETRY_DELAY") or "20", float),
             profiles_path=Path(env["INGEST_PROFILES"]).resolve() if env.get("INGEST_PROFILES") else None,
+            wiki_institutions=Path(env["INGEST_WIKI_INSTITUTIONS"]).resolve() if env.get("INGEST_WIKI_INSTITUTIONS") else None,
+            sitemap_url=(_http_url("INGEST_SITEMAP_URL", env.get("INGEST_SITEMAP_URL")) or "https://sitemaps.dp.la").rstrip("/"),
+            item_url=(_http_url("INGEST_ITEM_URL", env.get("INGEST_ITEM_URL")) or "https://dp.la/item").rstrip("/"),
             dagster_home=Path(env.get("DAGSTER_HOME") or home / "dagster").resolve(),
-            uv_run="UV_RUN_RECURSION_DEPTH" in env,
+            uv_run=(env.get("UV") or "uv") if "UV_RUN_RECURSION_DEPTH" in env else None,
             notify_email=tuple(a.strip() for a in (env.get("INGEST_NOTIFY_EMAIL") or "").split(",") if a.strip()),
             smtp_url=_smtp_url(env.get("INGEST_SMTP_URL") or "smtp://localhost"),
             notify_from=env.get("INGEST_NOTIFY_FROM") or f"ingest-assets@{socket.gethostname()}",

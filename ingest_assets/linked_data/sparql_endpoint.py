@@ -5,7 +5,9 @@ Writes are not retried blindly: a retried bulk POST could add a file twice.
 
 A server is named by its base URL, prefixed with its product when its paths are not Oxigraph's
 (:data:`LAYOUTS`: ``fuseki+http://host:3030/ds``, ``graphdb+http://host:7200/repositories/repo``,
-``virtuoso+http://host:8890``), or by its three endpoint URLs.
+``virtuoso+http://host:8890``), or by its three endpoint URLs. A base URL with a path and no product is asked
+whether it is a Fuseki dataset (its server answers ``/$/ping``) when a store is made for it: a Fuseki dataset URL
+given plain works (Fuseki answered Oxigraph's Graph Store path with HTTP 405 at the first import).
 
 Bulk loads go in requests of at most ``max_request_bytes`` (a POST adds to the graph), so a server's request
 size limit or heap never decides whether a dump imports: the importer only loads into a version graph that no
@@ -20,6 +22,7 @@ import sqlite3
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pyoxigraph import BlankNode, QueryResultsFormat, QuerySolutions, RdfFormat, Triple, parse, parse_query_results
 
@@ -56,6 +59,23 @@ def endpoint_urls(location: str) -> tuple[str, str, str]:
     return base + query, base + update, base + store
 
 
+FUSEKI_PING = "/$/ping"  # Fuseki's server liveness endpoint, below the server root (not the dataset)
+
+
+def recognised(location: str, http: HttpClient) -> str:
+    """``location`` with its product named when it gave none: a base URL with a path whose server answers Fuseki's
+    ``/$/ping`` is a Fuseki dataset (``fuseki+`` prefixed); any other location is returned as given."""
+    scheme, _, _ = location.partition("://")
+    parts = urlsplit(location)
+    if "+" in scheme or not parts.path.strip("/") or not is_endpoint(location):
+        return location
+    try:
+        http.get(f"{parts.scheme}://{parts.netloc}{FUSEKI_PING}", max_bytes=4096)
+    except FetchError:
+        return location  # not Fuseki's (or not answering: the first request says so, naming the URL)
+    return f"fuseki+{location}"
+
+
 class SparqlEndpointStore(TripleStore):
     def __init__(
         self,
@@ -75,8 +95,10 @@ class SparqlEndpointStore(TripleStore):
 
     @classmethod
     def for_server(cls, location: str, **kwargs) -> "SparqlEndpointStore":
-        """The server named ``[<product>+]http(s)://base`` (see :data:`LAYOUTS`)."""
-        return cls(*endpoint_urls(location), **kwargs)
+        """The server named ``[<product>+]http(s)://base`` (see :data:`LAYOUTS`; a plain Fuseki dataset URL is
+        :func:`recognised`)."""
+        asking = HttpClient(timeout=(5, 10), retries=0, allow_private=True)
+        return cls(*endpoint_urls(recognised(location, asking)), **kwargs)
 
     def load(self, graph: str, ntriples: Path) -> None:
         """POST the N-Triples file to ``graph`` in requests of at most ``max_request_bytes`` (a group of triples

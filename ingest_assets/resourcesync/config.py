@@ -10,7 +10,7 @@ A set without ``root`` keeps its files in the storage under ``_resourcesync/<nam
 provider's set needs nothing more (``resourcesync: {}``), its item documents are written there (:mod:`.feed`).
 
 Each capability publishing through a change feed (``INGEST_RESOURCESYNC_CAPABILITIES``, all by default)
-adds one set, named so that no provider can be (provider names have no ``-``): :data:`CAPABILITY_SETS`.
+adds one set, named so that no provider can be (the registry refuses these names): :data:`CAPABILITY_SETS`.
 
 The base URL the documents are published under comes from ``INGEST_RESOURCESYNC_URL``
 (default ``http://127.0.0.1:8080``, the server's default address).
@@ -18,32 +18,13 @@ The base URL the documents are published under comes from ``INGEST_RESOURCESYNC_
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
 
 from ingest_assets.core.registry import Registry
-from ingest_assets.core.settings import is_search_server
-from ingest_assets.resourcesync.index import ResourceIndex
 from ingest_assets.resourcesync.model import ResourceSet
-
-if TYPE_CHECKING:
-    from sqlalchemy import Engine
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 CAPABILITY_SETS = {"repository": "repository-objects", "datasets": "dataset-files", "linked_data": "linked-data"}
-
-
-def open_resource_index(search: str, engine: Callable[[], Engine], prefix: str = "resourcesync") -> ResourceIndex:
-    """``search`` a search server's URL -> Elasticsearch/OpenSearch indices ``<prefix>-resource/-change``, else the
-    embedded tables in the database of ``engine()`` (called only then). Only the chosen backend's client library
-    is imported."""
-    if is_search_server(search):
-        from ingest_assets.resourcesync.es_index import ElasticsearchResourceIndex
-
-        return ElasticsearchResourceIndex(search, prefix=prefix)
-    from ingest_assets.resourcesync.sql_index import SqlResourceIndex
-
-    return SqlResourceIndex(engine())
 
 
 def resource_sets(registry: Registry, base: str | None = None, capabilities: Iterable[str] = ()) -> list[ResourceSet]:

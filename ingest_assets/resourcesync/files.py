@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ingest_assets.resourcesync.model import ResourceSet
-from ingest_assets.storage.backends import LocalStorage, Storage, check_key, open_storage
+from ingest_assets.storage import open_storage
+from ingest_assets.storage.backends import LocalStorage, Storage, check_key
 from ingest_assets.storage.layout import resourcesync_key, resourcesync_resource_key
 
 

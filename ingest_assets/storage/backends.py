@@ -8,7 +8,6 @@ last and readers treat folders without it as absent.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import shutil
@@ -16,12 +15,12 @@ import tempfile
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
-from urllib.parse import urlsplit
+from typing import BinaryIO
 
+from ingest_assets.core.digests import MultiHasher, hash_stream
 from ingest_assets.core.errors import StorageError
 
 STAGING = ".staging"
@@ -404,15 +403,13 @@ class S3Storage(Storage):
     def _holds(self, key: str, body) -> bool:
         """Whether ``key`` already holds exactly ``body``: a conditional PUT whose answer was lost is retried by botocore
         and meets its own object (the retry's 412 is then this write's success, not someone else's file)."""
-        digest = hashlib.md5(usedforsecurity=False)
         if isinstance(body, bytes):
-            digest.update(body)
+            digest = MultiHasher.of(body, ("md5",))
         else:
             body.seek(0)
-            for chunk in iter(lambda: body.read(1024 * 1024), b""):
-                digest.update(chunk)
+            digest = hash_stream(body, ("md5",))
         etag = self.client.head_object(Bucket=self.bucket, Key=self._key(key))["ETag"].strip('"')
-        return etag == digest.hexdigest()
+        return etag == digest.hexdigests()["md5"]
 
     def delete(self, key: str) -> None:
         keys = [self._key(k) for k in self.list_keys(key)] or [self._key(key)]
@@ -494,15 +491,3 @@ class StoredText:
     def write(self, text: str) -> None:
         self.storage.write_bytes(self.key, text.encode("utf-8"), overwrite=True)
 
-
-def open_storage(url: str, *, s3_client: Callable[[], Any] | None = None) -> Storage:
-    """``/some/dir`` (or ``file:///some/dir``) -> local; ``s3://bucket/prefix`` -> S3, with the client
-    ``s3_client()`` makes (the Dagster layer passes dagster-aws's ``S3Resource``), else boto3's defaults."""
-    parts = urlsplit(url)
-    if parts.scheme == "s3":
-        return S3Storage(parts.netloc, parts.path, client=s3_client() if s3_client else None)
-    if parts.scheme == "file":
-        return LocalStorage(parts.path)
-    if parts.scheme and len(parts.scheme) > 1:
-        raise ValueError(f"unsupported storage URL {url!r} (use a directory or s3://bucket/prefix)")
-    return LocalStorage(url)

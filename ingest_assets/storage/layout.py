@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
 from ingest_assets.core.errors import IngestError
-from ingest_assets.core.registry import NAME_RE
+from ingest_assets.core.registry import NAME_PATTERN, NAME_RE
 from ingest_assets.storage.backends import Storage, check_key
 
 ACTIVITIES = ("harvest", "mapping", "enrichment", "indexing")
@@ -32,7 +32,7 @@ PLAN = "plan"
 STATE = "state"
 TS_FORMAT = "%Y%m%d_%H%M%S"
 _OUTPUT_RE = re.compile(
-    r"^(?P<provider>[a-z0-9]+)/(?P<activity>[a-z]+)/(?P<day>\d{8})/"
+    rf"^(?P<provider>{NAME_PATTERN})/(?P<activity>[a-z]+)/(?P<day>\d{{8}})/"
     r"(?P<ts>\d{8}_\d{6})-(?P=provider)-(?P<schema>[A-Za-z0-9_.]+)\.avro$"
 )
 
@@ -234,7 +234,7 @@ def export_key(provider: str, day: date, started: datetime, schema: str, suffix:
 # -- the JSON-L export (ingestion3's layout, read by DPLA's sparkindexer) ------------------------------------
 
 JSONL_SCHEMA = "MAP3_1.IndexRecord.jsonl"
-_JSONL_RE = re.compile(rf"^(?P<ts>\d{{8}}_\d{{6}})-(?P<hub>[a-z0-9]+)-{re.escape(JSONL_SCHEMA)}$")
+_JSONL_RE = re.compile(rf"^(?P<ts>\d{{8}}_\d{{6}})-(?P<hub>{NAME_PATTERN})-{re.escape(JSONL_SCHEMA)}$")
 
 
 def jsonl_exports(prefix: str) -> str:
@@ -252,6 +252,28 @@ def parse_jsonl_export(name: str) -> tuple[datetime, str] | None:
     """``(stamp, provider)`` of an export folder's name, None for anything else."""
     match = _JSONL_RE.match(name)
     return (parse_timestamp(match["ts"]), match["hub"]) if match else None
+
+
+WIKI = "wiki"
+
+
+def wiki_key(provider: str, day: date, started: datetime) -> str:
+    """The Wikimedia export of a provider's published day (ingestion3's WikiMetadataEntry output, a folder of
+    Parquet parts and ``_MANIFEST``): ``<provider>/wiki/<yyyymmdd>/<yyyymmdd_hhmmss>-<provider>-wiki.parquet``."""
+    return f"{_provider(provider)}/{WIKI}/{datestamp(day)}/{timestamp(started)}-{provider}-{WIKI}.parquet"
+
+
+def wiki_outputs(storage: Storage, provider: str, day: date) -> list[str]:
+    """The complete (``_MANIFEST``) Wikimedia exports of the provider's day, oldest first."""
+    base = f"{_provider(provider)}/{WIKI}/{datestamp(day)}"
+    return [f"{base}/{name}" for name in storage.list_children(base)
+            if name.endswith(f"-{provider}-{WIKI}.parquet") and storage.is_complete(f"{base}/{name}")]
+
+
+def sitemap_key(*parts: str) -> str:
+    """Tag sitemaps, as DPLA's sitemap bucket holds them, in ``_sitemaps/`` (what ``INGEST_SITEMAP_URL`` serves):
+    ``sitemap/<tag>/all_item_urls.xml`` (the index) and ``sitemap/<tag>/<yyyymmdd-HHMMSS>/all_item_urls_<n>.xml.gz``."""
+    return hub_key("sitemaps", "sitemap", *parts)
 
 
 def spark_staging_key(job: str, name: str | None = None) -> str:

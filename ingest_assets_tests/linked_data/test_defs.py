@@ -15,10 +15,12 @@ from ingest_assets.defs.linked_data import assets as assets_module
 from ingest_assets.defs.linked_data.assets import linked_data_export, provider_graph
 from ingest_assets.defs.linked_data.resources import TripleStoreResource
 from ingest_assets.defs.linked_data.sensors import PROVIDER_TAG, void_sensor
+from ingest_assets.defs.operations.failures import failure_sensor
 from ingest_assets.defs.resources import RegistryResource, SqlResource, StorageResource
 from ingest_assets.defs.resourcesync.resources import ResourceSyncResource
 from ingest_assets.linked_data.importer import ProviderSource, import_update
 from ingest_assets.linked_data.status import read_status
+from ingest_assets.operations.failures import last_failure
 from ingest_assets_tests.support.linked_data import ORGS, bcodmo_archives, publish
 from ingest_assets_tests.support.resync import Mirror, tree
 
@@ -248,3 +250,25 @@ def test_provider_exports_reach_a_resync_destination(instance, wiring, site, tmp
     assert (mirror.folder / "a.nq").read_bytes().count(b"\n") == len(
         list(parse(input=(area / "a.nq").read_bytes(), format=RdfFormat.N_QUADS))
     ) != 387
+
+
+def test_a_malformed_void_fails_its_run_and_stays_the_providers_last_failure(instance, wiring):
+    """A run failed by a VoID that is not well-formed: its error stays in the provider's status document until an
+    import succeeds, whatever the checks meanwhile say, and the hub's record of the failure (the failure sensor's:
+    hub_status, the status page, the notices) says the error itself, not Dagster's "Error occurred while executing
+    op" around it."""
+    instance.add_dynamic_partitions("linked_data_providers", ["d"])
+    failed = _materialize(instance, wiring, [provider_graph], partition_key="d", raise_on_error=False)
+    assert not failed.success
+    storage = wiring["storage"].get_client()
+    failure = read_status(storage, "d")["last_failure"]
+    assert failure["message"].startswith("VoID is not valid turtle") and BROKEN in failure["message"]
+    _tick(instance, wiring)
+    assert read_status(storage, "d")["last_failure"] == failure
+
+    sensor = failure_sensor([], "http://dagster.hub.example")
+    sensor(dg.build_run_status_sensor_context(
+        sensor_name=sensor.name, dagster_event=failed.get_run_failure_event(), dagster_instance=instance,
+        dagster_run=failed.dagster_run, resources={"storage": wiring["storage"]}).for_run_failure())
+    recorded = last_failure(storage, "d")
+    assert (recorded.stage, recorded.message) == ("linked_data__provider_graph", " ".join(failure["message"].split()))

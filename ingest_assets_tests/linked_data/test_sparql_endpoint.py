@@ -92,3 +92,19 @@ def test_a_load_goes_in_bounded_requests_and_keeps_blank_nodes_whole(fuseki_serv
         store.drop(graph)
     finally:
         proxy.close()
+
+
+def test_a_plain_fuseki_dataset_url_is_recognised(fuseki_server, tmp_path):
+    """INGEST_TRIPLESTORE=http://host:3030/ds (no ``fuseki+``): its server answers Fuseki's /$/ping, so the store
+    takes Fuseki's paths; Oxigraph's Graph Store path answered the first import with HTTP 405."""
+    resource = TripleStoreResource.from_settings(Settings.from_env({"INGEST_TRIPLESTORE": fuseki_server.url}))
+    with resource.get_client(writable=True) as store:
+        assert store.graph_store_url == f"{fuseki_server.url}/data"
+        dump = tmp_path / "dump.nt"
+        lines = _dump(dump, 3)
+        graph = f"urn:x-test:{uuid.uuid4().hex}"
+        store.load(graph, dump)
+        assert store.count(graph) == lines
+        store.drop(graph)
+    with TripleStoreResource(location="http://127.0.0.1:9/ds").get_client(writable=True) as unanswered:
+        assert unanswered.graph_store_url == "http://127.0.0.1:9/ds/store"  # not asked twice: Oxigraph's layout

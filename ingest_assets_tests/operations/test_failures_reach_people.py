@@ -88,7 +88,8 @@ def test_a_failed_blocking_check_is_a_check_notice(hub, mail_server):
     [mail] = mail_server.wait(1)
     assert mail["Subject"] == f"[ingest-assets] check failed: strict {DAY} at mapped_records_mapping_failure_rate"
     failure = receiver.bodies[0]["failure"]
-    assert failure["kind"] == "check" and "mapping_failure_rate" in failure["message"], failure
+    assert failure["kind"] == "check" and failure["message"].startswith("mapping failure rate 5.3%"), failure
+    assert "above the limit 0.0%" in failure["message"] and "strict.quality.max_failure_rate" in failure["message"]
     assert failure["run_url"] == f"{UI}/runs/{run_id}"
 
 

@@ -198,7 +198,7 @@ def test_a_range_run_tagged_as_its_first_day_is_refused(tmp_path, instance):
     })
     assert not result.success
     message = str(result.failure_data_for_node("toy_original").error)
-    assert "2026-01-01|demo...2026-01-03|demo" in message and "asset group" in message
+    assert "2026-01-01|demo...2026-01-03|demo" in message and "range_relaunch_sensor runs the whole range" in message
     assert layout.complete_outputs(LocalStorage(tmp_path / "s"), "demo", "harvest") == []
 
 

@@ -9,6 +9,8 @@ import dagster as dg
 import pytest
 
 from ingest_assets.definitions import build_definitions
+from ingest_assets.defs.resources import StorageResource
+from ingest_assets.operations.failures import last_failure
 from ingest_assets.demo.oai_server import serve_in_thread
 from ingest_assets.demo.samples import sample_records
 from ingest_assets.records.indexing import open_search_index
@@ -214,6 +216,42 @@ def test_a_backfill_range_runs_each_day_once_in_one_run(hub):
     per_partition = {(e.asset_check_key.name, e.partition): e.passed for e in result.get_asset_check_evaluations() if e.partition}
     assert per_partition == {(name, f"{d}|demo"): True for name in CHECKS for d in days}
     assert len(instance.get_run_records()) == 1
+
+
+def test_a_job_page_backfill_range_is_refused_then_run_whole_by_the_relaunch_sensor(hub):
+    """A backfill launched from the record_pipeline job's page: Dagster 1.13 tags its range run with the range and
+    with the first day's partition (job_backfill.submit_backfill_runs copies that day's tags), so the run would
+    write that one day and the backfill would report the range done. The run is refused before writing anything,
+    nobody is told of it as a failure, and range_relaunch_sensor requests the range as one run that harvests
+    each day (the refusal's run used to end there, the days never written)."""
+    settings, instance, _ = hub
+    days = ["2026-01-14", "2026-01-15", "2026-01-16"]
+    defs = build_definitions(settings)
+    job = defs.resolve_job_def("record_pipeline")
+    tags = {"dagster/asset_partition_range_start": f"{days[0]}|demo", "dagster/asset_partition_range_end": f"{days[-1]}|demo",
+            "dagster/partition/date": days[0], "dagster/partition/provider": "demo", "dagster/backfill": "pagefill",
+            "dagster/partition_set": "record_pipeline_partition_set", "team": "metadata"}
+    refused = job.execute_in_process(instance=instance, tags=tags, raise_on_error=False)
+    assert not refused.success
+    storage = LocalStorage(settings.storage_url)
+    assert not layout.complete_outputs(storage, "demo", "harvest")  # not even the first day
+
+    def evaluate(sensor_name: str, resources=None):
+        sensor = defs.get_sensor_def(sensor_name)
+        return sensor(dg.build_run_status_sensor_context(
+            sensor_name=sensor.name, dagster_event=refused.get_run_failure_event(), dagster_instance=instance,
+            dagster_run=refused.dagster_run, resources=resources).for_run_failure())
+
+    request = evaluate("range_relaunch_sensor")
+    assert request.tags == {"dagster/asset_partition_range_start": f"{days[0]}|demo",
+                            "dagster/asset_partition_range_end": f"{days[-1]}|demo", "team": "metadata",
+                            "ingest/relaunch-of": refused.run_id}
+    evaluate("failure_sensor", {"storage": StorageResource(url=settings.storage_url)})
+    assert last_failure(storage, "demo") is None  # the refusal is nobody's failure
+
+    harvest = job.get_subset(asset_selection={dg.AssetKey("original_records")})
+    assert harvest.execute_in_process(instance=instance, tags=request.tags).success
+    assert sorted(o.day.isoformat() for o in layout.complete_outputs(storage, "demo", "harvest")) == days
 
 
 def test_record_counts_table_reads_each_day_from_the_manifests(hub):

@@ -11,6 +11,7 @@ from ingest_assets.core.errors import ConfigError
 from ingest_assets.records.engines.choice import choose_engine, spark_config
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.core.settings import Settings
+from ingest_assets.defs.records.resources import RecordEngineResource
 from ingest_assets_tests.support import require
 
 
@@ -48,6 +49,16 @@ def test_settings_and_masters():
         Settings.from_env({"INGEST_ENGINE": "flink"})
     assert spark_config("local[*]")["spark.master"] == "local[*]"
     assert spark_config("sc://spark-connect:15002") == {"spark.remote": "sc://spark-connect:15002", "spark.app.name": "ingest-assets"}
+
+
+def test_the_spark_engine_without_the_spark_extra_says_how_to_install_it(monkeypatch):
+    """pyspark and dagster-pyspark are the ``spark`` extra: where it is not installed (as after README command 1),
+    a Spark run fails with a ConfigError saying how to install it, not a ModuleNotFoundError."""
+    monkeypatch.setitem(sys.modules, "dagster_pyspark", None)  # the import fails as where the extra is missing
+    engine = RecordEngineResource.from_settings(Settings.from_env({"INGEST_ENGINE": "spark"}))
+    with pytest.raises(ConfigError, match="the Spark engine needs pyspark and dagster-pyspark") as raised:
+        engine.spark_session()
+    assert "uv sync --locked --extra spark" in raised.value.hint
 
 
 PYTHON_PROBE = """

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 import zipfile
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+SHARED_MISSING = f"{SHARED_FIXTURES} not found (a clone without ../shared)"  # the skip reason of shared_fixtures
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
@@ -27,6 +29,26 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def raw_tcp_server(answer: Callable[[socket.socket], None]) -> tuple[int, list[int]]:
+    """A listener on 127.0.0.1 that hands each connection to ``answer`` (then closes it), from a daemon thread, for
+    what no well-behaved server sends (a body cut short, a connection dropped at once); returns its port and the
+    list of connections it accepted so far."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    accepted: list[int] = []
+
+    def serve() -> None:
+        while True:
+            conn, _ = listener.accept()
+            accepted.append(1)
+            with conn:
+                answer(conn)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], accepted
 
 
 def require(condition: bool, reason: str) -> None:
@@ -166,3 +188,13 @@ def zip_bytes(members) -> bytes:
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
     return buffer.getvalue()
+
+
+def shared_skips_line(skipped) -> str | None:
+    """The terminal summary's line for the tests skipped because ``../shared/fixtures`` is missing (None if none
+    was): one line saying why, where pytest lists hundreds of skips."""
+    missing = sum(1 for report in skipped if SHARED_MISSING in str(report.longrepr))
+    if not missing:
+        return None
+    return (f"{missing} test{'s' * (missing != 1)} skipped: ../shared/fixtures not found (third-party fixtures, read "
+            "in place: a clone without them skips these; CI fails instead; see the README on tests)")

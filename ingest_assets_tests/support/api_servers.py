@@ -174,7 +174,8 @@ class MdlApi(HubApi):
 
         def link(page: int) -> str:
             kept = {k: v for k, v in query.items() if k != "page[number]"}
-            return f"http://{environ['HTTP_HOST']}{path}?{urlencode({**kept, 'page[number]': [page]}, doseq=True)}"
+            base = f"http://{environ['HTTP_HOST']}{environ.get('SCRIPT_NAME', '')}"  # where the app is mounted
+            return f"{base}{path}?{urlencode({**kept, 'page[number]': [page]}, doseq=True)}"
 
         links = {"self": link(number)}
         if number * size < len(self.records):
@@ -191,7 +192,7 @@ class LocApi(HubApi):
         self.collections, self.items = collections, items
 
     def answer(self, path, query, environ) -> Answer:
-        base = f"http://{environ['HTTP_HOST']}"
+        base = f"http://{environ['HTTP_HOST']}{environ.get('SCRIPT_NAME', '')}"  # where the app is mounted
         parts = path.strip("/").split("/")
         if len(parts) == 2 and parts[0] == "item" and one(query, "fo") == "json" and one(query, "at") == "item":
             return json_answer(self.items[parts[1]]) if parts[1] in self.items else not_found()

@@ -22,7 +22,7 @@ from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.enrichment import chain_for
 from ingest_assets.records.indexing import index_record
 from ingest_assets.records.mapping import mapper_for
-from ingest_assets.records.mapping.preview import read_inputs
+from ingest_assets.records.preview import read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets_tests.support import SHARED_FIXTURES
 

@@ -25,7 +25,7 @@ from typing import Any
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.export.jsonl import PublishedState, export_jsonl
 from ingest_assets.records.mapping import base_id_for
-from ingest_assets.records.mapping.preview import read_inputs
+from ingest_assets.records.preview import read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets.storage import LocalStorage, layout
 from ingest_assets_tests.support.dpla_published import FILE_NAME, FOLDER, documents, profile_of

@@ -42,30 +42,20 @@ class ReplayApp:
         return [b"no such route"]
 
 
-class FixtureRepository:
-    """An ``oaipmh`` IOAI repository holding real records: the 10 MODS records of Harvard's page
-    (set ``botanicals``), the 7 oai_dc records of Zenodo's page and Erasmus' deleted record. Their
-    datestamps are assigned here (the originals are not all ISO 8601): record i of a page gets
-    2024-03-(1 + i % 3) 12:i:00, the deleted record 2024-03-02 08:00:00."""
+Item = tuple[common.Header, "common.Metadata | None", "str | None"]  # header, metadata, its prefix (None: deleted)
 
-    def __init__(self, oai_fixtures: Path, granularity: str):
-        self.granularity = granularity
+
+class Repository:
+    """An ``oaipmh`` IOAI repository over ``items``, each answered in its own metadata prefix (a deleted record in
+    every prefix), filtered by set and datestamp."""
+
+    def __init__(self, items: list[Item], granularity: str):
+        self.items, self.granularity = items, granularity
         self.base_url = ""
-        self.items: list[tuple[common.Header, common.Metadata | None, str | None]] = []
-        for name, prefix in (("harvard-librarycloud-listrecords-mods-resumption.xml", "mods"),
-                             ("zenodo-listrecords-oai_dc.xml", "oai_dc")):
-            root = etree.parse(str(oai_fixtures / name)).getroot()
-            for i, record in enumerate(root.iterfind("oai:ListRecords/oai:record", NS)):
-                header = record.find("oai:header", NS)
-                sets = [s.text for s in header.iterfind("oai:setSpec", NS)] or ["botanicals"]
-                stamp = datetime(2024, 3, 1 + i % 3, 12, i)
-                identifier = header.findtext("oai:identifier", namespaces=NS)
-                metadata = common.Metadata(record.find("oai:metadata", NS)[0], {})
-                self.items.append((common.Header(None, identifier, stamp, sets, False), metadata, prefix))
-        deleted = etree.parse(str(oai_fixtures / "erasmus-getrecord-deleted.xml")).getroot().find(".//oai:header", NS)
-        sets = [s.text for s in deleted.iterfind("oai:setSpec", NS)]
-        identifier = deleted.findtext("oai:identifier", namespaces=NS)
-        self.items.append((common.Header(None, identifier, datetime(2024, 3, 2, 8), sets, True), None, None))
+
+    @property
+    def prefixes(self) -> set[str]:
+        return {prefix for _h, _m, prefix in self.items if prefix}
 
     def identify(self):
         return common.Identify(
@@ -78,7 +68,7 @@ class FixtureRepository:
         return [(spec, f"Set {spec}", None) for spec in specs]
 
     def listRecords(self, metadataPrefix, set=None, from_=None, until=None):
-        if metadataPrefix not in ("mods", "oai_dc"):
+        if metadataPrefix not in self.prefixes:
             raise error.CannotDisseminateFormatError(metadataPrefix)
         return [
             (header, metadata, None)
@@ -97,14 +87,49 @@ class FixtureRepository:
         ]
 
 
+class FixtureRepository(Repository):
+    """Real records: the 10 MODS records of Harvard's page (set ``botanicals``), the 7 oai_dc records of Zenodo's
+    page and Erasmus' deleted record. Their datestamps are assigned here (the originals are not all ISO 8601):
+    record i of a page gets 2024-03-(1 + i % 3) 12:i:00, the deleted record 2024-03-02 08:00:00."""
+
+    def __init__(self, oai_fixtures: Path, granularity: str):
+        items: list[Item] = []
+        for name, prefix in (("harvard-librarycloud-listrecords-mods-resumption.xml", "mods"),
+                             ("zenodo-listrecords-oai_dc.xml", "oai_dc")):
+            root = etree.parse(str(oai_fixtures / name)).getroot()
+            for i, record in enumerate(root.iterfind("oai:ListRecords/oai:record", NS)):
+                header = record.find("oai:header", NS)
+                sets = [s.text for s in header.iterfind("oai:setSpec", NS)] or ["botanicals"]
+                stamp = datetime(2024, 3, 1 + i % 3, 12, i)
+                identifier = header.findtext("oai:identifier", namespaces=NS)
+                metadata = common.Metadata(record.find("oai:metadata", NS)[0], {})
+                items.append((common.Header(None, identifier, stamp, sets, False), metadata, prefix))
+        deleted = etree.parse(str(oai_fixtures / "erasmus-getrecord-deleted.xml")).getroot().find(".//oai:header", NS)
+        sets = [s.text for s in deleted.iterfind("oai:setSpec", NS)]
+        identifier = deleted.findtext("oai:identifier", namespaces=NS)
+        items.append((common.Header(None, identifier, datetime(2024, 3, 2, 8), sets, True), None, None))
+        super().__init__(items, granularity)
+
+
+def hub_repository(records: list[tuple[str, etree._Element | None, list[str]]], prefix: str) -> Repository:
+    """One hub's records in ``prefix``: (identifier, metadata element, or None for a deleted record, sets), the
+    n-th datestamped 2026-01-(1 + n % 28)."""
+    items: list[Item] = []
+    for n, (identifier, metadata, sets) in enumerate(records):
+        header = common.Header(None, identifier, datetime(2026, 1, 1 + n % 28), sets, metadata is None)
+        items.append((header, None if metadata is None else common.Metadata(metadata, {}),
+                      None if metadata is None else prefix))
+    return Repository(items, "YYYY-MM-DD")
+
+
 class OaiServerApp:
     """WSGI front of the oaipmh server. ``before(query)`` may return an HTTP status to answer with, ``"drop"``
     (the page is cut short: its Content-Length promises more than is sent before the connection closes),
     or a (changed) query - the way tests expire tokens or break pages; ``requests`` logs every query."""
 
-    def __init__(self, repository: FixtureRepository, batch_size: int):
+    def __init__(self, repository: Repository, batch_size: int):
         registry = MetadataRegistry()
-        for prefix in ("mods", "oai_dc"):
+        for prefix in repository.prefixes:
             registry.registerWriter(prefix, lambda element, metadata: element.append(copy.deepcopy(metadata.element())))
         self.repository = repository
         self.server = Server(repository, registry, resumption_batch_size=batch_size)

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import dagster as dg
 
 from ingest_assets.core.settings import SPARQL_MAX_REQUEST_BYTES, Settings
+from ingest_assets.linked_data import TripleStore, open_triple_store
 from ingest_assets.linked_data.graphs import DEFAULT_BASE, ProviderGraphs
-
-if TYPE_CHECKING:
-    from ingest_assets.linked_data.triplestore import TripleStore
 
 
 class TripleStoreResource(dg.ConfigurableResource):
@@ -33,23 +29,12 @@ class TripleStoreResource(dg.ConfigurableResource):
         return cls(location=settings.triplestore, query_url=query, update_url=update, graph_store_url=graph_store,
                    max_request_bytes=settings.sparql_max_request_bytes)
 
-    @property
-    def is_endpoint(self) -> bool:
-        return "://" in self.location
-
     def get_client(self, *, writable: bool, timeout: tuple[float, float] = (5, 600)) -> TripleStore:
         """A new store handle per call, for a ``with`` block (not kept: an embedded reader is a snapshot of the
         moment, the embedded writer holds the store's lock until closed)."""
-        if not self.is_endpoint:
-            from ingest_assets.linked_data.oxigraph import OxigraphStore
-
-            return OxigraphStore(self.location, writable=writable)
-        from ingest_assets.linked_data.sparql_endpoint import SparqlEndpointStore
-
-        options = {"timeout": timeout, "max_request_bytes": self.max_request_bytes}
-        if self.query_url and self.update_url and self.graph_store_url:
-            return SparqlEndpointStore(self.query_url, self.update_url, self.graph_store_url, **options)
-        return SparqlEndpointStore.for_server(self.location, **options)
+        urls = (self.query_url, self.update_url, self.graph_store_url)
+        return open_triple_store(self.location, writable=writable, urls=urls if all(urls) else None, timeout=timeout,
+                                 max_request_bytes=self.max_request_bytes)
 
     def graphs(self, provider: str) -> ProviderGraphs:
         return ProviderGraphs(provider, self.graph_base)

@@ -36,11 +36,9 @@ def is_alive(pid: int, reported_at: float) -> bool:
         return False
 
 
-@dg.sensor(name="orphaned_runs_sensor", minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)
-def orphaned_runs_sensor(context: dg.SensorEvaluationContext) -> dg.SkipReason:
-    instance = context.instance
-    if not isinstance(instance.run_launcher, dg.DefaultRunLauncher):
-        return dg.SkipReason("the run launcher checks its run workers itself")
+def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
+    """Mark failed each STARTED run whose worker process is gone (at most MAX_RUNS); their ids. The sensor's check,
+    and ``ingest-assets ui``'s once it has stopped the workers of runs in flight."""
     failed = []
     for record in instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]), limit=MAX_RUNS):
         run = record.dagster_run
@@ -51,4 +49,13 @@ def orphaned_runs_sensor(context: dg.SensorEvaluationContext) -> dg.SkipReason:
         instance.report_run_failed(run, f"the run's worker process (pid {pid}) is gone: it died without ending the run "
                                         "(the daemon or code server killed, out of memory, a restart)")
         failed.append(run.run_id)
+    return failed
+
+
+@dg.sensor(name="orphaned_runs_sensor", minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)
+def orphaned_runs_sensor(context: dg.SensorEvaluationContext) -> dg.SkipReason:
+    instance = context.instance
+    if not isinstance(instance.run_launcher, dg.DefaultRunLauncher):
+        return dg.SkipReason("the run launcher checks its run workers itself")
+    failed = fail_orphaned_runs(instance)
     return dg.SkipReason(f"marked {len(failed)} orphaned run(s) failed: {', '.join(failed)}" if failed else "no orphaned run")

@@ -5,7 +5,7 @@ search and publishing resources."""
 
 import dagster as dg
 
-from ingest_assets.defs.records.assets import RECORDS, record_assets
+from ingest_assets.defs.records.assets import RECORDS, record_assets, retry_policy
 from ingest_assets.defs.records.checks import quality_checks
 from ingest_assets.defs.records.counts import record_counts
 from ingest_assets.defs.records.io_managers import RecordIOManager
@@ -14,7 +14,9 @@ from ingest_assets.defs.records.parquet import parquet_asset
 from ingest_assets.defs.records.partitions import record_partitions
 from ingest_assets.defs.records.publishing import PublishingResource, publishing_assets, publishing_checks, review_sensor
 from ingest_assets.defs.records.refresh import refresh_sensor
+from ingest_assets.defs.records.relaunch import range_relaunch_sensor
 from ingest_assets.defs.records.resources import RecordEngineResource, SearchIndexResource
+from ingest_assets.defs.records.wikimedia_tags import wikimedia_tags_assets
 from ingest_assets.defs.resources import shared_resources
 from ingest_assets.core.settings import Settings, is_search_server
 
@@ -33,11 +35,14 @@ def build_defs(settings: Settings) -> dg.Definitions:
         description="Publish a provider's day from its review gate on (for days approved after their run).",
     )
     search_kind = "elasticsearch" if is_search_server(settings.search) else "sqlite"
+    retry = retry_policy(settings)
     return dg.Definitions(
-        assets=[*record_assets(partitions), *publishing_assets(partitions, search_kind, RECORDS), parquet_asset(partitions),
-                jsonl_asset(partitions), record_counts],
-        asset_checks=[*quality_checks(partitions), *publishing_checks(partitions)],
-        sensors=[refresh_sensor(job.name, settings.partition_start), review_sensor(publish.name)],
+        assets=[*record_assets(partitions, retry), *publishing_assets(partitions, search_kind, RECORDS, retry),
+                parquet_asset(partitions), jsonl_asset(partitions, retry), record_counts,
+                *wikimedia_tags_assets(partitions, settings, retry)],
+        asset_checks=[*quality_checks(partitions, settings.ui_url), *publishing_checks(partitions)],
+        sensors=[refresh_sensor(job.name, settings.partition_start), review_sensor(publish.name),
+                 range_relaunch_sensor(job)],
         jobs=[job, publish],
         resources={
             "record_io_manager": RecordIOManager(storage=shared["storage"]),

@@ -14,17 +14,25 @@ from ingest_assets.defs.records.partitions import day_window
 from ingest_assets.defs.resources import RegistryResource, StorageResource
 from ingest_assets.defs.s3 import s3_client
 from ingest_assets.core.http import HttpClient
+from ingest_assets.core.settings import Settings
 from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
 from ingest_assets.records.engines.steps import RecordActivity
 from ingest_assets.storage.activities import RecordSource, RecordStream, source_from_path
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, ORIGINAL_RECORD
 
 RECORDS = "records"
-# a failure whose error says a retry can help (IngestError.retryable: timeouts, 5xx) is retried 30, 90 and 210 s
-# after each failure (Dagster's exponential backoff: (2^n - 1) x 30 s); final errors raise dg.Failure through the
-# step and are not retried. No jitter: Dagster's adds +/- the whole base delay (a first retry after 1 s), and one
-# run per provider at a time (dagster.yaml) leaves no herd of retries against one source to spread out.
-RETRY = dg.RetryPolicy(max_retries=3, delay=30, backoff=dg.Backoff.EXPONENTIAL)
+
+
+def retry_policy(settings: Settings) -> dg.RetryPolicy:
+    """A failure whose error says a retry can help (IngestError.retryable: timeouts, 5xx, a source that does not
+    answer) is retried ``INGEST_STEP_RETRIES`` times (default 2), 20 s and 60 s after each failure by default
+    (Dagster's exponential backoff: (2^n - 1) x ``INGEST_STEP_RETRY_DELAY``); final errors raise dg.Failure through
+    the step and are not retried. Inside each attempt the HTTP client tries a request 4 times within seconds, so
+    the two layers bound a source that refuses connections to about a minute and a half. No jitter: Dagster's
+    adds +/- the whole base delay, and one run per provider at a time (dagster.yaml) leaves no herd of retries
+    against one source to spread out."""
+    return dg.RetryPolicy(max_retries=settings.step_retries, delay=settings.step_retry_delay,
+                          backoff=dg.Backoff.EXPONENTIAL)
 
 
 class SourceConfig(dg.Config):
@@ -33,7 +41,7 @@ class SourceConfig(dg.Config):
     source: str | None = None
 
 
-def record_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
+def record_assets(partitions: dg.PartitionsDefinition, retry: dg.RetryPolicy) -> list[dg.AssetsDefinition]:
     """The four assets on ``partitions``: each one activity, written by the record IO manager as its schema;
     a backfill runs up to 31 partitions per run (``BACKFILL``)."""
     return [
@@ -43,7 +51,7 @@ def record_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefiniti
             metadata=record_metadata(activity, schema),
             group_name=RECORDS,
             kinds={"avro"},
-            retry_policy=RETRY,
+            retry_policy=retry,
             backfill_policy=BACKFILL,
         )(final_errors(compute))
         for compute, activity, schema in (

@@ -17,7 +17,7 @@ from datetime import date, timezone
 
 import dagster as dg
 
-from ingest_assets.defs.records.partitions import PARTITION_TAG_PREFIX, RANGE_END_TAG, RANGE_START_TAG, partition_parts
+from ingest_assets.defs.records.partitions import partition_parts, truncated_range
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.core.errors import IngestError
 from ingest_assets.storage.activities import PlanRef, RecordSource, RecordStream, latest_source, write_activity
@@ -41,23 +41,20 @@ class PartitionStreams:
 
 
 def refuse_truncated_range(context: dg.OutputContext | dg.InputContext) -> None:
-    """Stop a range run that Dagster would execute as its first partition only.
-
-    Dagster 1.13's *job* backfill run by the daemon (launched from a job's page) copies the first partition's
-    ``dagster/partition/<dimension>`` tags onto each range run; the run then resolves to that one
-    partition, the other days are never written, and the backfill still reports success. Asset backfills
-    (from an asset group or the asset graph) tag ranges correctly."""
+    """Stop a range run that Dagster would execute as its first partition only (:func:`truncated_range`: a job
+    backfill from a job's page) before it writes that one day as if it were the range; ``range_relaunch_sensor``
+    then runs the whole range as one run, as an asset backfill would."""
     try:
         tags = context.step_context.dagster_run.tags
     except Exception:  # noqa: BLE001 - a context built outside a run
         return
-    start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
-    if start and start != end and any(k.startswith(PARTITION_TAG_PREFIX) for k in tags):
+    found = truncated_range(tags)
+    if found:
         raise dg.Failure(
-            f"this run is tagged with the range {start}...{end} and with the partition of its first day only "
-            "(a job backfill from a job page: Dagster 1.13 would run that one day and report the range done). "
-            "Launch it from the 'records' asset group (Assets > records > Materialize all) or with "
-            "`ingest-assets harvest <provider> --from D --to D`.",
+            f"this run is tagged with the range {found[0]}...{found[1]} and with the partition of its first day only "
+            "(a backfill launched from a job's page: Dagster 1.13 would run that one day and report the range done). "
+            "Not run: range_relaunch_sensor runs the whole range as one run within a minute (a backfill from the "
+            "'records' asset group runs it so at once).",
             allow_retries=False,
         )
 

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 import dagster as dg
 
 from ingest_assets.core.settings import Settings
-from ingest_assets.defs.records.assets import RETRY, final_errors
+from ingest_assets.defs.records.assets import final_errors
 from ingest_assets.defs.records.io_managers import BACKFILL, Part, run_parts
 from ingest_assets.defs.records.parquet import EXPORTS
 from ingest_assets.defs.records.publishing import PublishingResource
@@ -16,9 +16,9 @@ from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource
 
 
-def jsonl_asset(partitions: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+def jsonl_asset(partitions: dg.PartitionsDefinition, retry: dg.RetryPolicy) -> dg.AssetsDefinition:
     return dg.asset(partitions_def=partitions, group_name=EXPORTS, kinds={"json"}, backfill_policy=BACKFILL,
-                    retry_policy=RETRY, deps=["search_index"])(final_errors(jsonl_export))
+                    retry_policy=retry, deps=["search_index"])(final_errors(jsonl_export))
 
 
 def jsonl_storage(settings: Settings, storage: StorageResource) -> StorageResource:

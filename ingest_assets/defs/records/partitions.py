@@ -21,6 +21,17 @@ RANGE_END_TAG = "dagster/asset_partition_range_end"
 PARTITION_TAG_PREFIX = "dagster/partition/"
 
 
+def truncated_range(tags) -> tuple[str, str] | None:
+    """``(first, last)`` partition keys of a run that Dagster 1.13 would execute as its first partition only: a job
+    backfill launched from a job's page tags each range run with the range and also with its first day's
+    partition (``dagster/partition/<dimension>``), and those win; None for any other run (an asset backfill's,
+    ``ingest-assets harvest``'s or a single partition's)."""
+    start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
+    if start and start != end and any(key.startswith(PARTITION_TAG_PREFIX) for key in tags):
+        return start, end
+    return None
+
+
 @cache
 def record_partitions(start: date) -> dg.MultiPartitionsDefinition:
     """Day x record provider from ``start`` (one object per start: every capability's assets share it)."""

@@ -21,7 +21,7 @@ from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.core.settings import Settings
 from ingest_assets.defs.providers import record_providers
 from ingest_assets.defs.records.checks import judge_each
-from ingest_assets.defs.records.assets import RETRY, final_errors
+from ingest_assets.defs.records.assets import final_errors
 from ingest_assets.defs.records.io_managers import BACKFILL, Part, run_parts
 from ingest_assets.defs.records.partitions import partition_key
 from ingest_assets.defs.records.resources import SearchIndexResource
@@ -276,8 +276,8 @@ def _gate_result(journal: "Journal", run_id: str, gate: str, providers: list[str
     metadata = {"evidence": dg.MetadataValue.json({p: r.evidence for p, r in shown})}
     if failed:
         metadata["remediation"] = dg.MetadataValue.md("\n".join(f"- **{p}**: {r.remediation}" for p, r in failed))
-    return dg.AssetCheckResult(passed=not failed, description="; ".join(r.description for _, r in shown)[:2000],
-                               metadata=metadata)
+    said = [f"{r.description}. {r.remediation}" if not r.passed and r.remediation else r.description for _, r in shown]
+    return dg.AssetCheckResult(passed=not failed, description="; ".join(said)[:2000], metadata=metadata)
 
 
 def gate_checks(asset: str, partitions: dg.PartitionsDefinition | None) -> list[dg.AssetChecksDefinition]:
@@ -328,14 +328,15 @@ def review_sensor(job_name: str) -> dg.SensorDefinition:
 # -- assembly -------------------------------------------------------------------------------------------------
 
 
-def publishing_assets(partitions: dg.PartitionsDefinition, kind: str, group: str) -> list[dg.AssetsDefinition]:
+def publishing_assets(partitions: dg.PartitionsDefinition, kind: str, group: str,
+                      retry: dg.RetryPolicy) -> list[dg.AssetsDefinition]:
     """``provider_report``, ``review_gate`` and ``search_index`` on ``partitions`` (in ``group``), and the rebuild;
-    ``kind`` names the search backend in the UI."""
+    ``kind`` names the search backend in the UI; ``retry`` is the record steps' retry policy."""
     partitioned = dict(partitions_def=partitions, group_name=group, backfill_policy=BACKFILL)
     return [
-        dg.asset(kinds={"html"}, retry_policy=RETRY, **partitioned)(final_errors(provider_report)),
+        dg.asset(kinds={"html"}, retry_policy=retry, **partitioned)(final_errors(provider_report)),
         dg.asset(deps=["provider_report"], output_required=False, **partitioned)(review_gate),
-        dg.asset(deps=["review_gate"], kinds={kind}, retry_policy=RETRY, **partitioned)(final_errors(search_index)),
+        dg.asset(deps=["review_gate"], kinds={kind}, retry_policy=retry, **partitioned)(final_errors(search_index)),
         dg.asset(group_name="search", kinds={kind}, deps=["search_index"])(final_errors(search_index_rebuild)),
     ]
 

@@ -9,6 +9,7 @@ from typing import Any
 import dagster as dg
 from pydantic import PrivateAttr
 
+from ingest_assets.core.errors import ConfigError
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.records.engines.choice import SPARK, choose_engine, spark_config, use_python
 from ingest_assets.records.indexing import DEFAULT_ALIAS, SearchIndex, open_search_index
@@ -34,8 +35,12 @@ class RecordEngineResource(dg.ConfigurableResource):
 
     def spark_session(self):
         if self._pyspark is None:
-            from dagster_pyspark import LazyPySparkResource
-
+            try:
+                from dagster_pyspark import LazyPySparkResource
+            except ImportError:
+                raise ConfigError("the Spark engine needs pyspark and dagster-pyspark, which are not installed here",
+                                  hint="install the spark extra: uv sync --locked --extra spark "
+                                       "(a wheel: pip install 'ingest-assets[spark]'), or set engine: in-process") from None
             self._pyspark = LazyPySparkResource(spark_config=self.spark_config)
             use_python(self._pyspark.spark_session)
         return self._pyspark.spark_session

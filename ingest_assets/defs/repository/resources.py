@@ -6,7 +6,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from ingest_assets.core.http import HttpClient
-from ingest_assets.repository.connect import open_repository
+from ingest_assets.repository import open_repository
 from ingest_assets.repository.backend import Repository
 from ingest_assets.core.settings import Settings
 

@@ -10,7 +10,8 @@ from pydantic import PrivateAttr
 
 from ingest_assets.defs.resources import SqlResource
 from ingest_assets.core.registry import Registry
-from ingest_assets.resourcesync.config import DEFAULT_BASE_URL, capability_set, open_resource_index, resource_sets
+from ingest_assets.resourcesync import open_resource_index
+from ingest_assets.resourcesync.config import DEFAULT_BASE_URL, capability_set, resource_sets
 from ingest_assets.resourcesync.documents import SITEMAP_LIMIT
 from ingest_assets.resourcesync.feed import ChangeFeed
 from ingest_assets.resourcesync.index import ResourceIndex

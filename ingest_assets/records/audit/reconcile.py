@@ -18,7 +18,7 @@ from itertools import chain
 from ingest_assets.records.harvest.original import SeenIds
 from ingest_assets.records.mapping import mapper_for, minter_for
 from ingest_assets.core.registry import ProviderEntry
-from ingest_assets.records.publishing.absences import Absences
+from ingest_assets.records.indexing.absences import Absences
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource, latest_source
 from ingest_assets.storage.backends import Storage

@@ -35,7 +35,7 @@ from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource, RecordStream
 from ingest_assets.storage.avro import WriteStats, default_codec, part_keys, read_part, write_parts
 from ingest_assets.storage.backends import FolderWriter, Storage
-from ingest_assets.storage.backends import open_storage as open_default
+from ingest_assets.storage import open_storage as open_default
 
 RESULT_SCHEMA = "task long, staged string, records long, report binary"
 COPY_BUFFER = 1 << 20

@@ -21,7 +21,7 @@ from ingest_assets.records.enrichment import EnrichmentReport, chain_for
 from ingest_assets.records.indexing import deletion_record, index_record
 from ingest_assets.records.mapping import MappingReport, mapper_for, minter_for
 from ingest_assets.core.registry import ProviderEntry
-from ingest_assets.records.publishing.absences import Absences
+from ingest_assets.records.indexing.absences import Absences
 from ingest_assets.storage.activities import RecordSource, RecordStream
 
 Step = Callable[[dict], "dict | None"]

@@ -21,6 +21,7 @@ from ingest_assets.core.registry import ENRICHMENT_STEPS
 from ingest_assets.records.enrichment import normalize
 from ingest_assets.records.enrichment.dates import begin_end, parse_date
 from ingest_assets.records.enrichment.filters import block_formats
+from ingest_assets.records.enrichment.tags import tags_of
 from ingest_assets.records.enrichment.vocabularies import dcmi_type, language_name, wikidata_uri
 
 CONTRIBUTOR_URI = "http://dp.la/api/contributor/"
@@ -111,6 +112,9 @@ class Chain:
                 if new is not value:
                     holder[name] = new if (new or name not in REQUIRED_TOP | REQUIRED_LISTS) else value
         self._vocabulary(out, sr, changes)
+        if "tags" not in self.skip:  # from the record as mapped, as ingestion3's mappers tag it
+            tags = _distinct([*(record.get("tags") or ()), *tags_of(record)])
+            _put(out, "tags", tags or None, ("tags", "tags"), changes)
         return out, changes
 
     @staticmethod

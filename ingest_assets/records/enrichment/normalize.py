@@ -19,6 +19,7 @@ _H = " \t\u00a0\u1680\u180e\u2000-\u200a\u202f\u205f\u3000"
 _V = "\n\x0b\f\r\x85\u2028\u2029"
 _RUNS = re.compile(f"[{_H}{_V}]+")
 JAVA_TRIM = "".join(chr(c) for c in range(0x21))  # String.trim(): every char <= U+0020
+
 _HTML_WHITE = " \t\n\r\f"
 _HTML_SPACE = re.compile("[ \t\n\r\f]+")  # jsoup collapses these within a text run
 # jsoup's tokens: comments, <!...> and <?...> (bogus comments), start and end tags (a letter after < or </)
@@ -30,6 +31,11 @@ _PERIOD_ENDS = frozenset(".\n\r \t\x0b\f")
 _PERIOD_TAIL = re.compile(f"\\.[\\n\\r \\t\\x0b\\f{_H}{_V}]*\\Z")
 _COORDINATES = re.compile(r"(-?\d+(\.\d+)?),\s*(-?\d+(\.\d+)?)")
 _SENTENCE = re.compile(r".*?\.")
+
+
+def vocabulary_key(term: str) -> str:
+    """How ingestion3's vocabulary lookups key a term: lower case, Java-trimmed."""
+    return term.lower().strip(JAVA_TRIM)
 
 
 def _letter_or_digit(char: str) -> bool:

@@ -1,22 +1,19 @@
 """ingestion3's vocabulary enrichments, from the data files: TypeEnrichment (DCMI type labels),
 LanguageEnrichment (ISO 639 code or name -> language name) and WikiEntityEnrichment (Wikidata ids of
-providers and their institutions). Lookups ignore case and surrounding whitespace, as ingestion3's do."""
+providers and their institutions, from the institutions table: :mod:`.institutions`). Lookups ignore case and
+surrounding whitespace, as ingestion3's do."""
 
 from __future__ import annotations
 
 from functools import cache
 
-from ingest_assets.records.enrichment.data import lines, rows
-from ingest_assets.records.enrichment.normalize import JAVA_TRIM
+from ingest_assets.records.enrichment.data import rows
+from ingest_assets.records.enrichment.institutions import WIKIDATA_ENTITY, institutions
+from ingest_assets.records.enrichment.normalize import vocabulary_key as _key
 
-WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 # TypeEnrichment's web labels of DCMI types (the others are the local name in lower case)
 _TYPE_LABELS = {"InteractiveResource": "interactive resource", "MovingImage": "moving image",
                 "PhysicalObject": "physical object", "StillImage": "still image"}
-
-
-def _key(value: str) -> str:
-    return value.lower().strip(JAVA_TRIM)
 
 
 @cache
@@ -61,14 +58,7 @@ def iso639_3(name: str) -> str | None:
     return _iso639_3().get(_key(name))
 
 
-@cache
-def _wikidata() -> dict[str, str]:
-    """``provider`` and ``provider + institution`` (concatenated, as ingestion3 keys them) -> Wikidata id."""
-    return {_key(provider + institution): wikidata
-            for provider, institution, wikidata in (line.split("\t") for line in lines("wiki/institutions.tsv"))}
-
-
 def wikidata_uri(name: str, provider: str = "") -> str | None:
     """The Wikidata entity URI of a provider (``name`` alone) or of one of its institutions, else ``None``."""
-    found = _wikidata().get(_key(provider + name))
+    found = institutions().wikidata.get(_key(provider + name))
     return WIKIDATA_ENTITY + found if found else None

@@ -22,15 +22,17 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator
 from datetime import datetime
-from importlib import import_module
 from typing import Any
 
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.core.secrets import resolve_secrets
 from ingest_assets.core.settings import Settings
+from ingest_assets.records.harvest.api import ApiHarvester
 from ingest_assets.records.harvest.base import HarvestContext, Harvester
 from ingest_assets.records.harvest.checkpoint import Checkpoint, StorageCheckpoint
+from ingest_assets.records.harvest.files import FileHarvester
+from ingest_assets.records.harvest.oai import OaiHarvester
 from ingest_assets.records.harvest.original import (
     MIMETYPE_SYMBOLS,
     HarvestStats,
@@ -38,6 +40,7 @@ from ingest_assets.records.harvest.original import (
     mimetype_symbol,
 )
 from ingest_assets.records.harvest.requests import REQUEST_LOG, RequestLog
+from ingest_assets.records.harvest.resourcesync import ResourceSyncHarvester
 
 __all__ = [
     "HARVESTERS",
@@ -49,25 +52,17 @@ __all__ = [
     "RequestLog",
     "StorageCheckpoint",
     "harvest_records",
-    "harvester_class",
     "mimetype_from_symbol",
     "mimetype_symbol",
 ]
 
-# harvest block ``type`` -> "module:class" below this package (imported when a harvest of that type runs:
-# resync, for one, loads with the first ResourceSync harvest, not with the code location)
-HARVESTERS = {
-    "oai": "oai:OaiHarvester",
-    "api": "api:ApiHarvester",
-    "file": "files:FileHarvester",
-    "resourcesync": "resourcesync:ResourceSyncHarvester",
+# harvest block ``type`` -> its harvester
+HARVESTERS: dict[str, type[Harvester]] = {
+    "oai": OaiHarvester,
+    "api": ApiHarvester,
+    "file": FileHarvester,
+    "resourcesync": ResourceSyncHarvester,
 }
-
-
-def harvester_class(kind: str) -> type[Harvester]:
-    """The :class:`Harvester` of the harvest type ``kind`` (a block's ``type``)."""
-    module, name = HARVESTERS[kind].split(":")
-    return getattr(import_module(f"{__name__}.{module}"), name)
 
 
 class HarvestRun(Iterator[dict]):
@@ -132,4 +127,4 @@ def harvest_records(
         http.allow_private = config.allow_private
     stats, requests = HarvestStats(provider.name), RequestLog()
     context = HarvestContext(started, window, http, checkpoint, stats, requests, secrets, s3_client)
-    return HarvestRun(harvester_class(config.type)(provider.name, config, context))
+    return HarvestRun(HARVESTERS[config.type](provider.name, config, context))

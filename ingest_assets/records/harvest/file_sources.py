@@ -34,7 +34,7 @@ from urllib.parse import unquote, urlsplit
 from ingest_assets.core.errors import ConfigError, LimitError, StorageError, context
 from ingest_assets.core.http import HttpClient
 from ingest_assets.core.registry import FileHarvest, key_error
-from ingest_assets.storage.backends import open_storage
+from ingest_assets.storage import open_storage
 
 COPY_CHUNK = 1024 * 1024
 # S3 answers that no retry gets past: the registry's prefix (or the settings) must change

@@ -8,7 +8,9 @@
   repository's ``Identify`` announces: ``YYYY-MM-DD`` widens the window to whole days. ``Identify`` is asked
   once per windowed run and its answer kept in the provider's state (``harvest-state-oai-identify.json``, per
   endpoint); when it fails or answers nonsense the kept answer is used, else day granularity (every
-  repository must accept it, and a partition is a whole day). The harvest log says which.
+  repository must accept it, and a partition is a whole day). The harvest log says which. An endpoint that
+  gives no HTTP answer at all (connection refused, a name that does not resolve, a timeout) fails the harvest
+  there: the list would meet the same.
 * Sets: one list per set named in ``sets``, or per set ``ListSets`` names (``all_sets``, paged and bounded
   like a list) less ``exclude_sets``; no set: one list of the whole repository. A record in several sets is
   yielded once.
@@ -233,6 +235,8 @@ class OaiHarvester(Harvester):
                 raise ParseError(f"Identify announces no valid granularity ({value!r})", provider=self.provider,
                                  file=response.url)
         except IngestError as exc:
+            if isinstance(exc, FetchError) and exc.status is None and exc.retryable:
+                raise  # no answer at all: ListRecords asks the same server
             kept = self.checkpoint.load_state(IDENTIFY_STATE) or {}
             if kept.get("endpoint") == self.config.endpoint and kept.get("granularity") in GRANULARITIES:
                 self.stats.note(f"Identify failed ({exc}); using the granularity it announced before, "

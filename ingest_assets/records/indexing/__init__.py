@@ -3,6 +3,9 @@
     index = open_search_index(settings.search)
     stats = index.full_build("dpla-map4", (index_record(r) for r in map_records))
     index.update_alias("dpla-map4", add=[new], remove=[old])   # one atomic flip naming what it replaces
+
+A full harvest's absences (what the provider's previous state held and it no longer does) are index deletions
+too: :mod:`.absences`.
 """
 
 from __future__ import annotations

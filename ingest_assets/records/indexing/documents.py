@@ -87,6 +87,7 @@ def index_document(map_record: dict) -> dict:
     masters = _strings(map_record.get("mediaMaster"))
     if masters:  # URLs at the top level, as DPLA's documents carry them
         document["mediaMaster"] = masters
+    _put(document, "tags", _strings(map_record.get("tags")))  # at the top level, as DPLA's documents carry them
     views = _strings(map_record.get("hasView"))
     if views:
         document["hasView"] = [{"@id": uri} for uri in views]

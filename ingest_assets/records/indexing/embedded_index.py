@@ -10,6 +10,7 @@ A search over several indices ranks each by bm25 and merges them, as Elasticsear
 from __future__ import annotations
 
 import fcntl
+import heapq
 import json
 import os
 import re
@@ -22,7 +23,9 @@ from pathlib import Path
 from ingest_assets.core.errors import IngestError, NotFoundError
 from ingest_assets.records.indexing.naming import NO_INDEX_HINT, build_name, check_alias, parse_index
 from ingest_assets.records.indexing.results import IndexStats, Tally, utc_now
-from ingest_assets.records.indexing.search_index import MAX_IDS, AliasChanged, check_hits, IndexHealth, PhysicalIndex, SearchIndex
+from ingest_assets.records.indexing.search_index import (
+    MAX_IDS, TAG_PAGE, AliasChanged, check_hits, IndexHealth, PhysicalIndex, SearchIndex,
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, document TEXT NOT NULL);
@@ -169,6 +172,13 @@ class EmbeddedSearchIndex(SearchIndex):
                     found.setdefault(record_id, json.loads(document))
         return found
 
+    def tagged(self, target: str, tags: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
+        """Each index file's tagged documents by id (SQLite's JSON functions on the stored document), merged."""
+        wanted = list(dict.fromkeys(tags))
+        if not wanted:
+            return iter(())
+        return heapq.merge(*(_tagged_in(path, wanted) for path in self._files(target)))
+
     # -- files ------------------------------------------------------------------------------------------
 
     def _load(self, conn: sqlite3.Connection, tally: Tally, records: Iterable[dict]) -> None:
@@ -256,6 +266,22 @@ def _reading(path: Path) -> Iterator[sqlite3.Connection]:
         raise IngestError(f"search index file cannot be read: {err}", file=str(path),
                           retryable=isinstance(err, sqlite3.OperationalError),
                           hint="see `ingest-assets index status`; roll back from it or rebuild it") from err
+
+
+def _tagged_in(path: Path, wanted: list[str]) -> Iterator[tuple[str, list[str]]]:
+    """The tagged documents of one index file by id, a page at a time in one read transaction (one snapshot)."""
+    query = (f"SELECT id, json_extract(document, '$.tags') FROM docs WHERE id > ? AND EXISTS (SELECT 1 FROM "
+             f"json_each(docs.document, '$.tags') WHERE value IN ({', '.join('?' * len(wanted))})) ORDER BY id LIMIT ?")
+    with _reading(path) as conn:
+        conn.execute("BEGIN")
+        after = ""
+        while True:
+            rows = conn.execute(query, (after, *wanted, TAG_PAGE)).fetchall()
+            for record_id, carried in rows:
+                yield record_id, [tag for tag in json.loads(carried) if tag in wanted]
+            if len(rows) < TAG_PAGE:
+                return
+            after = rows[-1][0]
 
 
 def _count(conn: sqlite3.Connection) -> int:

@@ -19,7 +19,9 @@ from ingest_assets.core import errors
 from ingest_assets.core.errors import FetchError, IngestError
 from ingest_assets.records.indexing.naming import NO_INDEX_HINT, build_name, check_alias, parse_index
 from ingest_assets.records.indexing.results import IndexStats, Tally, utc_now
-from ingest_assets.records.indexing.search_index import MAX_IDS, AliasChanged, check_hits, IndexHealth, PhysicalIndex, SearchIndex
+from ingest_assets.records.indexing.search_index import (
+    MAX_IDS, TAG_PAGE, AliasChanged, check_hits, IndexHealth, PhysicalIndex, SearchIndex,
+)
 
 MAPPING = "search-dpla-map4-mapping.json"
 KEEP_ALIVE = "5m"
@@ -187,18 +189,31 @@ class ElasticsearchIndex(SearchIndex):
         self._client.indices.create(index=name, settings=self._settings, mappings=self._mappings)
         return name
 
+    def tagged(self, target: str, tags: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
+        """A ``terms`` query on ``tags`` through a point in time on ``target`` (an alias spans every index behind it)."""
+        wanted = list(dict.fromkeys(tags))
+        if not wanted:
+            return
+        with self._translated("tag scan", check_alias(target), reading=True):
+            for hit in self._hits(target, TAG_PAGE, query={"terms": {"tags": wanted}}, source=["tags"]):
+                yield hit["_id"], [tag for tag in hit["_source"].get("tags") or () if tag in wanted]
+
     def _scan(self, index: str) -> Iterator[dict]:
         """Every document of ``index`` as an IndexRecord, in pages through a point in time."""
-        pit = self._client.open_point_in_time(index=index, keep_alive=KEEP_ALIVE)["id"]
+        for hit in self._hits(index, COPY_PAGE):
+            yield {"id": hit["_id"], "deleted": False, "document": _dumps(hit["_source"])}
+
+    def _hits(self, target: str, size: int, **search) -> Iterator[dict]:
+        """The hits of a search on ``target`` by id, ``size`` at a time through a point in time (closed at the end)."""
+        pit = self._client.open_point_in_time(index=target, keep_alive=KEEP_ALIVE)["id"]
         try:
             after = None
             while True:
                 page = self._client.search(pit={"id": pit, "keep_alive": KEEP_ALIVE}, sort=[{"id": "asc"}],
-                                           size=COPY_PAGE, search_after=after, track_total_hits=False)
+                                           size=size, search_after=after, track_total_hits=False, **search)
                 hits = page["hits"]["hits"]
-                for hit in hits:
-                    yield {"id": hit["_id"], "deleted": False, "document": _dumps(hit["_source"])}
-                if len(hits) < COPY_PAGE:
+                yield from hits
+                if len(hits) < size:
                     return
                 pit, after = page.get("pit_id", pit), hits[-1]["sort"]
         finally:

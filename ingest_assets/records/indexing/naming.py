@@ -2,8 +2,8 @@
 
 A provider's documents live in their own indices (``dpla-map4-demo-20260115030000``); the alias spans the
 current index of every provider. An index built for every provider at once, as builds before per-provider
-indices made them, is ``<alias>-<yyyymmddhhmmss>``. Provider names are ``[a-z0-9]+`` (no ``-``), so a name
-reads back unambiguously (:func:`parse_index`).
+indices made them, is ``<alias>-<yyyymmddhhmmss>``. A provider name (``northwest-heritage``) sits between the
+alias and the 14 digits of the time, so a name reads back unambiguously given its alias (:func:`parse_index`).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ingest_assets.core.errors import ConfigError
-from ingest_assets.core.registry import NAME_RE
+from ingest_assets.core.registry import NAME_PATTERN, NAME_RE
 from ingest_assets.storage.layout import next_free_second
 
 ALIAS_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,200}")
 STAMP = "%Y%m%d%H%M%S"
-_INDEX = re.compile(r"(?:(?P<provider>[a-z0-9]+)-)?(?P<stamp>\d{14})")
+_INDEX = re.compile(rf"(?:(?P<provider>{NAME_PATTERN})-)?(?P<stamp>\d{{14}})")
 NO_INDEX_HINT = "index records first (`ingest-assets demo`, or `ingest-assets harvest <provider>`), or check INGEST_SEARCH"
 
 

@@ -9,7 +9,7 @@ rollback live in :mod:`ingest_assets.records.publishing`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -22,6 +22,7 @@ MAX_IDS = 1000  # ids per ``documents`` call
 # hits per ``search`` call: the servers refuse a page past ``index.max_result_window`` (10,000 by default and in the
 # schema) with HTTP 400; the embedded backend keeps the same bound, so a caller sized for one works on every backend
 MAX_HITS = 10_000
+TAG_PAGE = 1000  # documents per page of a ``tagged`` scan
 
 
 def check_hits(size: int) -> None:
@@ -89,6 +90,12 @@ class SearchIndex(ABC):
     def documents(self, target: str, ids: Sequence[str]) -> dict[str, dict]:
         """The documents (id -> document) of those ``ids`` (at most :data:`MAX_IDS`) that the alias or
         physical index ``target`` holds."""
+
+    @abstractmethod
+    def tagged(self, target: str, tags: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
+        """``(id, which of tags it carries)`` for every document behind the alias or physical index ``target`` whose
+        ``tags`` hold one of ``tags``, by id; read in pages of :data:`TAG_PAGE` from one snapshot of the index (a point
+        in time, a read transaction), so memory stays bounded by a page and a flip meanwhile changes nothing."""
 
     @abstractmethod
     def indices(self, alias: str) -> list[PhysicalIndex]:

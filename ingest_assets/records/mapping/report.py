@@ -1,4 +1,5 @@
-"""The mapping report of one run: counts, per message kind and field, with examples (flat memory)."""
+"""The mapping report of one run: counts, per message kind and field, with examples (flat memory); the MAP fields
+the mapped records filled (:class:`Coverage`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import io
 from collections import Counter
 from typing import Any
 
+from ingest_assets.records.mapping.fields import FIELDS
 from ingest_assets.records.mapping.mapper import MappingResult, Message
 
 CSV_COLUMNS = ("kind", "field", "count", "example_record", "example_value", "reason")
@@ -90,3 +92,23 @@ class MappingReport:
             "failure_rate": summary["failure_rate"],
             "messages": summary["messages"],
         }
+
+
+class Coverage:
+    """How many mapped records filled each MAP field."""
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.filled: Counter[str] = Counter()
+
+    def add(self, record: dict) -> None:
+        self.records += 1
+        for name, (section, _) in COVERED:
+            if (record if section == "top" else record["sourceResource"]).get(name):
+                self.filled[name] += 1
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: self.filled[name] for name, _ in COVERED}
+
+
+COVERED = [*FIELDS.items(), ("providerUri", ("top", "one"))]  # what a record may fill, the profile's URI too

@@ -6,7 +6,6 @@
     gates                  what a candidate must pass before the alias flips, and the canary after
     promotion.Publisher    gated promotion, automatic rollback, retention, rollback on request
     takedowns              records kept out until undone
-    absences               a full harvest's absences as index deletions
     report, render, mail   the provider report (JSON + HTML in _LOGS/, Markdown) and its mail
     status                 per-provider and per-index status models
     journal, tables        what publishing did, in SQL

@@ -132,7 +132,7 @@ def health(index: SearchIndex, candidate: Candidate) -> GateResult:
 def fields(index: SearchIndex, candidate: Candidate) -> GateResult:
     found = index.documents(candidate.name, candidate.samples)
     missing = [i for i in candidate.samples if i not in found]
-    lacking = {i: gaps for i, doc in found.items() if (gaps := [p for p in REQUIRED_FIELDS if not _value(doc, p)])}
+    lacking = {i: gaps for i, doc in found.items() if (gaps := [p for p in REQUIRED_FIELDS if not field_value(doc, p)])}
     evidence = {"checked": candidate.samples, "required": list(REQUIRED_FIELDS), "not_found": missing,
                 "missing_fields": lacking}
     if missing or lacking:
@@ -166,7 +166,8 @@ def canary(index: SearchIndex, candidate: Candidate) -> GateResult:
                       evidence)
 
 
-def _value(document: dict, path: str) -> Any:
+def field_value(document: dict, path: str) -> Any:
+    """The value at a dotted ``path`` of an index document (None when it has none)."""
     value: Any = document
     for name in path.split("."):
         value = value.get(name) if isinstance(value, dict) else None

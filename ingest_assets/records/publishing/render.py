@@ -25,6 +25,7 @@ def html(report: dict[str, Any]) -> str:
 
 
 def _defaults(report: dict[str, Any]) -> dict[str, Any]:
-    """The report with the review keys a template reads present (a day never registered has none)."""
+    """The report with the keys a template reads present (a day never registered has no review; a day not exported
+    to Wikimedia no such section)."""
     review = {"state": None, "deadline": None, "decided_by": None, "reason": None, **report.get("review", {})}
-    return {**report, "review": review}
+    return {"wikimedia": None, **report, "review": review}

@@ -20,7 +20,7 @@ from typing import Any
 
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.indexing import SearchIndex
-from ingest_assets.records.mapping.preview import Coverage
+from ingest_assets.records.mapping.report import Coverage
 from ingest_assets.records.publishing.review import PENDING, DayState
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource

@@ -57,6 +57,8 @@ class DayState:
         text = f"{self.provider} {self.day.isoformat()}: {self.state}"
         if self.state == PENDING:
             text += f", approved by itself at {self.deadline.isoformat()}" if self.deadline else ", waits for a decision"
+        elif self.decided_by == NO_REVIEW:
+            text += f" ({NO_REVIEW})"
         elif self.decided_by:
             text += f" by {self.decided_by} at {self.decided_at.isoformat()}" + (f" ({self.reason})" if self.reason else "")
         if self.state == PUBLISHED and self.index_name:

@@ -24,7 +24,9 @@ from ingest_assets.records.indexing import PhysicalIndex, SearchIndex
 from ingest_assets.records.publishing.journal import Action, Journal
 from ingest_assets.records.publishing.review import DayState, Ledger
 from ingest_assets.records.publishing.takedowns import Takedowns
+from ingest_assets.storage import layout
 from ingest_assets.storage.backends import Storage
+from ingest_assets.storage.manifest import Manifest
 
 
 @dataclass
@@ -57,6 +59,7 @@ class ProviderStatus:
     waiting: list[DayState]  # days held for review, or approved and not yet published
     takedowns: int
     publication: dict[date, str] = field(default_factory=dict)  # day -> its state on the way to the public
+    wikimedia: dict[date, int] = field(default_factory=dict)  # day -> records its newest Wikimedia export holds
 
     @property
     def provider(self) -> str:
@@ -72,7 +75,8 @@ class ProviderStatus:
             "last_failure": json.loads(view.last_failure.to_json()) if view.last_failure else None,
             "live_index": self.live_index, "live_count": self.live_count, "kept_indices": self.kept_indices,
             "review": _state(self.review), "waiting": [_state(s) for s in self.waiting], "takedowns": self.takedowns,
-            "history": [{**c.as_table_row(), "publication": self.publication.get(c.day)} for c in reversed(view.days)],
+            "history": [{**c.as_table_row(), "publication": self.publication.get(c.day),
+                         "wikimedia_eligible": self.wikimedia.get(c.day)} for c in reversed(view.days)],
         }
 
 
@@ -179,8 +183,19 @@ def provider_statuses(storage: Storage, index: SearchIndex, alias: str, engine, 
             waiting=ledger.waiting(provider.name),
             takedowns=sum(1 for t in takedowns.values() if t.provider == provider.name),
             publication={state.day: state.state for state in history},
+            wikimedia=wikimedia_eligible(storage, provider.name, [c.day for c in provider.days]),
         ))
     return HubStatus(registry.source, list(overview.registry_notes), statuses)
+
+
+def wikimedia_eligible(storage: Storage, provider: str, days: list[date]) -> dict[date, int]:
+    """Per day, the records eligible for Wikimedia Commons its newest export holds (days not exported: absent)."""
+    found = {}
+    for day in days:
+        exports = layout.wiki_outputs(storage, provider, day)
+        if exports:
+            found[day] = Manifest.from_bytes(storage.read_bytes(f"{exports[-1]}/{layout.MANIFEST}")).record_count
+    return found
 
 
 def status_text(status: ProviderStatus, days: int = 7) -> str:
@@ -208,9 +223,10 @@ def status_text(status: ProviderStatus, days: int = 7) -> str:
     lines.append(f"  takedowns      {status.takedowns} in force")
     shown = list(reversed(view.days))[:days]
     if shown:
-        lines.append("  history        day         harvested  mapped  indexed  publication")
+        lines.append("  history        day         harvested  mapped  indexed  wikimedia  publication")
         lines += [f"                 {c.day.isoformat()}  {c.harvested:>9}  {c.mapped:>6}  {c.indexed:>7}  "
-                  f"{status.publication.get(c.day, '-').replace('_', ' ')}" for c in shown]
+                  f"{status.wikimedia.get(c.day, '-'):>9}  {status.publication.get(c.day, '-').replace('_', ' ')}"
+                  for c in shown]
     return "\n".join(lines)
 
 

@@ -7,7 +7,8 @@ import re
 import pytest
 
 from ingest_assets.core.registry import ENRICHMENT_STEPS
-from ingest_assets.records.enrichment.data import lines, rows
+from ingest_assets.records.enrichment.data import rows
+from ingest_assets.records.enrichment.institutions import institutions
 from ingest_assets.records.enrichment.enrich import STRING_STEPS, VOCABULARY_STEPS, chain_data, data_provider_uri, rights_uri
 from ingest_assets.records.enrichment.filters import (
     block_formats, digital_surrogate_block_list, extract_extents, format_type_values_block_list, type_allow_list,
@@ -19,7 +20,8 @@ def test_the_chain_names_only_known_steps_and_every_step_is_used():
     data = chain_data()
     used = {step for steps in data["normalizations"].values() for step in steps}
     used |= {step for steps in data["vocabularies"].values() for step in steps}
-    assert used | {"deduplicate"} == set(ENRICHMENT_STEPS) == set(STRING_STEPS) | VOCABULARY_STEPS | {"deduplicate"}
+    assert used | {"deduplicate", "tags"} == set(ENRICHMENT_STEPS) == set(STRING_STEPS) | VOCABULARY_STEPS | {
+        "deduplicate", "tags"}
 
 
 def test_the_lists_are_ingestion3s():
@@ -28,7 +30,8 @@ def test_the_lists_are_ingestion3s():
     assert all(re.compile(pattern) for pattern in surrogates)
     assert len(format_type_values_block_list()) == 13 and len(type_allow_list()) == 74
     assert len(rows("languages/deduped-iso639x.csv", 2)) == 7911  # the BOM-prefixed header is a comment here
-    assert len(lines("wiki/institutions.tsv")) == 2743
+    table = institutions()  # institutions_v2.json: hubs and institutions with a Wikidata id, as WikiEntityEnrichment reads it
+    assert (len(table.hubs), len(table.wikidata), len(table.upload)) == (48, 2734, 2499)
 
 
 @pytest.mark.parametrize(

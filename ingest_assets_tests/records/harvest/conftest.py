@@ -3,16 +3,21 @@ fixture records, a replay server) on 127.0.0.1, checkpoints and HTTP clients."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
+import boto3
 import pytest
 
 from ingest_assets.core.http import HttpClient
+from ingest_assets.core.wsgi import WsgiServer
 from ingest_assets.records.harvest import StorageCheckpoint
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.storage.layout import provider_state_key
+from ingest_assets_tests.support.deliveries import upload_folder
+from ingest_assets_tests.support.hub_deliveries import Mounts, Place
 from ingest_assets_tests.support.oai import FixtureRepository, OaiServerApp, ReplayApp
 
 SECONDS = "YYYY-MM-DDThh:mm:ssZ"
@@ -72,3 +77,25 @@ def oai_server(http_server, oai_fixtures) -> Callable[..., OaiServerApp]:
         return app
 
     return start
+
+
+@pytest.fixture(scope="session")
+def hub_server() -> Iterator[tuple[Mounts, str]]:
+    """One server for every hub's delivery of the session (each app mounted at its own path)."""
+    mounts = Mounts()
+    server = WsgiServer().start(mounts)
+    yield mounts, server.url
+    server.shutdown()
+
+
+@pytest.fixture
+def hub_place(tmp_path, hub_server, s3_endpoint) -> Place:
+    """Where a hub's delivery goes: a folder, the session's hub server, moto's S3 (see support/hub_deliveries.py)."""
+    mounts, url = hub_server
+    client = partial(boto3.client, "s3", endpoint_url=s3_endpoint)
+
+    def upload(folder: Path, bucket: str) -> str:
+        upload_folder(client(), bucket, "delivery", folder)
+        return f"s3://{bucket}/delivery"
+
+    return Place(tmp_path / "delivery", lambda app: url + mounts.mount(app), upload, client)

@@ -17,24 +17,18 @@ from ingest_assets.records.mapping import mapper_for
 from ingest_assets.storage.activities import RecordStream, write_activity
 from ingest_assets.storage.avro import ORIGINAL_RECORD
 from ingest_assets.storage.snapshot import snapshot_records, snapshot_sources
+from ingest_assets_tests.support import deliveries
 from ingest_assets_tests.support.deliveries import (
     OAI,
-    deleted_oai_record,
-    fixture_text,
     json_variants,
     jsonl,
-    marc_collection,
     nara_deletes,
     nara_export,
-    oai_response,
-    one_line,
     upload_folder,
-    without_declaration,
     write,
     write_gz,
     write_tar,
     write_zip,
-    xml_variant,
 )
 
 # OAI-PMH records in the OAI namespace or none (ingestion3 reads them by local name)
@@ -65,38 +59,24 @@ def s3(s3_endpoint, monkeypatch):
     return boto3.client("s3", endpoint_url=s3_endpoint)
 
 
-def with_status(record: dict, status: str) -> dict:
-    return {**record, "status": status}
-
-
 # ---- JSON hubs ----------------------------------------------------------------------------------------------
 
 def test_community_webs_zips_of_json_array_lines(tmp_path, http, checkpoint, started):
     """CommunityWebsHarvester: every .zip of the folder, each member a JSON array one record a line; records whose
     status is deleted are left out."""
-    def set_id(record, value):
-        record["id"] = value
-    records = json_variants("community-webs.json", [f"archive-it::seed:{n}" for n in range(1, 6)], set_id)
-    write_zip(tmp_path / "cw" / "2026-01.zip", {"export/part-1.json": jsonl(records[:3], array=True)})
-    write_zip(tmp_path / "cw" / "2026-02.zip", {"part-2.json": jsonl([records[3], with_status(records[4], "deleted")], array=True)})
+    shape = deliveries.community_webs(tmp_path / "cw")
     write(tmp_path / "cw" / "README.txt", b"not a zip: not read")
     block = {"path": str(tmp_path / "cw"), "include": "*.zip", "format": "jsonl", "id_path": "id",
              "status": {"path": "status", "values": ["deleted"]}}
-    entry, harvested, run = harvest("communitywebs", "community-webs", block, http, checkpoint, started)
-    assert [r["id"] for r in harvested] == [f"archive-it::seed:{n}" for n in range(1, 5)]
+    entry, harvested, run = harvest("community-webs", "community-webs", block, http, checkpoint, started)
+    assert [r["id"] for r in harvested] == shape.ids == [f"archive-it::seed:{n}" for n in range(1, 5)]
     assert run.harvester.reader.dropped == 1 and run.stats.failed == 0 and run.stats.pages == 2
     assert_every_record_maps(entry, harvested)
 
 
 def test_georgia_jsonl_files_and_zips(tmp_path, http, checkpoint, started):
     """DlgFileHarvester: the folder's .jsonl files and the JSON lines in its .zip files; deleted status left out."""
-    def set_id(record, value):
-        record["id"] = value
-    plain = json_variants("dlg.json", ["aaa_agpapers_1016", "aaa_agpapers_1017"], set_id)
-    zipped = json_variants("dlg_missing_preview.json", ["dlg_vang_1", "dlg_vang_2", "dlg_vang_3"], set_id)
-    write(tmp_path / "dlg" / "dlg-2026-01-01.jsonl", jsonl(plain))
-    write_zip(tmp_path / "dlg" / "dlg-2026-01-01.zip",
-              {"a.jsonl": jsonl(zipped[:2]), "b.jsonl": jsonl([with_status(zipped[2], "deleted")])})
+    deliveries.georgia(tmp_path / "dlg")
     block = {"path": str(tmp_path / "dlg"), "include": ["*.jsonl", "*.zip"], "format": "jsonl", "id_path": "id",
              "status": {"path": "status"}}
     entry, harvested, run = harvest("georgia", "dlg", block, http, checkpoint, started)
@@ -106,33 +86,25 @@ def test_georgia_jsonl_files_and_zips(tmp_path, http, checkpoint, started):
 
 
 def test_lc_dpla_jsonl_ids_after_the_last_double_dash(tmp_path, http, checkpoint, started):
-    """DplaJsonlFileHarvester: zips of DPLA JSON lines whose ``_id`` is ``lc--<id>``: the id is what follows the
-    last ``--`` (reconstructed: ingestion3's lc.json item under the ``_id`` the harvester reads)."""
-    def set_id(record, value):
-        record["item"]["id"] = value
-        record["_id"] = f"lc--{value}"
-    records = json_variants("lc.json", [f"http://www.loc.gov/item/7369163{n}/" for n in range(4)], set_id)
-    write_zip(tmp_path / "lc" / "lc.zip", {"lc-0.jsonl": jsonl(records[:2]), "lc-1.jsonl": jsonl(records[2:])})
+    """DplaJsonlFileHarvester: zips of DPLA JSON lines (index hits, mapped by ingestion3's LcRetconMapping) whose
+    ``_id`` is ``lc--<id>``: the id is what follows the last ``--``."""
+    shape = deliveries.lc(tmp_path / "lc")
     block = {"path": str(tmp_path / "lc"), "include": "*.zip", "format": "jsonl", "id_path": "_id",
              "id_pattern": "^(?:.*--)?(.+)$"}
-    entry, harvested, _run = harvest("lc", "lc", block, http, checkpoint, started)
-    assert [r["id"] for r in harvested] == [f"http://www.loc.gov/item/7369163{n}/" for n in range(4)]
+    entry, harvested, _run = harvest("lc", "json-retcon", block, http, checkpoint, started)
+    assert [r["id"] for r in harvested] == shape.ids and all(len(local_id) == 32 for local_id in shape.ids)
     assert_every_record_maps(entry, harvested)
 
 
 def test_florida_s3_prefix_and_one_object(tmp_path, s3, http, checkpoint, started):
     """FlFileHarvester: an S3 prefix of .jsonl and .zip files (synced), or one object (copied); the id is
     sourceResource.identifier; deleted status left out."""
-    def set_id(record, value):
-        record["sourceResource"]["identifier"] = value
-    records = json_variants("fl.json", [f"http://purl.flvc.org/fsu/fd/FSU_{n}" for n in range(5)], set_id)
-    write(tmp_path / "fl" / "SSDN-2026-05-24.jsonl", jsonl(records[:2]))
-    write_zip(tmp_path / "fl" / "SSDN-2026-05-25.zip", {"ssdn.jsonl": jsonl([*records[2:4], with_status(records[4], "deleted")])})
+    shape = deliveries.florida(tmp_path / "fl")
     upload_folder(s3, "dpla-hub-fl", "deliveries", tmp_path / "fl")
     block = {"format": "jsonl", "id_path": "sourceResource.identifier", "status": {"path": "status"}}
     entry, harvested, run = harvest("florida", "fl", {**block, "path": "s3://dpla-hub-fl/deliveries"}, http, checkpoint,
                                     started)
-    assert [r["id"] for r in harvested] == [f"http://purl.flvc.org/fsu/fd/FSU_{n}" for n in range(4)]
+    assert [r["id"] for r in harvested] == shape.ids == [f"http://purl.flvc.org/fsu/fd/FSU_{n}" for n in range(4)]
     requests = [json.loads(line) for line in run.logs()[REQUEST_LOG]]
     assert [(r["url"], r["records"]) for r in requests] == [
         ("s3://dpla-hub-fl/deliveries/SSDN-2026-05-24.jsonl", [0, 2]), ("s3://dpla-hub-fl/deliveries/SSDN-2026-05-25.zip", [2, 4])]
@@ -144,11 +116,7 @@ def test_florida_s3_prefix_and_one_object(tmp_path, s3, http, checkpoint, starte
 
 def test_heartland_jsonl_and_zips_with_at_ids(tmp_path, http, checkpoint, started):
     """HeartlandFileHarvester (Missouri + Iowa): .jsonl files and zips of JSON lines; the id is ``@id``."""
-    def set_id(record, value):
-        record["@id"] = value
-    records = json_variants("mo.json", [f"missouri--urn:data.mohistory.org:msu_all:{n}" for n in range(4)], set_id)
-    write(tmp_path / "heartland" / "mo.jsonl", jsonl(records[:2]))
-    write_zip(tmp_path / "heartland" / "ia.zip", {"ia.jsonl": jsonl([records[2], with_status(records[3], "Deleted")])})
+    deliveries.heartland(tmp_path / "heartland")
     block = {"path": str(tmp_path / "heartland"), "include": ["*.jsonl", "*.zip"], "format": "jsonl", "id_path": "@id",
              "status": {"path": "status", "action": "delete"}}
     entry, harvested, run = harvest("heartland", "heartland", block, http, checkpoint, started)
@@ -160,14 +128,11 @@ def test_heartland_jsonl_and_zips_with_at_ids(tmp_path, http, checkpoint, starte
 
 def test_nypl_s3_zip_of_json_lines_with_embedded_mods(tmp_path, s3, http, checkpoint, started):
     """NYPLFileHarvester: one zip on S3 (copied) of JSON lines whose ``uuid`` is the id; MODS inside."""
-    def set_id(record, value):
-        record["uuid"] = record["solr_doc_hash"]["uuid"] = value
-    records = json_variants("nypl.json", [f"93cd9a10-c552-012f-20e8-58d385a7bc3{n}" for n in range(3)], set_id)
-    write_zip(tmp_path / "nypl" / "nypl-export.zip", {"nypl/records.jsonl": jsonl(records)})
+    shape = deliveries.nypl(tmp_path / "nypl")
     upload_folder(s3, "nypl-deliveries", "2026", tmp_path / "nypl")
     block = {"path": "s3://nypl-deliveries/2026/nypl-export.zip", "format": "jsonl", "id_path": "uuid"}
     entry, harvested, _run = harvest("nypl", "nypl", block, http, checkpoint, started)
-    assert [r["id"] for r in harvested] == [f"93cd9a10-c552-012f-20e8-58d385a7bc3{n}" for n in range(3)]
+    assert [r["id"] for r in harvested] == shape.ids and len(shape.ids) == 3
     assert_every_record_maps(entry, harvested)
 
 
@@ -175,12 +140,7 @@ def test_nypl_s3_zip_of_json_lines_with_embedded_mods(tmp_path, s3, http, checkp
 
 def test_hathi_tar_gz_of_marc_collections(tmp_path, http, checkpoint, started):
     """HathiFileHarvester: .tar.gz files of MARC XML collections (only .xml members); the id is the 001 field."""
-    write_tar(tmp_path / "hathi" / "hathi_full_1.tar.gz", {
-        "marc/part-1.xml": marc_collection(["009420214", "009420215"]),
-        "marc/part-2.xml": marc_collection(["009420216"]),
-        "marc/._part-1.xml": b"\x00\x05\x16\x07 macOS resource fork",
-        "marc/README": b"not xml: not read",
-    })
+    deliveries.hathi(tmp_path / "hathi")
     block = {"path": str(tmp_path / "hathi"), "include": "*.gz", "members": ["*.xml", "!._*"], "format": "xml",
              "namespaces": {"marc": "http://www.loc.gov/MARC21/slim"}, "record_xpath": "//marc:record",
              "id_xpath": "string(marc:controlfield[@tag='001'])"}
@@ -198,17 +158,17 @@ NARA_BLOCK = {"format": "xml", "namespaces": {"nara": "http://description.das.na
 
 def test_nara_full_export_tars_with_deletes(tmp_path, http, checkpoint, started):
     """NaraFileHarvester: every .tar.gz (or .tar.bz2) of the folder, items, itemAvs and fileUnits with digital
-    objects only, the newest file's version of a record first, the naIds of deletes/*.xml removed."""
-    folder = tmp_path / "nara"
-    write_tar(folder / "nara_export_2025-04-01.tar.gz", {"group-1.xml": nara_export(["1001", "1002", "1003"], undigitised=["1009"])})
-    write_tar(folder / "nara_export_2025-04-29.tar.bz2", {"group-2.xml": nara_export(["1003", "1004"])}, mode="w:bz2")
-    write(folder / "deletes" / "NAC_DESC_Deletes_001.xml", nara_deletes(["1002"]))
-    block = {**NARA_BLOCK, "path": str(folder), "include": ["*.tar.gz", "*.tar.bz2"], "members": "*.xml",
+    objects only, the newest file's version of a record first, the naIds of deletes/*.xml removed; the itemAv and
+    the file unit map as NaraMapping maps them."""
+    shape = deliveries.nara(tmp_path / "nara")
+    block = {**NARA_BLOCK, "path": str(shape.folder), "include": ["*.tar.gz", "*.tar.bz2"], "members": "*.xml",
              "deletes": {"include": "deletes/*.xml"}}
     entry, harvested, run = harvest("nara", "nara", block, http, checkpoint, started)
     assert [(r["id"], r["deleted"]) for r in harvested] == [
-        ("1002", True), ("1003", False), ("1004", False), ("1001", False)]
+        ("1002", True), ("1003", False), ("1004", False), ("1005", False), ("1006", False), ("1001", False)]
     assert run.stats.duplicates == 2 and run.harvester.reader.skipped == 3  # 1003 and 1002 again; 1009, 2 file units
+    assert [etree.fromstring(r["document"].encode()).tag.split("}")[1] for r in harvested[1:5]] == [
+        "item", "item", "itemAv", "fileUnit"]
     assert_every_record_maps(entry, harvested)
 
 
@@ -253,66 +213,51 @@ def test_oai_dumps_on_s3_zips_and_gz(tmp_path, s3, http, checkpoint, started, hu
     """OaiFileHarvester (ohio, northwest-heritage, txdl): an S3 prefix of .zip files (OAI-PMH responses as members)
     and .gz files (one response each); header status deleted left out. txdl's records carry no OAI namespace
     (unprefixed fields of its own): its dump is reconstructed without one."""
-    record = without_declaration(fixture_text(fixture)).strip()
-    old = etree.fromstring(record.encode(), etree.XMLParser(recover=True)).findtext("header/identifier")
-    ids = [f"{old}-{n}" for n in range(4)]
-    variants = [xml_variant(record, old, new) for new in ids]
-    write_zip(tmp_path / hub / "2026-01.zip", {"page-1.xml": oai_response(variants[:2], namespace),
-                                               "page-2.xml": oai_response(variants[2:3], namespace)})
-    write_gz(tmp_path / hub / "2026-02.xml.gz", oai_response([variants[3], deleted_oai_record(f"{old}-gone")], namespace))
+    shape = deliveries.oai_dump(tmp_path / hub, fixture, namespace)
     upload_folder(s3, f"{hub}-oai", "dumps", tmp_path / hub)
-    entry, harvested, run = harvest(hub.replace("-", ""), hub, {**OAI_BLOCK, "path": f"s3://{hub}-oai/dumps"}, http,
-                                    checkpoint, started)
-    assert [r["id"] for r in harvested] == ids and run.harvester.reader.dropped == 1
+    entry, harvested, run = harvest(hub, hub, {**OAI_BLOCK, "path": f"s3://{hub}-oai/dumps"}, http, checkpoint, started)
+    assert [r["id"] for r in harvested] == shape.ids and run.harvester.reader.dropped == len(shape.statused) == 1
     assert_every_record_maps(entry, harvested)
 
 
 def test_jh3_xmll_lines_from_urls(tmp_path, http_server, http, checkpoint, started):
     """OaiXmllHarvester: pyoaiharvester's output broken into lines by xmll, one OAI record a line, here from a list
     of URLs (ingestion3 reads a path; ``path:`` reads the same files from a folder); prefixes left undeclared."""
-    record = one_line(fixture_text("jh3.xml"))
-    ids = [f"blavatnik_postcards:1013{n}" for n in range(3)]
-    lines = [xml_variant(record, "blavatnik_postcards:10131", new) for new in ids]
-    write(tmp_path / "jh3" / "part-00000.xml", ("\n".join(lines[:2]) + "\n").encode())
-    write_gz(tmp_path / "jh3" / "part-00001.xml.gz", (lines[2] + "\n\n<record><header>broken\n").encode())
+    shape = deliveries.jh3(tmp_path / "jh3")
+    write_gz(tmp_path / "jh3" / "part-00002.xml.gz", b"\n\n<record><header>broken\n")
     base = http_server(directory=tmp_path / "jh3")
-    block = {"urls": [f"{base}/part-00000.xml", f"{base}/part-00001.xml.gz"], "allow_private": True,
-             "format": "xml-lines", "record_xpath": "/record", "id_xpath": "string(header/identifier)"}
+    urls = [f"{base}/part-00000.xml", f"{base}/part-00001.xml.gz", f"{base}/part-00002.xml.gz"]
+    block = {"urls": urls, "allow_private": True, "format": "xml-lines", "record_xpath": "/record",
+             "id_xpath": "string(header/identifier)"}
     entry, harvested, run = harvest("jh3", "jh3", block, http, checkpoint, started)
-    assert [r["id"] for r in harvested] == ids
+    assert [r["id"] for r in harvested] == shape.ids and len(shape.ids) == 3
     [error] = run.stats.errors
-    assert error.file == f"{base}/part-00001.xml.gz" and error.record == "line 3" and "not well-formed" in error.message
-    assert [json.loads(line)["status"] for line in run.logs()[REQUEST_LOG]] == [200, 200]
+    assert error.file == f"{base}/part-00002.xml.gz" and error.record == "line 3" and "not well-formed" in error.message
+    assert [json.loads(line)["status"] for line in run.logs()[REQUEST_LOG]] == [200, 200, 200]
     assert_every_record_maps(entry, harvested)
 
 
 def test_smithsonian_gzipped_xmll_docs(tmp_path, http, checkpoint, started):
     """SiFileHarvester: .xml.gz files of one ``<doc>`` a line (xmll, no root), beside the expected-counts .txt."""
-    doc = one_line(fixture_text("si.xml"))
-    old = etree.fromstring(doc.encode()).findtext("descriptiveNonRepeating/record_ID")
-    ids = [f"{old}{n}" for n in range(5)]
-    write_gz(tmp_path / "si" / "ACM_DPLA.xml.gz", ("\n".join(xml_variant(doc, old, new) for new in ids[:3]) + "\n").encode())
-    write_gz(tmp_path / "si" / "CHNDM_DPLA.xml.gz", ("\n".join(xml_variant(doc, old, new) for new in ids[3:])).encode())
-    write(tmp_path / "si" / "counts.txt", b"ACM_DPLA.xml records = 3\nCHNDM_DPLA.xml records = 2\n")
+    shape = deliveries.smithsonian(tmp_path / "si")
     block = {"path": str(tmp_path / "si"), "include": "*.xml.gz", "format": "xml-lines", "record_xpath": "//doc",
              "id_xpath": "string(descriptiveNonRepeating/record_ID)"}
     entry, harvested, _run = harvest("smithsonian", "si", block, http, checkpoint, started)
-    assert [r["id"] for r in harvested] == ids
+    assert [r["id"] for r in harvested] == shape.ids and len(shape.ids) == 5
     assert_every_record_maps(entry, harvested)
 
 
-@pytest.mark.parametrize(("hub", "fixture"), [("virginias", "virginias.xml"), ("ct", "ct.xml"), ("vt", "vt.xml")])
-def test_zips_of_one_record_files_named_by_member(tmp_path, http, checkpoint, started, hub, fixture):
+@pytest.mark.parametrize("hub", ["virginias", "ct", "vt"])
+def test_zips_of_one_record_files_named_by_member(tmp_path, http, checkpoint, started, hub):
     """VaFileHarvester (virginias, ct) and VtFileHarvester (vt): zips whose every member is one XML record, the
     member's name its id."""
-    record = fixture_text(fixture).encode()
-    write_zip(tmp_path / hub / "batch-1.zip", {f"records/{hub}-{n}.xml": record for n in range(3)})
-    write_zip(tmp_path / hub / "batch-2.zip", {f"records/{hub}-3.xml": record, "records/broken.xml": record[:300]})
+    shape = deliveries.one_record_zips(tmp_path / hub, hub)
+    write_zip(tmp_path / hub / "batch-3.zip", {"records/broken.xml": b"<record><title>cut short"})
     block = {"path": str(tmp_path / hub), "include": "*.zip", "format": "xml", "record_xpath": "/*", "id_from": "name"}
     entry, harvested, run = harvest(hub, hub, block, http, checkpoint, started)
-    assert [r["id"] for r in harvested] == [f"records/{hub}-{n}.xml" for n in range(4)]
+    assert [r["id"] for r in harvested] == shape.ids == [f"records/{hub}-{n}.xml" for n in range(4)]
     [error] = run.stats.errors  # a member that does not parse is counted, naming it; the others are read
-    assert error.file == f"{tmp_path / hub / 'batch-2.zip'}!records/broken.xml"
+    assert error.file == f"{tmp_path / hub / 'batch-3.zip'}!records/broken.xml"
     assert_every_record_maps(entry, harvested)
 
 
@@ -322,9 +267,7 @@ def test_the_platform_s3_settings_reach_the_hub_bucket(tmp_path, s3_endpoint, ht
 
     from ingest_assets.defs.s3 import s3_client
 
-    def set_id(record, value):
-        record["id"] = value
-    write(tmp_path / "d" / "a.jsonl", jsonl(json_variants("dlg.json", ["x1", "x2"], set_id)))
+    write(tmp_path / "d" / "a.jsonl", jsonl(json_variants("dlg.json", ["x1", "x2"], deliveries.set_at("id"))))
     client = partial(s3_client, {"endpoint_url": s3_endpoint})
     upload_folder(client(), "georgia-files", "in", tmp_path / "d")
     block = {"path": "s3://georgia-files/in", "format": "jsonl", "id_path": "id"}

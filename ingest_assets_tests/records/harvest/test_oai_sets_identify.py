@@ -40,6 +40,22 @@ def test_failing_identify_falls_back_to_day_granularity_and_says_so(oai_server, 
     assert "Identify failed" in log and "HTTP 500" in log and f"harvesting by day ({DAY})" in log
 
 
+def test_an_endpoint_that_gives_no_answer_fails_at_identify(provider, http, checkpoint, started):
+    """Connection refused: the harvest ends at Identify, naming it, instead of asking ListRecords the same server
+    (which doubled the tries of a provider that is down)."""
+    import socket
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{closed.getsockname()[1]}/oai"
+    closed.close()
+    block = {"type": "oai", "endpoint": url, "metadata_prefix": "oai_dc", "allow_private": True}
+    with pytest.raises(FetchError) as err:
+        list(harvest_records(provider(block), started=started, window=WINDOW, http=http, checkpoint=checkpoint))
+    assert "connection refused" in str(err.value) and "fetching Identify" in str(err.value)
+    assert err.value.retryable and err.value.file == url
+
+
 def test_identify_answer_is_kept_and_used_when_identify_later_fails(oai_server, provider, http, checkpoint, started):
     server = oai_server(granularity=SECONDS)
     first = run(provider, server, http, checkpoint, started, window=WINDOW)

@@ -130,8 +130,8 @@ def test_the_iiif_manifest_is_at_the_top_level_as_dpla_documents_carry_it(map_re
 
 
 def test_map_records_written_before_the_extension_fields_stay_readable(map_records):
-    """iiifManifest, originalId, dplaUri and mediaMaster are defaulted: an output written without them reads, indexes and is
-    written again with the current schema."""
+    """iiifManifest, originalId, dplaUri, mediaMaster and tags are defaulted: an output written without them reads,
+    indexes and is written again with the current schema."""
     import io
 
     import fastavro
@@ -139,7 +139,7 @@ def test_map_records_written_before_the_extension_fields_stay_readable(map_recor
     from ingest_assets.storage.avro import MAP_RECORD, load_schema
 
     current = load_schema(MAP_RECORD)
-    added = ("iiifManifest", "originalId", "dplaUri", "mediaMaster")
+    added = ("iiifManifest", "originalId", "dplaUri", "mediaMaster", "tags")
     older = {**current, "fields": [f for f in current["fields"] if f["name"] not in added]}
     record = {k: v for k, v in map_records[0].items() if k not in added}
     written = io.BytesIO()

@@ -38,7 +38,7 @@ def every_field_record(record: dict) -> dict:
     agent = {"name": "Kentucky Historical Society", "providedLabel": "KHS", "note": None, "inScheme": None,
              "exactMatch": None, "closeMatch": None}
     full.update(intermediateProvider=["Kentucky Virtual Library"], hasView=["http://nyx.uky.edu/a.jpg"],
-                mediaMaster=["http://nyx.uky.edu/a.tif"],
+                mediaMaster=["http://nyx.uky.edu/a.tif"], tags=["kentucky"],
                 rightsStatement="http://rightsstatements.org/vocab/NoC-US/1.0/")
     full["sourceResource"].update(
         alternative=["Paducah evening sun"], contributor=[agent], rightsHolder=[agent], publisher=[agent],
@@ -55,7 +55,7 @@ def every_field_record(record: dict) -> dict:
 def test_every_document_field_is_mapped(mapping, map_records):
     documents = [json.loads(index_record(r)["document"]) for r in [*map_records, every_field_record(map_records[2])]]
     paths = set().union(*(field_paths(document) for document in documents))
-    assert {"sourceResource.spatial.coordinates", "sourceResource.rightsHolder", "mediaMaster"} <= paths
+    assert {"sourceResource.spatial.coordinates", "sourceResource.rightsHolder", "mediaMaster", "tags"} <= paths
     unmapped = sorted(path for path in paths if mapped(mapping["mappings"]["properties"], path) is None)
     assert unmapped == []
 

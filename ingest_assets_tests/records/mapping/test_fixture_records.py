@@ -131,7 +131,7 @@ def test_harvard_librarycloud_mods_page(originals, map_schema):
     buffer = io.BytesIO()  # the records survive an Avro round trip unchanged
     fastavro.writer(buffer, map_schema, [r.record for r in results], codec="deflate")
     buffer.seek(0)
-    defaulted = {"providerExactMatch": None, "dataProviderUri": None, "dataProviderExactMatch": None}  # enrichment's
+    defaulted = {"providerExactMatch": None, "dataProviderUri": None, "dataProviderExactMatch": None, "tags": None}  # enrichment's
     assert list(fastavro.reader(buffer)) == [{**r.record, **defaulted} for r in results]
 
 

@@ -75,6 +75,22 @@ def test_nara_previews_need_an_image_type_and_get_their_scheme_repaired():
     assert mapper.map(mangled).record["object"] == "https://abcd.s3.amazonaws.com/TB149/images/2514.jpg"
 
 
+def test_nara_files_of_the_old_export_bucket_are_linked_at_the_catalogs_media_address():
+    """NaraMappingTest's 'correct preview URLs that begin with https://opaexport-conv.s3.amazonaws.com/': the file at
+    the item's media address (its naId); every object's file is a master file (NaraMapping.mediaMaster)."""
+    old = "https://opaexport-conv.s3.amazonaws.com/TB149/Civil_War_Service_Index/M545-CW_ServRecdIndexUnion_MI/M545_0042"
+    record = nara_mapper().map(nara_item(
+        f"<digitalObjectArray><digitalObject><accessFilename>{old}/images/2514.jpg</accessFilename>"
+        "<objectType><termName>Image (JPG)</termName></objectType></digitalObject>"
+        "<digitalObject><accessFilename>https//abcd.s3.amazonaws.com/TB149/2514.pdf</accessFilename>"
+        "<objectType><termName>Portable Document File (PDF)</termName></objectType></digitalObject>"
+        "</digitalObjectArray><useRestriction><status><termName>Unrestricted</termName></status></useRestriction>")).record
+    moved = ("https://catalog.archives.gov/OpaAPI/media/51046777/content/TB149/Civil_War_Service_Index/"
+             "M545-CW_ServRecdIndexUnion_MI/M545_0042/images/2514.jpg")
+    assert record["object"] == moved
+    assert record["mediaMaster"] == [moved, "https://abcd.s3.amazonaws.com/TB149/2514.pdf"]
+
+
 @pytest.mark.parametrize(("status", "specific", "expected"), [
     ("Restricted - Fully", ["Trademark"], "http://rightsstatements.org/vocab/NoC-OKLR/1.0/"),
     ("Restricted - Fully", ["Copyright"], "http://rightsstatements.org/vocab/InC/1.0/"),

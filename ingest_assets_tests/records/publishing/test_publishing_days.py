@@ -57,6 +57,10 @@ def test_gated_publishing_day_by_day(pipeline, capsys):
     other = [n for n in index.aliased(ALIAS) if "-other-" in n]
     other_count = index.count(other[0])
     assert index.count(ALIAS) == len(kept) + other_count
+    code, out, _ = command(capsys, "status", "demo")  # a provider without review: published, not "by" anyone
+    assert code == 0 and f"review         demo {DAY1}: published (no review required), live in dpla-map4-demo-" in out
+    code, out, _ = command(capsys, "report", "demo", "--date", DAY1.isoformat())
+    assert code == 0 and "\nReview: approved (no review required)\n\n### Counts\n" in out, out[:300]
 
     # day 2: three titles changed, one record gone from the full harvest, one new
     changed, gone = kept[:3], kept[3]
@@ -112,6 +116,8 @@ def test_gated_publishing_day_by_day(pipeline, capsys):
     evidence = gates["index_count"].metadata["evidence"].value["demo"]
     assert (evidence["before"], evidence["after"]) == (len(kept), len(kept) - 3)
     assert "index_count_tolerance" in gates["index_count"].metadata["remediation"].value
+    assert "more than the 2% allowed" in gates["index_count"].description  # the run page says what and what to do
+    assert "set `quality: {index_count_tolerance: ...}` for demo" in gates["index_count"].description
     assert not materialized(refused, "resourcesync_changes")  # nothing refused reaches the change feed
     assert index.aliased(ALIAS) == before and index.count(ALIAS) == len(kept) + other_count  # day 2 serves
 

@@ -10,8 +10,11 @@ import pytest
 from lxml import etree
 
 from ingest_assets.cli.main import main
-from ingest_assets.records.mapping.mapper import ProviderSettings, build_mapper
-from ingest_assets.records.mapping.preview import preview, read_inputs
+from ingest_assets.core.http import HttpClient
+from ingest_assets.core.registry import load_registry
+from ingest_assets.records.harvest import StorageCheckpoint, harvest_records
+from ingest_assets.records.mapping.mapper import ProviderSettings, build_mapper, mapper_for
+from ingest_assets.records.preview import preview, read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets.core.settings import Settings
 from ingest_assets.storage.activities import RecordStream, write_activity
@@ -211,3 +214,35 @@ def test_a_file_of_several_records_is_split_below_the_document_element(shared_fi
     records = [build_mapper(ProviderSettings("tx", "Texas", None, "texas"), PROFILES["tx"], {}).map(o).record
                for o in originals]
     assert [r["dataProvider"] for r in records] == ["UNT Libraries", "Southern Methodist University Libraries"]
+
+
+def test_a_registry_provider_is_previewed_with_the_ids_its_harvest_mints(shared_fixtures, tmp_path, tmp_storage,
+                                                                         monkeypatch, capsys):
+    """A provider of the registry harvesting a file by its own record_xpath and id_xpath (here a dump's oai_dc
+    records, identified by their dc:identifier, not the OAI header), with its own id_prefix: previewed with
+    --provider, the file is read as its harvest reads it and mapped as its pipeline maps, so the preview's DPLA
+    ids are the ones the harvest mints (it showed ids minted from the OAI headers with the name 'zen')."""
+    page = shared_fixtures / "oai-pmh" / "zenodo-listrecords-oai_dc.xml"
+    registry = tmp_path / "registry.yaml"
+    registry.write_text(
+        "zen:\n  label: Zenodo\n  id_prefix: zenodo\n  mapping: oai_dc\n"
+        "  mapping_overrides: {dataProvider: {default: Zenodo}}\n"
+        f"  harvest: {{type: file, path: '{page}', format: xml, record_xpath: //oai_dc:dc,\n"
+        "            id_xpath: 'normalize-space(dc:identifier[1])', namespaces: {oai_dc: "
+        "'http://www.openarchives.org/OAI/2.0/oai_dc/', dc: 'http://purl.org/dc/elements/1.1/'}}\n")
+    entry = load_registry(registry)["zen"]
+    mapper = mapper_for(entry)
+    harvested = [mapper.map(r).record["id"] for r in harvest_records(
+        entry, started=datetime(2026, 3, 1, tzinfo=timezone.utc), window=None, http=HttpClient(),
+        checkpoint=StorageCheckpoint(tmp_storage, "zen"))]
+    assert len(harvested) == 7 and mapper.mint("http://zenodo.org/record/13841") in harvested
+
+    monkeypatch.setenv("INGEST_REGISTRY", str(registry))
+    Settings.current.cache_clear()
+    try:
+        code, out = run_json(capsys, "--provider", "zen", str(page))  # the profile is the provider's mapping
+    finally:
+        Settings.current.cache_clear()
+    assert code == 0 and [e["id"] for e in out["records"]] == harvested
+    assert out["records"][0]["local_id"] == "http://zenodo.org/record/13841"
+    assert {e["jsonld"]["provider"]["name"] for e in out["records"]} == {"Zenodo"}  # the entry's label

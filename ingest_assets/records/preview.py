@@ -5,7 +5,10 @@ the mapped one with the steps that changed each field, and the enrichment report
 
 Inputs: an XML file (an OAI-PMH page, or a document holding the profile's root elements), a JSON file (one
 record, a list, or a page whose records the profile's ``records`` path finds), a JSON lines file, or
-``harvest:<provider>`` (the newest complete harvest output of that provider in the storage).
+``harvest:<provider>`` (the newest complete harvest output of that provider in the storage). Given the
+provider's registry ``harvest:`` block, a file is read as that harvest reads it (a file harvest's own reader, its
+``record_xpath`` and ``id_xpath`` or ``id_path``; an API harvest's ``id_path``), so a preview mints the DPLA ids
+the harvest will; without one, a record's local id is the profile's ``id`` rule, else its place in the file.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ from __future__ import annotations
 import difflib
 import json
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,14 +26,17 @@ from jmespath.exceptions import JMESPathError
 from lxml import etree
 
 from ingest_assets.core import json_input
-from ingest_assets.core.errors import ConfigError, IngestError, ParseError
-from ingest_assets.core.registry import ENRICHMENT_STEPS
+from ingest_assets.core.errors import ConfigError, IngestError, ParseError, ValidationError
+from ingest_assets.core.http import HttpClient
+from ingest_assets.core.registry import ENRICHMENT_STEPS, ApiHarvest, FileHarvest, HarvestBlock
+from ingest_assets.records.harvest import HARVESTERS, HarvestStats, RequestLog
+from ingest_assets.records.harvest.api import record_id
+from ingest_assets.records.harvest.base import HarvestContext
 from ingest_assets.records.enrichment import Chain, EnrichmentReport
 from ingest_assets.records.indexing import index_record
-from ingest_assets.records.mapping.fields import FIELDS
 from ingest_assets.records.mapping.mapper import UNPARSEABLE, Mapper, MappingResult, Message, deployment_catalog
 from ingest_assets.records.mapping.profiles import Profile, paths_for
-from ingest_assets.records.mapping.report import MappingReport
+from ingest_assets.records.mapping.report import Coverage, MappingReport
 from ingest_assets.records.mapping.rules import compile_rule, label
 from ingest_assets.storage import avro, layout
 from ingest_assets.storage.backends import Storage
@@ -41,15 +47,19 @@ _STEP_ORDER = {step: n for n, step in enumerate(ENRICHMENT_STEPS)}
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 
 
-def read_inputs(inputs: Iterable[str], profile: Profile, provider: str,
-                storage: Storage | None = None) -> Iterator[dict | Message]:
-    """OriginalRecord dicts from each input, in order; a record that cannot be read is a ``Message`` instead."""
-    local_id = _id_reader(profile, provider)
+def read_inputs(inputs: Iterable[str], profile: Profile, provider: str, storage: Storage | None = None,
+                harvest: HarvestBlock | None = None) -> Iterator[dict | Message]:
+    """OriginalRecord dicts from each input, in order; a record that cannot be read is a ``Message`` instead.
+    ``harvest``: the provider's registry block, whose harvest the local ids are read as (see the module)."""
+    local_id = _id_reader(profile, provider, harvest)
     for given in inputs:
         if given.startswith(HARVEST):
             yield from newest_harvest(storage, given[len(HARVEST):])
             continue
         path = Path(given)
+        if isinstance(harvest, FileHarvest):
+            yield from _as_harvested(path, provider, harvest)
+            continue
         try:
             content = path.read_bytes()
         except OSError as exc:
@@ -81,8 +91,33 @@ def _no_id(_root: Any) -> str:
     return ""
 
 
-def _id_reader(profile: Profile, provider: str):
-    """``element or JSON record -> local id`` from the profile's ``id`` rule ('' without one)."""
+def _as_harvested(path: Path, provider: str, block: FileHarvest) -> Iterator[dict | Message]:
+    """The records of the file at ``path`` as the provider's file harvest reads them (with its own reader: the
+    same records, local ids and ``ingestDate`` rules); the records it would skip, as messages."""
+    try:
+        path.stat()
+    except OSError as exc:
+        raise ParseError(f"cannot read the input: {exc.strerror}", provider=provider, file=str(path),
+                         hint="check the path") from None
+    stats = HarvestStats(provider)
+    # a file harvest fetches nothing and keeps no checkpoint (one pass, nothing to resume)
+    context = HarvestContext(datetime.now(timezone.utc), None, HttpClient(), None, stats, RequestLog())
+    yield from HARVESTERS["file"](provider, block.model_copy(update={"path": str(path), "urls": []}), context).records()
+    for error in stats.errors:
+        yield Message(UNPARSEABLE, "document", error.record or path.name, "", error.message)
+
+
+def _id_reader(profile: Profile, provider: str, harvest: HarvestBlock | None = None):
+    """``element or JSON record -> local id``: an API harvest's ``id_path``, else the profile's ``id`` rule ('' without
+    either)."""
+    if isinstance(harvest, ApiHarvest):
+        def harvested_id(record: Any) -> str:
+            try:
+                return record_id(record, harvest.id_path, provider)
+            except ValidationError:  # the harvest would skip it; the preview shows where it is in the file
+                return ""
+
+        return harvested_id
     if profile.id_rule is None:
         return _no_id
     paths = paths_for(profile)
@@ -173,26 +208,6 @@ def _json_records(document: Any, profile: Profile) -> list:
         if isinstance(found, list):
             return found
     return document if isinstance(document, list) else [document]
-
-
-class Coverage:
-    """How many mapped records filled each MAP field."""
-
-    def __init__(self) -> None:
-        self.records = 0
-        self.filled: Counter[str] = Counter()
-
-    def add(self, record: dict) -> None:
-        self.records += 1
-        for name, (section, _) in COVERED:
-            if (record if section == "top" else record["sourceResource"]).get(name):
-                self.filled[name] += 1
-
-    def as_dict(self) -> dict[str, int]:
-        return {name: self.filled[name] for name, _ in COVERED}
-
-
-COVERED = [*FIELDS.items(), ("providerUri", ("top", "one"))]  # what a record may fill, the profile's URI too
 
 
 def preview(mapper: Mapper, items: Iterable[dict | Message], out: TextIO, *, output: str = "table",

@@ -8,7 +8,7 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from ingest_assets.records.harvest.original import original_record
-from ingest_assets.records.publishing.absences import Absences
+from ingest_assets.records.indexing.absences import Absences
 from ingest_assets.storage import LocalStorage
 from ingest_assets.storage.activities import RecordSource, RecordStream, write_activity
 from ingest_assets.storage.avro import ORIGINAL_RECORD
