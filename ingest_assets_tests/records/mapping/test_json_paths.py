@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.mapping import embedded, mapper_for, profiles
 from ingest_assets.records.mapping.json_paths import JsonPaths, compile_path, strings
-from ingest_assets.records.mapping.preview import read_inputs
+from ingest_assets.records.preview import read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets_tests.support.mapping import CALISPHERE, PlainJsonPaths, search
 from ingest_assets_tests.support.parity import hubs
