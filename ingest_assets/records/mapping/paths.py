@@ -73,67 +73,59 @@ class _Step:
 
 
 class _Branches:
-    """The steps below one tag, one per distinct test: ``always`` (no test), ``tested`` (a test of the element) and,
-    per attribute, the steps whose test reads only that attribute (``@tag='245'``, ``@tag >= 500``): those are
-    decided once per attribute value and remembered (at most :data:`_MEMO` values), so a MARC record's datafields
-    find their steps by one lookup."""
+    """The steps below one tag, one per distinct test: ``always`` (no test), ``keyed`` (a test that reads only
+    attributes: ``@tag='245'``, ``@type='uri' or @displayLabel='uri'``) and ``tested`` (any other test). The keyed
+    tests are decided once per combination of the values of the attributes they read (``names``) and remembered
+    (at most :data:`_MEMO` combinations), so a MARC record's datafields or a MODS record's identifiers find their
+    steps by one lookup."""
 
-    __slots__ = ("sources", "always", "tested", "by_attribute", "plain", "single")
+    __slots__ = ("sources", "always", "keyed", "tested", "names", "memo", "plain")
 
     def __init__(self) -> None:
         self.sources: dict[str, _Step] = {}
         self.always: list[_Step] = []
+        self.keyed: list[tuple[Test, _Step]] = []
         self.tested: list[tuple[Test, _Step]] = []
-        self.by_attribute: dict[str, tuple[list[tuple[Test, _Step]], dict[str | None, list[_Step]]]] = {}
+        self.names: tuple[str, ...] = ()
+        self.memo: dict[Any, list[_Step]] = {}  # the attributes' value (one name) or values (a tuple) -> steps
         self.plain = True  # no tests: every element takes ``always``
-        self.single: tuple | None = None  # (attribute, tests, memo) when one attribute decides every step
 
     def step(self, source: str, test: Test | None) -> _Step:
         found = self.sources.get(source)
         if found is None:
             found = self.sources[source] = _Step()
-            attribute = getattr(test, "attribute", None)
+            reads = getattr(test, "reads", None)
             if test is None:
                 self.always.append(found)
-            elif attribute is None:
+            elif not reads:  # reads more than attributes
                 self.tested.append((test, found))
             else:
-                tests, memo = self.by_attribute.setdefault(attribute, ([], {}))
-                tests.append((test, found))
-                memo.clear()
-            self.plain = not self.tested and not self.by_attribute
-            single = not self.always and not self.tested and len(self.by_attribute) == 1
-            self.single = next((name, *decided) for name, decided in self.by_attribute.items()) if single else None
+                self.keyed.append((test, found))
+                self.names = tuple(sorted({*self.names, *reads}))
+            self.memo.clear()
+            self.plain = not self.tested and not self.keyed
         return found
 
     def matching(self, element: etree._Element) -> list[_Step]:
         """The steps ``element`` takes, in no particular order (no two lead one expression to one element)."""
         if self.plain:
             return self.always
-        single = self.single
-        if single is not None:
-            attribute, tests, memo = single
-            found = memo.get(element.get(attribute))
-            return found if found is not None else _decided(element, attribute, tests, memo)
-        steps = list(self.always)
-        steps.extend(step for test, step in self.tested if test(element))
-        for attribute, (tests, memo) in self.by_attribute.items():
-            steps.extend(_decided(element, attribute, tests, memo))
-        return steps
+        names = self.names
+        if not names:
+            steps = self.always
+        else:
+            key = element.get(names[0]) if len(names) == 1 else tuple(map(element.get, names))
+            steps = self.memo.get(key)
+            if steps is None:
+                steps = [*self.always, *(step for test, step in self.keyed if test(element))]
+                if len(self.memo) < _MEMO:
+                    self.memo[key] = steps
+        if not self.tested:
+            return steps
+        return [*steps, *(step for test, step in self.tested if test(element))]
 
 
-_MEMO = 512  # attribute values remembered per attribute of a tag
-
-
-def _decided(element: etree._Element, attribute: str, tests: list[tuple[Test, _Step]],
-             memo: dict[str | None, list[_Step]]) -> list[_Step]:
-    value = element.get(attribute)
-    found = memo.get(value)
-    if found is None:
-        found = [step for test, step in tests if test(element)]
-        if len(memo) < _MEMO:
-            memo[value] = found
-    return found
+_MEMO = 512  # combinations of attribute values remembered per tag
 
 
 class Paths:
@@ -496,11 +488,11 @@ def _clark(name: str, namespaces: dict[str, str]) -> str:
 
 
 def _reading(test: Test, *parts: Test, name: str | None = None) -> Test:
-    """``test`` marked with the one attribute it reads (``name``, or the one all ``parts`` read), if any: the walk
-    then decides it once per value of that attribute."""
-    names = {name} if name is not None else {getattr(part, "attribute", None) for part in parts}
-    if len(names) == 1 and None not in names:
-        test.attribute = names.pop()  # type: ignore[attr-defined]
+    """``test`` marked with the attributes it reads (``reads``: ``name``, or those its ``parts`` read) when it reads
+    nothing else: the walk then decides it once per combination of their values."""
+    reads = [frozenset((name,))] if name is not None else [getattr(part, "reads", None) for part in parts]
+    if reads and None not in reads:
+        test.reads = frozenset().union(*reads)  # type: ignore[attr-defined]
     if any(getattr(part, "below", False) for part in parts):
         test.below = True  # type: ignore[attr-defined]
     return test
