@@ -110,7 +110,7 @@ class PlainJsonPaths(JsonPaths):
         super().__init__()
         self.expressions: list[str] = []
 
-    def child(self) -> PlainJsonPaths:
+    def child(self, each: str | None = None) -> PlainJsonPaths:
         return PlainJsonPaths()
 
     def add(self, expr: str) -> int:

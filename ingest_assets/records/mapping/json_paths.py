@@ -56,8 +56,9 @@ class JsonPaths:
             raise ValueError(f"expressions here are {self.KEY}, not {key}")
         return self
 
-    def child(self) -> JsonPaths:
-        """An empty set, for expressions relative to ``each`` items."""
+    def child(self, each: str | None = None) -> JsonPaths:
+        """An empty set, for expressions relative to the items of ``each`` (a JSON item's selection is cheap: not
+        shared between rules)."""
         return JsonPaths()
 
     def add(self, expr: str) -> int:

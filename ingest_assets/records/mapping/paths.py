@@ -143,6 +143,8 @@ class Paths:
         self._tests: dict[int, Test] = {}  # conditions answered by attribute tests
         self._own: list[tuple[int, str | None]] = []  # (id, attribute name or None: the text) of the context
         self._top = _Step()
+        self._children: dict[str, Paths] = {}  # each expression -> the set of its items' expressions
+        self._items: tuple[Any, dict] | None = None  # shared by several rules: (record, item -> its selection)
 
     @property
     def hint(self) -> str:
@@ -155,9 +157,18 @@ class Paths:
             raise ValueError(f"expressions here are {self.KEY}, not {key}")
         return self
 
-    def child(self) -> Paths:
-        """An empty set with the same prefixes, for expressions relative to ``each`` items."""
-        return Paths(self.namespaces)
+    def child(self, each: str | None = None) -> Paths:
+        """A set with the same prefixes, for expressions relative to the items of ``each``. The rules iterating
+        over the same ``each`` (nypl's creator and contributor, both over ``mods:name``) share one set, which then
+        selects each item once per record."""
+        if each is None:
+            return Paths(self.namespaces)
+        found = self._children.get(each)
+        if found is None:
+            found = self._children[each] = Paths(self.namespaces)
+        elif found._items is None:
+            found._items = (None, {})
+        return found
 
     def add(self, expr: str) -> int:
         """The id of text expression ``expr`` (raises ``etree.XPathError``/``TypeError`` when lxml rejects it)."""
@@ -193,6 +204,13 @@ class Paths:
     def select(self, root: etree._Element, record: etree._Element | None = None) -> Selection:
         """The answers for the document (or ``each`` item) ``root``; ``record`` is the whole record, whose OAI-PMH
         header rules may read (default: ``root``)."""
+        items = self._items
+        if items is not None and record is not None:  # an item several rules read: selected once per record
+            if items[0] is not record:
+                items = self._items = (record, {})
+            found = items[1].get(root)  # the item is held as the key: the same element gives the same object
+            if found is not None:
+                return found
         texts: dict[int, list] = {}
         if self._top.children:
             _walk(root, self._top, texts)
@@ -200,7 +218,10 @@ class Paths:
             text = (root.text if len(root) == 0 else "".join(root.itertext())) if attribute is None else root.get(attribute)
             text = text.strip() if text else ""
             texts[key] = [text] if text else []
-        return Selection(root, root if record is None else record, texts, self._xpaths, self._tests)
+        selection = Selection(root, root if record is None else record, texts, self._xpaths, self._tests)
+        if items is not None and record is not None:
+            items[1][root] = selection
+        return selection
 
     def _new(self, ident: tuple[str, str]) -> int:
         key = len(self._ids)
