@@ -1,5 +1,13 @@
 """Mapping test material: realistic records of hubs no shared fixture holds a record of (Calisphere (CDL), NJ/DE
-Digital Collective, Ithaka), for the tests and the mapping benchmark."""
+Digital Collective, Ithaka), for the tests and the mapping benchmark; the plain JMESPath evaluation the fast JSON
+paths are compared with."""
+
+from __future__ import annotations
+
+import jmespath
+from jmespath.exceptions import JMESPathError
+
+from ingest_assets.records.mapping.json_paths import JsonPaths, JsonSelection
 
 # the fields CdlMapping reads, values from a Calisphere photograph record
 CALISPHERE = {
@@ -92,3 +100,35 @@ ITHAKA_RECORD = """<record>
 
 # hub -> its realistic record, for hubs whose ingestion3 test reads no record of theirs
 HUB_RECORDS = {"njde": NJDE_RECORD, "ithaka": ITHAKA_RECORD}
+
+
+class PlainJsonPaths(JsonPaths):
+    """``JsonPaths`` whose every expression is evaluated by ``jmespath.search`` by itself (no walk, no compiling):
+    what the fast selection must agree with."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.expressions: list[str] = []
+
+    def child(self, each: str | None = None) -> PlainJsonPaths:
+        return PlainJsonPaths()
+
+    def add(self, expr: str) -> int:
+        key = super().add(expr)
+        if key == len(self.expressions):
+            self.expressions.append(expr)
+        return key
+
+    add_nodes = add_condition = add
+
+    def select(self, document, record=None) -> JsonSelection:
+        return JsonSelection(document, {key: search(expr, document) for key, expr in enumerate(self.expressions)},
+                             [None] * len(self.expressions))
+
+
+def search(expr: str, document):
+    """``jmespath.search``, None where it raises a type error (as a selection answers)."""
+    try:
+        return jmespath.search(expr, document)
+    except JMESPathError:
+        return None

@@ -30,9 +30,9 @@ class EmbeddedPaths:
         """The set a rule's ``key`` (``xpath`` or ``path``) registers its expressions in."""
         return self.json if key == _JsonView.KEY else self
 
-    def child(self) -> Paths:
+    def child(self, each: str | None = None) -> Paths:
         """``each`` items are elements of the embedded document."""
-        return self.xml.child()
+        return self.xml.child(each)
 
     def add(self, expr: str) -> int:
         return self.xml.add(expr)

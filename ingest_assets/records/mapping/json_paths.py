@@ -1,14 +1,41 @@
 """The JMESPath expressions of one mapper over JSON documents, with the interface of ``paths.Paths``: text
 expressions (``add``), the values a rule's ``each`` iterates over (``add_nodes``) and conditions
-(``add_condition``, JMESPath's truthiness). ``@`` is the current value, as JMESPath has it."""
+(``add_condition``, JMESPath's truthiness). ``@`` is the current value, as JMESPath has it.
+
+Most mapping expressions are key paths (``attributes.metadata.sourceResource.title``), some followed by
+projections, flattens, indexes or a list (``sourceResource.language[].name``, ``names[-1]``,
+``sourceResource.[subject[].name, subject]``). Each is split into its leading key path and the rest: the key paths
+of all expressions are merged into one tree of keys, read by one walk of the document (each key once), and the rest
+is compiled into Python functions with JMESPath's meaning, evaluated when a rule first asks. An expression with
+anything else (filters, functions, comparisons) is left to jmespath whole.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jmespath
 from jmespath.exceptions import JMESPathError
 from jmespath.parser import ParsedResult
+
+Evaluate = Callable[[Any], Any]
+_MISSING = object()
+
+
+class _Unsupported(Exception):
+    """The expression is left to jmespath."""
+
+
+class _Key:
+    """One key of the merged tree: the ids of the expressions whose key path ends here (``ends``) and the keys read
+    from its value when that is an object (``children``)."""
+
+    __slots__ = ("ends", "children")
+
+    def __init__(self) -> None:
+        self.ends: list[int] = []
+        self.children: dict[str, _Key] = {}
 
 
 class JsonPaths:
@@ -20,7 +47,8 @@ class JsonPaths:
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
-        self._compiled: list[ParsedResult] = []
+        self._rests: list[Evaluate | None] = []  # per id: applied to its key path's value (None: that value)
+        self._top = _Key()
 
     def over(self, key: str) -> JsonPaths:
         """The set a rule's ``key`` registers its expressions in: this one (the model refuses the other key)."""
@@ -28,8 +56,9 @@ class JsonPaths:
             raise ValueError(f"expressions here are {self.KEY}, not {key}")
         return self
 
-    def child(self) -> JsonPaths:
-        """An empty set, for expressions relative to ``each`` items."""
+    def child(self, each: str | None = None) -> JsonPaths:
+        """An empty set, for expressions relative to the items of ``each`` (a JSON item's selection is cheap: not
+        shared between rules)."""
         return JsonPaths()
 
     def add(self, expr: str) -> int:
@@ -37,28 +66,49 @@ class JsonPaths:
         if not isinstance(expr, str):
             raise ValueError(f"expected a JMESPath string, got {expr!r}")
         if expr not in self._ids:
-            try:
-                compiled = jmespath.compile(expr)
-            except JMESPathError as exc:
-                raise ValueError(str(exc).replace("\n", " ")) from exc
-            self._ids[expr] = len(self._compiled)
-            self._compiled.append(compiled)
+            keys, rest = _split(_parsed(expr))
+            node = self._top
+            for key in keys:
+                node = node.children.get(key) or node.children.setdefault(key, _Key())
+            self._ids[expr] = len(self._rests)
+            node.ends.append(len(self._rests))
+            self._rests.append(rest)
         return self._ids[expr]
 
     add_nodes = add_condition = add  # one result per expression; the selection reads it as each needs
 
     def select(self, document: Any, record: Any = None) -> JsonSelection:
-        return JsonSelection(document, self._compiled)
+        found: dict[int, Any] = {}
+        if document is not None:
+            for key in self._top.ends:
+                found[key] = document
+            if self._top.children and isinstance(document, dict):
+                _walk(document, self._top, found)
+        return JsonSelection(document, found, self._rests)
+
+
+def _walk(value: dict, node: _Key, found: dict[int, Any]) -> None:
+    """The value of each key path below ``node`` (an absent or null one is left out: its value is None)."""
+    for key, below in node.children.items():
+        child = value.get(key)
+        if child is None:
+            continue
+        for ident in below.ends:
+            found[ident] = child
+        if below.children and isinstance(child, dict):
+            _walk(child, below, found)
 
 
 class JsonSelection:
-    """The answers for one document (or ``each`` item), each evaluated once when first asked for."""
+    """The answers for one document (or ``each`` item): key paths read by the walk, the rest of an expression
+    evaluated once when first asked for."""
 
-    __slots__ = ("_document", "_compiled", "_results")
+    __slots__ = ("_document", "_found", "_rests", "_results")
 
-    def __init__(self, document: Any, compiled: list[ParsedResult]):
+    def __init__(self, document: Any, found: dict[int, Any], rests: list[Evaluate | None]):
         self._document = document
-        self._compiled = compiled
+        self._found = found
+        self._rests = rests
         self._results: dict[int, Any] = {}
 
     @property
@@ -66,12 +116,17 @@ class JsonSelection:
         return self._document
 
     def _result(self, key: int) -> Any:
-        if key not in self._results:
+        rest = self._rests[key]
+        if rest is None:
+            return self._found.get(key)
+        result = self._results.get(key, _MISSING)
+        if result is _MISSING:
             try:
-                self._results[key] = self._compiled[key].search(self._document)
+                result = rest(self._found.get(key))
             except JMESPathError:  # a function given a value of the wrong type in this document
-                self._results[key] = None
-        return self._results[key]
+                result = None
+            self._results[key] = result
+        return result
 
     def strings(self, key: int) -> list[str]:
         return strings(self._result(key))
@@ -92,6 +147,14 @@ class JsonSelection:
 
 def strings(result: Any) -> list[str]:
     """Non-empty stripped strings of a JMESPath result: strings and numbers, lists flattened, objects skipped."""
+    kind = type(result)
+    if kind is str:  # the common cases: a key path to a string, or to a list of strings
+        result = result.strip()
+        return [result] if result else []
+    if result is None:
+        return []
+    if kind is list and all(type(value) is str for value in result):
+        return [text for value in result if (text := value.strip())]
     out: list[str] = []
     stack = [result]
     while stack:
@@ -105,3 +168,162 @@ def strings(result: Any) -> list[str]:
         elif isinstance(value, list):
             stack.extend(reversed(value))
     return out
+
+
+def compile_path(expr: str) -> Evaluate:
+    """``document -> result`` of one expression, as jmespath gives it (None where jmespath raises a type error)."""
+    keys, rest = _split(_parsed(expr))
+
+    def evaluate(document: Any) -> Any:
+        value = document
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        try:
+            return value if rest is None else rest(value)
+        except JMESPathError:
+            return None
+
+    return evaluate
+
+
+# ---- compiling ----------------------------------------------------------------------------------------------
+
+def _parsed(expr: str) -> ParsedResult:
+    try:
+        return jmespath.compile(expr)
+    except JMESPathError as exc:
+        raise ValueError(str(exc).replace("\n", " ")) from None
+
+
+_SEQUENCES = frozenset({"subexpression", "index_expression", "pipe"})  # children applied in turn
+_LEFT_FIRST = frozenset({"projection", "flatten", "filter_projection", "value_projection"})  # the first child reads
+_CURRENT = {"type": "current", "children": []}
+
+
+def _split(parsed: ParsedResult) -> tuple[tuple[str, ...], Evaluate | None]:
+    """(the keys the expression reads first from the document, what it does with their value: None when nothing
+    more). An expression the compiler does not cover reads no keys first and is jmespath's whole."""
+    try:
+        keys, rest = _leading_keys(parsed.parsed)
+        return tuple(keys), None if rest is None else _compiled(rest)
+    except _Unsupported:
+        return (), parsed.search
+
+
+def _leading_keys(node: dict) -> tuple[list[str], dict | None]:
+    """The key path ``node`` starts with, and the rest of ``node`` (None: nothing) applied to its value."""
+    kind, children = node["type"], node.get("children", [])
+    if kind == "field":
+        return [node["value"]], None
+    if kind in ("current", "identity"):
+        return [], None
+    if kind in _SEQUENCES:
+        keys, rest = _leading_keys(children[0])
+        remaining = list(children[1:])
+        while rest is None and remaining and remaining[0]["type"] == "field":
+            keys.append(remaining.pop(0)["value"])
+        if not remaining:
+            return keys, rest
+        return keys, {**node, "children": [rest or _CURRENT, *remaining]}
+    if kind in _LEFT_FIRST:
+        keys, rest = _leading_keys(children[0])
+        return keys, {**node, "children": [rest or _CURRENT, *children[1:]]}
+    return [], node
+
+
+def _compiled(node: dict) -> Evaluate:
+    """``node`` as a function of the current value, with the meaning jmespath's interpreter gives it."""
+    kind, children = node["type"], node.get("children", [])
+    if kind in ("current", "identity"):
+        return _itself
+    if kind == "field":
+        return _keys([node["value"]])
+    if kind in _SEQUENCES:
+        if all(child["type"] == "field" for child in children):
+            return _keys([child["value"] for child in children])
+        return _sequence([_compiled(child) for child in children if child["type"] not in ("current", "identity")])
+    if kind == "index":
+        return _index(node["value"])
+    if kind == "slice":
+        return _slice(slice(*children))
+    if kind == "flatten":
+        return _flatten(_compiled(children[0]))
+    if kind == "projection":
+        return _projection(_compiled(children[0]), _compiled(children[1]))
+    if kind == "multi_select_list":
+        return _listed([_compiled(child) for child in children])
+    if kind == "literal":
+        value = node["value"]
+        return lambda _value: value
+    raise _Unsupported(kind)
+
+
+def _itself(value: Any) -> Any:
+    return value
+
+
+def _keys(keys: list[str]) -> Evaluate:
+    if len(keys) == 1:
+        only = keys[0]
+        return lambda value: value.get(only) if isinstance(value, dict) else None
+
+    def read(value: Any) -> Any:
+        for key in keys:
+            if not isinstance(value, dict):
+                return None
+            value = value.get(key)
+        return value
+
+    return read
+
+
+def _sequence(steps: list[Evaluate]) -> Evaluate:
+    if len(steps) == 1:
+        return steps[0]
+
+    def applied(value: Any) -> Any:
+        for step in steps:
+            value = step(value)
+        return value
+
+    return applied
+
+
+def _index(index: int) -> Evaluate:
+    return lambda value: value[index] if isinstance(value, list) and -len(value) <= index < len(value) else None
+
+
+def _slice(taken: slice) -> Evaluate:
+    return lambda value: value[taken] if isinstance(value, list) else None
+
+
+def _flatten(left: Evaluate) -> Evaluate:
+    def flattened(value: Any) -> Any:
+        base = left(value)
+        if not isinstance(base, list):
+            return None
+        merged: list = []
+        for element in base:
+            if isinstance(element, list):
+                merged.extend(element)
+            else:
+                merged.append(element)
+        return merged
+
+    return flattened
+
+
+def _projection(left: Evaluate, right: Evaluate) -> Evaluate:
+    def projected(value: Any) -> Any:
+        base = left(value)
+        if not isinstance(base, list):
+            return None
+        if right is _itself:
+            return [element for element in base if element is not None]
+        return [found for element in base if (found := right(element)) is not None]
+
+    return projected
+
+
+def _listed(parts: list[Evaluate]) -> Evaluate:
+    return lambda value: None if value is None else [part(value) for part in parts]

@@ -15,7 +15,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import jmespath
 from lxml import etree
 
 from ingest_assets.core import json_input
@@ -23,6 +22,7 @@ from ingest_assets.core.errors import ConfigError, context
 from ingest_assets.core.settings import Settings
 from ingest_assets.core.xml_input import UnsafeXML, parse_document, refuse_declared_entities, safe_parser
 from ingest_assets.records.mapping.fields import FIELDS, SHAPERS, SR_FIELDS, SR_REQUIRED_ARRAYS
+from ingest_assets.records.mapping.json_paths import compile_path
 from ingest_assets.records.mapping.profiles import Catalog, Profile, catalog, compile_rules, merge_rules, paths_for
 from ingest_assets.records.mapping.rules import Refused, Structured, compile_rule, label
 
@@ -99,7 +99,7 @@ class Mapper:
         self.profile = profile
         self._parser = safe_parser(remove_comments=True)
         self._paths = paths_for(profile)
-        self._embedded = None if profile.embedded_xml is None else jmespath.compile(profile.embedded_xml)
+        self._embedded = None if profile.embedded_xml is None else compile_path(profile.embedded_xml)
         vocabularies = (catalog_ or catalog()).vocabularies
         compiled = compile_rules(profile, rules, self._paths, vocabularies)
         self._dpla_id = None if profile.dpla_id_rule is None else compile_rule(
@@ -157,7 +157,7 @@ class Mapper:
                 return _fail(UNPARSEABLE, "document", local_id, document[:200], f"not well-formed JSON: {exc}")
             if self._embedded is None:
                 return self._paths.select(parsed)
-            embedded = self._embedded.search(parsed)
+            embedded = self._embedded(parsed)
             if not isinstance(embedded, str) or not embedded.strip():
                 return _fail(UNPARSEABLE, "document", local_id, document[:200],
                              f"no XML document at {self.profile.embedded_xml!r}")

@@ -73,67 +73,59 @@ class _Step:
 
 
 class _Branches:
-    """The steps below one tag, one per distinct test: ``always`` (no test), ``tested`` (a test of the element) and,
-    per attribute, the steps whose test reads only that attribute (``@tag='245'``, ``@tag >= 500``): those are
-    decided once per attribute value and remembered (at most :data:`_MEMO` values), so a MARC record's datafields
-    find their steps by one lookup."""
+    """The steps below one tag, one per distinct test: ``always`` (no test), ``keyed`` (a test that reads only
+    attributes: ``@tag='245'``, ``@type='uri' or @displayLabel='uri'``) and ``tested`` (any other test). The keyed
+    tests are decided once per combination of the values of the attributes they read (``names``) and remembered
+    (at most :data:`_MEMO` combinations), so a MARC record's datafields or a MODS record's identifiers find their
+    steps by one lookup."""
 
-    __slots__ = ("sources", "always", "tested", "by_attribute", "plain", "single")
+    __slots__ = ("sources", "always", "keyed", "tested", "names", "memo", "plain")
 
     def __init__(self) -> None:
         self.sources: dict[str, _Step] = {}
         self.always: list[_Step] = []
+        self.keyed: list[tuple[Test, _Step]] = []
         self.tested: list[tuple[Test, _Step]] = []
-        self.by_attribute: dict[str, tuple[list[tuple[Test, _Step]], dict[str | None, list[_Step]]]] = {}
+        self.names: tuple[str, ...] = ()
+        self.memo: dict[Any, list[_Step]] = {}  # the attributes' value (one name) or values (a tuple) -> steps
         self.plain = True  # no tests: every element takes ``always``
-        self.single: tuple | None = None  # (attribute, tests, memo) when one attribute decides every step
 
     def step(self, source: str, test: Test | None) -> _Step:
         found = self.sources.get(source)
         if found is None:
             found = self.sources[source] = _Step()
-            attribute = getattr(test, "attribute", None)
+            reads = getattr(test, "reads", None)
             if test is None:
                 self.always.append(found)
-            elif attribute is None:
+            elif not reads:  # reads more than attributes
                 self.tested.append((test, found))
             else:
-                tests, memo = self.by_attribute.setdefault(attribute, ([], {}))
-                tests.append((test, found))
-                memo.clear()
-            self.plain = not self.tested and not self.by_attribute
-            single = not self.always and not self.tested and len(self.by_attribute) == 1
-            self.single = next((name, *decided) for name, decided in self.by_attribute.items()) if single else None
+                self.keyed.append((test, found))
+                self.names = tuple(sorted({*self.names, *reads}))
+            self.memo.clear()
+            self.plain = not self.tested and not self.keyed
         return found
 
     def matching(self, element: etree._Element) -> list[_Step]:
         """The steps ``element`` takes, in no particular order (no two lead one expression to one element)."""
         if self.plain:
             return self.always
-        single = self.single
-        if single is not None:
-            attribute, tests, memo = single
-            found = memo.get(element.get(attribute))
-            return found if found is not None else _decided(element, attribute, tests, memo)
-        steps = list(self.always)
-        steps.extend(step for test, step in self.tested if test(element))
-        for attribute, (tests, memo) in self.by_attribute.items():
-            steps.extend(_decided(element, attribute, tests, memo))
-        return steps
+        names = self.names
+        if not names:
+            steps = self.always
+        else:
+            key = element.get(names[0]) if len(names) == 1 else tuple(map(element.get, names))
+            steps = self.memo.get(key)
+            if steps is None:
+                steps = [*self.always, *(step for test, step in self.keyed if test(element))]
+                if len(self.memo) < _MEMO:
+                    self.memo[key] = steps
+        if not self.tested:
+            return steps
+        return [*steps, *(step for test, step in self.tested if test(element))]
 
 
-_MEMO = 512  # attribute values remembered per attribute of a tag
-
-
-def _decided(element: etree._Element, attribute: str, tests: list[tuple[Test, _Step]],
-             memo: dict[str | None, list[_Step]]) -> list[_Step]:
-    value = element.get(attribute)
-    found = memo.get(value)
-    if found is None:
-        found = [step for test, step in tests if test(element)]
-        if len(memo) < _MEMO:
-            memo[value] = found
-    return found
+_MEMO = 512  # combinations of attribute values remembered per tag
 
 
 class Paths:
@@ -151,6 +143,8 @@ class Paths:
         self._tests: dict[int, Test] = {}  # conditions answered by attribute tests
         self._own: list[tuple[int, str | None]] = []  # (id, attribute name or None: the text) of the context
         self._top = _Step()
+        self._children: dict[str, Paths] = {}  # each expression -> the set of its items' expressions
+        self._items: tuple[Any, dict] | None = None  # shared by several rules: (record, item -> its selection)
 
     @property
     def hint(self) -> str:
@@ -163,9 +157,18 @@ class Paths:
             raise ValueError(f"expressions here are {self.KEY}, not {key}")
         return self
 
-    def child(self) -> Paths:
-        """An empty set with the same prefixes, for expressions relative to ``each`` items."""
-        return Paths(self.namespaces)
+    def child(self, each: str | None = None) -> Paths:
+        """A set with the same prefixes, for expressions relative to the items of ``each``. The rules iterating
+        over the same ``each`` (nypl's creator and contributor, both over ``mods:name``) share one set, which then
+        selects each item once per record."""
+        if each is None:
+            return Paths(self.namespaces)
+        found = self._children.get(each)
+        if found is None:
+            found = self._children[each] = Paths(self.namespaces)
+        elif found._items is None:
+            found._items = (None, {})
+        return found
 
     def add(self, expr: str) -> int:
         """The id of text expression ``expr`` (raises ``etree.XPathError``/``TypeError`` when lxml rejects it)."""
@@ -201,6 +204,13 @@ class Paths:
     def select(self, root: etree._Element, record: etree._Element | None = None) -> Selection:
         """The answers for the document (or ``each`` item) ``root``; ``record`` is the whole record, whose OAI-PMH
         header rules may read (default: ``root``)."""
+        items = self._items
+        if items is not None and record is not None:  # an item several rules read: selected once per record
+            if items[0] is not record:
+                items = self._items = (record, {})
+            found = items[1].get(root)  # the item is held as the key: the same element gives the same object
+            if found is not None:
+                return found
         texts: dict[int, list] = {}
         if self._top.children:
             _walk(root, self._top, texts)
@@ -208,7 +218,10 @@ class Paths:
             text = (root.text if len(root) == 0 else "".join(root.itertext())) if attribute is None else root.get(attribute)
             text = text.strip() if text else ""
             texts[key] = [text] if text else []
-        return Selection(root, root if record is None else record, texts, self._xpaths, self._tests)
+        selection = Selection(root, root if record is None else record, texts, self._xpaths, self._tests)
+        if items is not None and record is not None:
+            items[1][root] = selection
+        return selection
 
     def _new(self, ident: tuple[str, str]) -> int:
         key = len(self._ids)
@@ -496,11 +509,11 @@ def _clark(name: str, namespaces: dict[str, str]) -> str:
 
 
 def _reading(test: Test, *parts: Test, name: str | None = None) -> Test:
-    """``test`` marked with the one attribute it reads (``name``, or the one all ``parts`` read), if any: the walk
-    then decides it once per value of that attribute."""
-    names = {name} if name is not None else {getattr(part, "attribute", None) for part in parts}
-    if len(names) == 1 and None not in names:
-        test.attribute = names.pop()  # type: ignore[attr-defined]
+    """``test`` marked with the attributes it reads (``reads``: ``name``, or those its ``parts`` read) when it reads
+    nothing else: the walk then decides it once per combination of their values."""
+    reads = [frozenset((name,))] if name is not None else [getattr(part, "reads", None) for part in parts]
+    if reads and None not in reads:
+        test.reads = frozenset().union(*reads)  # type: ignore[attr-defined]
     if any(getattr(part, "below", False) for part in parts):
         test.below = True  # type: ignore[attr-defined]
     return test

@@ -59,7 +59,7 @@ class PathSet(Protocol):
     @property
     def hint(self) -> str: ...
 
-    def child(self) -> PathSet: ...
+    def child(self, each: str | None = None) -> PathSet: ...
 
     def add(self, expr: str) -> int: ...
 
@@ -115,7 +115,7 @@ class _Compiler:
 
     def _each(self, spec: RuleSpec) -> Rule:
         items = self._expressions("each", [spec.each], self.paths.add_nodes)[0]
-        inner = _Compiler(self.paths.child(), self.field, self.vocabularies)
+        inner = _Compiler(self.paths.child(spec.each), self.field, self.vocabularies)
         per_item = inner._plain(spec.model_copy(update={"default": None}), self_text=True)
         default = tuple(spec.default or ())  # the rule's, when no item gives a value
         lists = SUB_PROPERTIES.get(FIELDS[self.field][1], {}) if self.field in FIELDS else {}

@@ -152,3 +152,51 @@ def test_walk_agrees_with_lxml_on_generated_trees(exprs, roots):
         for expr, key, condition, boolean in zip(exprs, keys, conditions, booleans):
             assert selection.strings(key) == lxml_strings(expr, root), (expr, etree.tostring(root))
             assert selection.holds(condition) == boolean(root), (expr, etree.tostring(root))
+
+
+def names_record(*parts: str) -> etree._Element:
+    return etree.fromstring(f'<mods xmlns="{MODS}">'
+                            + "".join(f"<name><namePart>{part}</namePart></name>" for part in parts) + "</mods>")
+
+
+def test_rules_over_the_same_items_share_one_set_that_selects_an_item_once_per_record():
+    paths = Paths()
+    names = paths.child("mods:name")
+    assert paths.child("mods:name") is names and paths.child("mods:subject") is not names
+    part = names.add("mods:namePart")
+    first = names_record("Kay, John", "Owner")
+    selection = names.select(first[0], first)
+    assert names.select(first[0], first) is selection  # the second rule reads the first one's selection
+    assert [names.select(item, first).strings(part) for item in first] == [["Kay, John"], ["Owner"]]
+    second = names_record("Buxton")
+    assert names.select(second[0], second).strings(part) == ["Buxton"]
+    assert names.select(first[1], first).strings(part) == ["Owner"]  # the other record again: selected afresh
+    alone = Paths().child("mods:name")
+    alone.add("mods:namePart")
+    assert alone.select(first[0], first) is not alone.select(first[0], first)  # one rule: nothing kept
+
+
+def test_nypl_creators_and_contributors_by_role_record_after_record(shared_fixtures):
+    """One mapper maps a record, one with the roles swapped, and the first again, as a new mapper maps each."""
+    from ingest_assets.core.registry import ProviderEntry
+    from ingest_assets.records.mapping import mapper_for
+
+    text = (shared_fixtures / "ingestion3" / "nypl.json").read_text(encoding="utf-8")
+    swapped = text.replace(">Engraver<", ">@@<").replace(">Owner<", ">Engraver<").replace(">@@<", ">Owner<")
+    assert swapped != text
+
+    def mapper():
+        return mapper_for(ProviderEntry("nypl", {"mapping": "nypl"}))
+
+    def original(document: str) -> dict:
+        return {"id": "b1", "document": document, "mimetype": "application/json"}
+
+    def names(result) -> tuple:
+        source = result.record["sourceResource"]
+        return [a["name"] for a in source["creator"]], [a["name"] for a in source["contributor"]]
+
+    one = mapper()
+    mapped = [names(one.map(original(document))) for document in (text, swapped, text)]
+    assert mapped == [names(mapper().map(original(document))) for document in (text, swapped, text)]
+    assert mapped[0] == (["Kay, John (1742-1826)"], ["Contributor"])
+    assert mapped[1] == (["Contributor"], ["Kay, John (1742-1826)"])
