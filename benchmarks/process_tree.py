@@ -54,7 +54,11 @@ class TreeCpu(threading.Thread):
     def run(self):
         me = psutil.Process()
         while self.running:
-            for child in me.children(recursive=True):
+            try:
+                children = me.children(recursive=True)
+            except psutil.Error:  # a process ended while the tree was read: the next sample reads it again
+                children = []
+            for child in children:
                 try:
                     key = (child.pid, child.create_time())
                     if key not in self.latest:

@@ -212,7 +212,8 @@ def main() -> None:
     for engine, name in ENGINES.items():
         if engine != "in-process" and name in figures:
             kept[f"{engine}_x"] = round(base["big_s"] / figures[name]["big_s"], 3)
-            kept[f"{engine}_cpu_x"] = round(sum(figures[name]["big_cpu"].values()) / sum(base["big_cpu"].values()), 3)
+            base_cpu = sum(base["big_cpu"].values())
+            kept[f"{engine}_cpu_x"] = round(sum(figures[name]["big_cpu"].values()) / base_cpu, 3) if base_cpu else None
             kept[f"{engine}_start_s"] = round(figures[name]["start_s"], 1)
     run.finish(kept)
 
@@ -229,7 +230,7 @@ def report(figures: dict[str, dict], part_records: int) -> None:
         print(f"{name:>31}: {f['big_s']:7.1f} s = {rate:7,.0f} records/s ({rate / base_rate:.2f}x in-process); "
               f"driver peak RSS {f['driver_rss_mb']:,.0f} MB, JVM peak RSS {f['jvm_rss_mb']:,.0f} MB; "
               f"session start {f['start_s']:.1f} s, {f['small_records']:,}-record partitions {f['small_s']:.1f} s")
-        print(f"{'':>33}CPU of the big partitions {cpu:,.1f} s ({cpu / base_cpu:.2f}x in-process): "
+        print(f"{'':>33}CPU of the big partitions {cpu:,.1f} s ({cpu / base_cpu if base_cpu else float('nan'):.2f}x in-process): "
               + ", ".join(f"{kind} {seconds:,.1f} s" for kind, seconds in sorted(f["big_cpu"].items())))
     spark = figures.get(ENGINES["local"])
     if spark is None:
