@@ -26,6 +26,8 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import BinaryIO
 
@@ -141,18 +143,23 @@ def spark_stream(
 
 
 def task_groups(parts: Sequence[tuple[int, str]], slots: int) -> tuple[tuple[tuple[int, str], ...], ...]:
-    """``parts`` cut, in order, into consecutive groups of as equal a count as can be: one group per task, at least
-    :data:`TASKS_PER_SLOT` tasks per slot (core) of the cluster where there are parts enough, at most
-    :data:`MAX_PARTS_PER_TASK` parts per task, and a whole number of tasks per slot (no last wave of a few tasks
-    while the other cores idle)."""
-    needed = max(slots * TASKS_PER_SLOT, -(-len(parts) // MAX_PARTS_PER_TASK))
-    count = min(len(parts), -(-needed // slots) * slots)
-    size, larger = divmod(len(parts), count) if count else (0, 0)
-    groups, start = [], 0
-    for n in range(count):
-        end = start + size + (n < larger)
-        groups.append(tuple(parts[start:end]))
-        start = end
+    """``parts`` cut, in order, into consecutive groups, one group per task: each input's parts apart (inputs go
+    through different steps of different cost: indexing's enrichment parts are indexed, its harvest parts only
+    looked through for deletions, so a task mixing them would take far longer than one holding only the harvest's),
+    and each input's parts into groups of as equal a count as can be, at least :data:`TASKS_PER_SLOT` tasks per slot
+    (core) of the cluster where there are parts enough, at most :data:`MAX_PARTS_PER_TASK` parts per task, and a
+    whole number of tasks per slot (no last wave of a few tasks while the other cores idle)."""
+    groups = []
+    for _input, run in groupby(parts, key=itemgetter(0)):
+        run = list(run)
+        needed = max(slots * TASKS_PER_SLOT, -(-len(run) // MAX_PARTS_PER_TASK))
+        count = min(len(run), -(-needed // slots) * slots)
+        size, larger = divmod(len(run), count)
+        start = 0
+        for n in range(count):
+            end = start + size + (n < larger)
+            groups.append(tuple(run[start:end]))
+            start = end
     return tuple(groups)
 
 
