@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ingest_assets.records.engines.choice import PYTHON, use_python
+from ingest_assets.records.engines.choice import JVM_OPTIONS, PYTHON, use_python
 from ingest_assets.records.engines.spark_cluster import standalone_cluster
 from ingest_assets.records.engines.spark_avro import SPARK_AVRO_PACKAGE
 from ingest_assets_tests.support import require
@@ -40,6 +40,8 @@ def spark(request):
         .config(PYTHON, sys.executable)
         .config("spark.executor.memory", "512m")
         .config("spark.ui.enabled", "false")
+        .config("spark.driver.extraJavaOptions", JVM_OPTIONS)  # the engine's light JVMs (half the start's CPU)
+        .config("spark.executor.extraJavaOptions", JVM_OPTIONS)
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")

@@ -1,5 +1,6 @@
 """Which engine runs a provider: the registry's ``engine:``, else ``INGEST_ENGINE``; ``auto`` by size."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -8,7 +9,7 @@ import sys
 import pytest
 
 from ingest_assets.core.errors import ConfigError
-from ingest_assets.records.engines.choice import choose_engine, spark_config
+from ingest_assets.records.engines.choice import JVM_OPTIONS, choose_engine, spark_config
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.core.settings import Settings
 from ingest_assets.defs.records.resources import RecordEngineResource
@@ -62,22 +63,28 @@ def test_the_spark_engine_without_the_spark_extra_says_how_to_install_it(monkeyp
 
 
 PYTHON_PROBE = """
+import json
 import sys
 from ingest_assets.core.settings import Settings
 from ingest_assets.defs.records.resources import RecordEngineResource
 engine = RecordEngineResource.from_settings(Settings.from_env({"INGEST_SPARK_MASTER": "local[1]"}))
 session = engine.spark_session()
 try:
+    jvm = session.sparkContext._jvm
+    print(json.dumps({"jvm": list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()),
+                      "ui": session.sparkContext.uiWebUrl}))
     print(session.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()[0])
 finally:
     session.stop()
 """
 
 
-def test_local_executors_run_the_platform_interpreter_whatever_python3_is_first_on_path(tmp_path):
-    """Another ``python3`` first on PATH (one without the platform's libraries) is not what the executors run."""
+@pytest.fixture(scope="module")
+def engine_session_probe(tmp_path_factory) -> list[str]:
+    """The probe's output lines: the engine's session (from ``INGEST_SPARK_MASTER=local[1]``) started with another
+    ``python3`` first on PATH."""
     require(shutil.which("java") is not None, "Java is not installed (Spark needs a JRE)")
-    decoy = tmp_path / "bin"
+    decoy = tmp_path_factory.mktemp("decoy") / "bin"
     decoy.mkdir()
     (decoy / "python3").write_text("#!/bin/sh\necho 'the decoy python3 ran' >&2\nexit 3\n")
     (decoy / "python3").chmod(0o755)
@@ -85,4 +92,17 @@ def test_local_executors_run_the_platform_interpreter_whatever_python3_is_first_
     env["PATH"] = f"{decoy}{os.pathsep}{env['PATH']}"
     done = subprocess.run([sys.executable, "-c", PYTHON_PROBE], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == sys.executable
+    return done.stdout.strip().splitlines()
+
+
+def test_local_executors_run_the_platform_interpreter_whatever_python3_is_first_on_path(engine_session_probe):
+    """Another ``python3`` first on PATH (one without the platform's libraries) is not what the executors run."""
+    assert engine_session_probe[-1] == sys.executable
+
+
+def test_the_engine_session_starts_a_light_jvm_without_web_ui(engine_session_probe):
+    """The driver JVM (local mode: the executors' too) runs the engine's options: the C1 compiler only and the serial
+    collector (half the CPU of a session start); no web UI."""
+    started = json.loads(engine_session_probe[-2])
+    assert set(JVM_OPTIONS.split()) <= set(started["jvm"])
+    assert started["ui"] is None

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pyspark
 
+from ingest_assets.records.engines.choice import JVM_OPTIONS
+
 START_TIMEOUT = 120.0
 
 
@@ -63,6 +65,7 @@ def standalone_cluster(directory: Path, workers: int = 2, cores: int = 1, memory
         "SPARK_HOME": str(Path(pyspark.__file__).parent),
         "PYSPARK_PYTHON": sys.executable,
         "SPARK_DAEMON_MEMORY": "256m",
+        "SPARK_DAEMON_JAVA_OPTS": JVM_OPTIONS,  # the master and workers only schedule, like the engine's JVMs
         "SPARK_LOG_DIR": str(directory),
     }
     port, ui = _free_port(), _free_port()
