@@ -7,8 +7,9 @@ QDC / MODS, ``N / W`` records) in a child process per side (raw, then pipeline),
 profiler (``ITIMER_PROF``: a sample per ``--interval`` of CPU, so other jobs on a loaded machine do not count).
 Each sample goes to the Dagster step its stack is in (the asset, check or IO manager of ours that is running) and
 to the kind of work of the innermost frame a rule names (mapping walk, enrichment, Avro write, ...); the
-samples of each side are scaled to its measured CPU seconds (user + sys of the process). Prints both tables and
-the sides' CPU ratio. Needs ../shared/fixtures.
+samples of each side are scaled to its measured CPU seconds (user + sys of the process). Prints both tables, the
+sides' CPU ratio, and the budget: what the pipeline's own work may cost per record at 0.8 of the raw side, against
+what each kind of it costs. Needs ../shared/fixtures.
 """
 
 from __future__ import annotations
@@ -221,8 +222,21 @@ def report(raw: dict, piped: dict) -> str:
         lines.append(f"  {step:<43}{seconds:>19.1f}")
     lines += ["", f"records per CPU second: raw {raw['records'] / raw['cpu']:,.0f}, pipeline "
                   f"{piped['records'] / piped['cpu']:,.0f}; pipeline / raw CPU = {raw['cpu'] / piped['cpu']:.2f}; "
-                  f"peak RSS raw {raw['peak_rss_mb']:,.0f} MB, pipeline {piped['peak_rss_mb']:,.0f} MB"]
+                  f"peak RSS raw {raw['peak_rss_mb']:,.0f} MB, pipeline {piped['peak_rss_mb']:,.0f} MB", *budget(raw, piped)]
     return "\n".join(lines)
+
+
+def budget(raw: dict, piped: dict, target: float = 0.8) -> list[str]:
+    """What the pipeline's own work (all it spends beyond the raw side) may cost per record at ``target`` of the
+    raw side's rate, against what it costs, kind by kind (largest first; a kind only the raw side has is negative)."""
+    per = 1e6 / piped["records"]
+    extra = {kind: (piped["kinds"].get(kind, 0) - raw["kinds"].get(kind, 0)) * per
+             for kind in piped["kinds"].keys() | raw["kinds"].keys()}
+    spent = [(kind, us) for kind, us in sorted(extra.items(), key=lambda item: -item[1]) if round(us)]  # the raw
+    # side's own kinds (its parse and record copy) count against the pipeline's, so the items add up
+    allowed = raw["cpu"] * per * (1 / target - 1)
+    return ["", f"per record at {target} of the raw side: the pipeline's own work may take {allowed:,.0f} us; it takes "
+                f"{(piped['cpu'] - raw['cpu']) * per:,.0f} us (" + ", ".join(f"{kind} {us:,.0f}" for kind, us in spent) + ")"]
 
 
 def main() -> None:

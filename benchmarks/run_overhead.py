@@ -1,6 +1,6 @@
 """What a run costs beyond its work: code-location import, one demo-partition run, and a 30-day range.
 
-    uv run python benchmarks/run_overhead.py [--days 30]
+    uv run python benchmarks/run_overhead.py [--days 30] [--record]
 
 (a) ``import ingest_assets.definitions`` (after ``import dagster``) against ``import dagster`` alone, in
     fresh interpreters (median of 3); goal <= 1.6.
@@ -25,6 +25,8 @@ import tempfile
 import time
 from datetime import date, timedelta
 from pathlib import Path
+
+import recorded
 
 BIN = Path(sys.executable).parent
 IMPORT = """
@@ -90,7 +92,9 @@ def range_run(folder: Path, url: str, first: date, days: int) -> tuple[float, fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=30)
+    recorded.add_arguments(parser)
     args = parser.parse_args()
+    run = recorded.Run("run_overhead", args)
     from ingest_assets.demo.oai_server import serve_in_thread
     from ingest_assets.demo.samples import sample_records
 
@@ -109,6 +113,9 @@ def main() -> None:
               f"{args.days} x (b) = {args.days * wall:.1f} s; ratio {range_wall / (args.days * wall):.2f}")
     finally:
         server.shutdown()
+    run.finish({"import_ratio": round(ratio, 2), "run_wall_s": round(wall, 1), "run_overhead_s": round(wall - steps, 1),
+                "range_days": args.days, "range_runs": runs, "range_wall_s": round(range_wall, 1),
+                "range_ratio": round(range_wall / (args.days * wall), 2)})
 
 
 if __name__ == "__main__":

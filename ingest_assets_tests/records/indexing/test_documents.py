@@ -6,9 +6,12 @@ import copy
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ingest_assets.core.errors import ValidationError
 from ingest_assets.records.indexing import deletion_record, index_record
+from ingest_assets.records.indexing.documents import dumps
 
 
 def test_document_matches_dpla_api_item(map_records, dpla_sources):
@@ -159,3 +162,24 @@ def test_media_masters_are_at_the_top_level_as_dpla_documents_carry_them(map_rec
     doc = json.loads(index_record({**map_records[0], "mediaMaster": published["mediaMaster"]})["document"])
     assert doc["mediaMaster"] == published["mediaMaster"] and len(doc["mediaMaster"]) == 1
     assert "mediaMaster" not in json.loads(index_record({**map_records[0], "mediaMaster": []})["document"])
+
+
+_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)  # any text a UTF-8 record can hold
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(_TEXT, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+                    max_leaves=20))
+def test_document_text_is_the_stdlib_json_text(value):
+    """orjson writes what ``json.dumps(ensure_ascii=False, separators=(",", ":"), sort_keys=True)`` did: stored
+    IndexRecords and their content hashes do not change with the encoder."""
+    document = {"sourceResource": value, "id": "x"}
+    assert dumps(document) == json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def test_a_lone_surrogate_is_a_validation_error_naming_the_record(map_records):
+    record = copy.deepcopy(map_records[2])
+    record["sourceResource"]["title"] = ["broken \ud800 title"]  # what json.loads gives for a JSON hub's "\ud800"
+    with pytest.raises(ValidationError, match="not writable as JSON") as caught:
+        index_record(record)
+    assert caught.value.record == json.loads(index_record(map_records[2])["document"])["id"]
