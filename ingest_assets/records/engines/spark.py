@@ -1,8 +1,8 @@
 """Mapping, enrichment and indexing on Spark: the same steps and the same storage layout as in-process.
 
-A task takes a run of consecutive input part files (parts hold up to 250,000 records, like file splits): two
-tasks per core of the cluster where there are parts enough (a task's start is a fixed cost), at most four parts
-each (:func:`task_groups`). It streams its parts through the activity's steps
+A task takes a run of consecutive part files of one input (parts hold up to 250,000 records, like file splits):
+two tasks per core of the cluster and input where there are parts enough (a task's start is a fixed cost), at most
+four parts each (:func:`task_groups`). It streams its parts through the activity's steps
 (:mod:`ingest_assets.records.engines.steps`, built once per task), writes Avro parts to a local temporary folder,
 uploads them under ``_spark-staging/<job>/`` with names unique to the task attempt, and returns its record count
 and report. The driver moves the winning attempt's parts of each task into the output folder as
