@@ -5,7 +5,8 @@ standalone cluster of 2 workers x 1 core, over the same harvest outputs.
 
 Records are built as ``records_pipeline.py`` builds them (real oai_dc / QDC / MODS fixture records with
 unique ids), one provider per format with a third of the records each, harvested into parts of
-``--part-records`` records (Spark runs a task per run of consecutive parts, two per core). Each engine runs in its own driver process;
+``--part-records`` records (Spark runs a task per run of consecutive parts of one input, two per core).
+Each engine runs in its own driver process;
 the figures are wall time, records/s, the Python driver's peak RSS and the peak RSS of the JVMs the driver
 starts (local mode: driver + executors in one JVM). The fixed cost of Spark (session start plus a
 1,000-record partition) and the rates give the size from which Spark is faster: the ``auto`` threshold.
