@@ -290,7 +290,7 @@ def _refusing(rule: Rule, spec: RuleSpec, compiler: _Compiler) -> Rule:
 def _each_value(step: ValueStep, values: list[Value]) -> list[Value]:
     out: list[Value] = []
     for value in values:
-        if value.__class__ is Structured:
+        if isinstance(value, Structured):
             out.extend(Structured(new, value.properties) for new in step(value.label))
         else:
             out += step(value)
