@@ -17,12 +17,11 @@ from typing import Any
 
 from lxml import etree
 
-from ingest_assets.core import json_input
 from ingest_assets.core.errors import ConfigError, context
 from ingest_assets.core.settings import Settings
 from ingest_assets.core.xml_input import UnsafeXML, parse_document, refuse_declared_entities, safe_parser
 from ingest_assets.records.mapping.fields import FIELDS, SHAPERS, SR_FIELDS, SR_REQUIRED_ARRAYS
-from ingest_assets.records.mapping.json_paths import compile_path
+from ingest_assets.records.mapping.json_paths import WideNumber, compile_path, decode, exact_numbers
 from ingest_assets.records.mapping.profiles import Catalog, Profile, catalog, compile_rules, merge_rules, paths_for
 from ingest_assets.records.mapping.rules import Refused, Structured, compile_rule, label
 
@@ -129,6 +128,13 @@ class Mapper:
         if not local_id:
             return _fail(MISSING_REQUIRED, "id", "", "", "the OriginalRecord has no local id to mint the DPLA id from")
         document = original.get("document") or ""
+        try:
+            return self._mapped(original, local_id, document)
+        except WideNumber:  # an integer longer than 64 bits, maybe: read again, every digit kept
+            with exact_numbers():
+                return self._mapped(original, local_id, document)
+
+    def _mapped(self, original: Mapping[str, Any], local_id: str, document: str) -> MappingResult:
         found = self._document(original, local_id, document)
         if isinstance(found, MappingResult):
             return found
@@ -152,7 +158,7 @@ class Mapper:
                          f"mapping {self.profile.name!r} reads {source.upper()} documents, not {mimetype}")
         if source == "json":
             try:
-                parsed = json_input.loads(document)
+                parsed = decode(document)
             except ValueError as exc:
                 return _fail(UNPARSEABLE, "document", local_id, document[:200], f"not well-formed JSON: {exc}")
             if self._embedded is None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import Counter
 from typing import Any
+
+import orjson
 
 from ingest_assets.records.mapping.fields import FIELDS
 from ingest_assets.records.mapping.mapper import MappingResult, Message
@@ -126,11 +127,11 @@ class Coverage:
         return dict(self.filled)
 
     def to_bytes(self) -> bytes:
-        return json.dumps({"records": self.records, "fields": self.filled}).encode("utf-8")
+        return orjson.dumps({"records": self.records, "fields": self.filled})
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Coverage":
-        kept = json.loads(data)
+        kept = orjson.loads(data)
         coverage = cls()
         coverage.records = int(kept["records"])
         coverage.filled.update((name, int(kept["fields"].get(name, 0))) for name in coverage.filled)

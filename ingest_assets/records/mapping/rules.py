@@ -123,9 +123,13 @@ class _Compiler:
         child = inner.paths
 
         def rule(found: Any) -> list[Value]:
+            nodes = found.nodes(items)
+            if not nodes:
+                return list(default)
             out: list[Value] = []
-            for item in found.nodes(items):
-                selection = child.select(item, found.record)
+            record = found.record
+            for item in nodes:
+                selection = child.select(item, record)
                 values = per_item(selection)
                 if values and properties:
                     values = _described(values, selection, properties)
@@ -289,7 +293,7 @@ def _each_value(step: ValueStep, values: list[Value]) -> list[Value]:
         if isinstance(value, Structured):
             out.extend(Structured(new, value.properties) for new in step(value.label))
         else:
-            out.extend(step(value))
+            out += step(value)
     return out
 
 

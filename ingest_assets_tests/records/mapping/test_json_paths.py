@@ -1,6 +1,7 @@
 """``JsonPaths`` answers every JMESPath expression as ``jmespath.search`` does, whether it reads the expression's
 keys in its walk and compiles the rest or leaves the expression to jmespath: on generated documents and
-expressions, and on every JSON hub's real records mapped whole."""
+expressions, and on every JSON hub's real records mapped whole. Documents parsed by orjson map as the stdlib's
+parse maps them, integers beyond 64 bits included."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.records.mapping import embedded, mapper_for, profiles
-from ingest_assets.records.mapping.json_paths import JsonPaths, compile_path, strings
+from ingest_assets.records.mapping.json_paths import JsonPaths, compile_path, exact_numbers, strings
 from ingest_assets.records.preview import read_inputs
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets_tests.support.mapping import CALISPHERE, PlainJsonPaths, search
@@ -122,3 +123,39 @@ def test_every_json_hub_maps_its_records_as_with_plain_jmespath(shared_fixtures,
             assert mapper.map(original) == result, (hub, original["id"])
             compared += result.record is not None
     assert compared >= len(originals)  # real records mapped, not only refused ones
+
+
+def test_every_json_hub_maps_its_records_as_the_stdlib_parse_does(shared_fixtures):
+    for hub, found in json_hub_originals(shared_fixtures).items():
+        mapper = mapper_for(ProviderEntry(hub, {"mapping": hub}))
+        fast = [mapper.map(original) for original in found]
+        with exact_numbers():  # every document parsed by the stdlib
+            assert [mapper.map(original) for original in found] == fast, hub
+        assert any(result.record is not None for result in fast), hub
+
+
+def calisphere(**changed) -> dict:
+    """CALISPHERE as an OriginalRecord, with ``changed`` values (a JSON string: the document as written)."""
+    document = changed.pop("document", None) or json.dumps({**CALISPHERE, **changed})
+    return {"id": CALISPHERE["id"], "document": document, "mimetype": "application_json"}
+
+
+def test_integers_beyond_64_bits_keep_their_digits_and_floats_read_as_the_stdlib_reads_them():
+    mapper = mapper_for(ProviderEntry("cdl", {"mapping": "cdl"}))
+    numbers = [123456789012345678901234, -9223372036854775809, 18446744073709551615, 1e19, 0.1, 7]
+    record = mapper.map(calisphere(identifier_ss=numbers)).record
+    assert record["sourceResource"]["identifier"] == ["123456789012345678901234", "-9223372036854775809",
+                                                      "18446744073709551615", "1e+19", "0.1", "7"]
+
+
+def test_what_orjson_refuses_is_read_or_refused_as_the_stdlib_does():
+    mapper = mapper_for(ProviderEntry("cdl", {"mapping": "cdl"}))
+    text = json.dumps(CALISPHERE)
+    with_nan = mapper.map(calisphere(document=text.replace('"type": ["image"]', '"type": [NaN, "image"]')))
+    assert with_nan.record["sourceResource"]["type"] == ["nan", "image"]  # the stdlib's reading of NaN
+    surrogate = mapper.map(calisphere(document=text.replace("Copyright undetermined.", "Copyright \\udc80")))
+    assert "Copyright \udc80" in surrogate.record["sourceResource"]["rights"]  # a lone surrogate, as the stdlib reads it
+    broken = mapper.map(calisphere(document=text[:-1]))
+    with pytest.raises(ValueError) as stdlib:
+        json.loads(text[:-1])
+    assert broken.failed and broken.messages[0].reason == f"not well-formed JSON: {stdlib.value}"
