@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ingest_assets.records.engines.choice import JVM_OPTIONS, PYTHON, use_python
+from ingest_assets.records.engines.choice import ENGINE_SETTINGS, PYTHON, use_python
 from ingest_assets.records.engines.spark_cluster import standalone_cluster
 from ingest_assets.records.engines.spark_avro import SPARK_AVRO_PACKAGE
 from ingest_assets_tests.support import require
@@ -39,9 +39,7 @@ def spark(request):
         .appName("ingest-assets-tests")
         .config(PYTHON, sys.executable)
         .config("spark.executor.memory", "512m")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.extraJavaOptions", JVM_OPTIONS)  # the engine's light JVMs (half the start's CPU)
-        .config("spark.executor.extraJavaOptions", JVM_OPTIONS)
+        .config(map=ENGINE_SETTINGS)  # the engine's own: light JVMs (half the start's CPU), no web UI
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
