@@ -55,6 +55,7 @@ class RecordStream:
     ``logs`` and ``summary`` are called after ``records`` is exhausted (reports are complete then); a log is
     bytes or an iterable of byte chunks (written as it streams).
     ``write``, when given, writes the part files itself instead of ``records`` (the Spark engine).
+    ``committed``, when given, is called with the output once it is whole (folder, prov and plan entry).
     """
 
     records: Iterable[dict]
@@ -63,6 +64,7 @@ class RecordStream:
     logs: Callable[[], Mapping[str, bytes | Iterable[bytes]]] | None = None
     summary: Callable[[], Mapping[str, Any]] | None = None
     write: Callable[[FolderWriter, dict], WriteStats] | None = None
+    committed: Callable[[layout.ActivityOutput], None] | None = None
 
 
 @dataclass
@@ -113,9 +115,7 @@ def write_activity(
             avro_schema = schema_with_doc(schema, doc)
             stats = (stream.write(folder, avro_schema) if stream.write
                      else write_parts(folder, avro_schema, stream.records, provider=provider))
-            for name, data in (stream.logs() if stream.logs else {}).items():
-                with folder.open(output.log(name)) as handle:
-                    handle.write(data) if isinstance(data, bytes) else handle.writelines(data)
+            write_logs(folder, stream.logs() if stream.logs else {})
             summary = dict(stream.summary()) if stream.summary else {}
             manifest = Manifest(
                 activity=activity,
@@ -143,7 +143,16 @@ def write_activity(
         what, retryable = limit
         raise StorageLimitError(f"{what} while writing the {activity} output {storage.uri(output.folder)}: {exc.strerror}",
                                 provider=provider, file=output.folder, retryable=retryable) from exc
+    if stream.committed:
+        stream.committed(output)
     return ActivityResult(output, storage.uri(output.folder), stats.records, size, stats.parts, plan_key, summary)
+
+
+def write_logs(folder: FolderWriter, logs: Mapping[str, bytes | Iterable[bytes]]) -> None:
+    """An activity's ``_LOGS`` files into its folder (a log of byte chunks is written as it streams)."""
+    for name, data in logs.items():
+        with folder.open(layout.log_name(name)) as handle:
+            handle.write(data) if isinstance(data, bytes) else handle.writelines(data)
 
 
 def _journal(storage: Storage, output: layout.ActivityOutput, plan: "PlanRef", version: str) -> str:

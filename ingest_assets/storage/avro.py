@@ -7,10 +7,12 @@ records), so Spark (``binaryFiles`` + fastavro) and shell tools read it without 
 from __future__ import annotations
 
 import copy
+import shutil
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import BinaryIO
 
 import cramjam
 import fastavro
@@ -19,7 +21,7 @@ from fastavro.write import Writer
 from ingest_assets import schemas
 from ingest_assets.core.errors import IngestError, ParseError
 from ingest_assets.core.settings import Settings
-from ingest_assets.storage.backends import FolderWriter, Storage
+from ingest_assets.storage.backends import COPY_BUFFER, FolderWriter, Storage
 
 ORIGINAL_RECORD = "dpla.avro.v1.OriginalRecord"
 MAP_RECORD = "dpla.avro.v1.MAP4_x.MAPRecord"
@@ -52,47 +54,78 @@ class WriteStats:
     parts: list[str] = field(default_factory=list)
 
 
-def write_parts(
-    folder: FolderWriter,
-    schema: dict,
-    records: Iterable[dict],
-    *,
-    provider: str | None = None,
-    part_records: int = DEFAULT_PART_RECORDS,
-    codec: tuple[str, int | None] | None = None,
-    first_part: int = 0,
-) -> WriteStats:
-    """Stream ``records`` into part files of ``folder`` (numbered from ``first_part``); a record that does not fit
-    the schema is an error naming it (the caller's folder is then discarded whole)."""
-    name, level = codec or default_codec()
-    stats = WriteStats()
-    handle = writer = None
-    try:
+class PartWriter:
+    """Records written one at a time into part files of ``folder`` (numbered from ``first_part``, a new part every
+    ``part_records``); a record that does not fit the schema is an error naming it (the caller's folder is then
+    discarded whole). Use as a context manager: the last part is flushed on a clean exit."""
+
+    def __init__(self, folder: FolderWriter, schema: dict, *, provider: str | None = None,
+                 part_records: int = DEFAULT_PART_RECORDS, codec: tuple[str, int | None] | None = None,
+                 first_part: int = 0):
+        self.folder, self.schema, self.provider = folder, schema, provider
+        self.part_records, self.first_part = part_records, first_part
+        self.codec, self.level = codec or default_codec()
+        self.stats = WriteStats()
+        self._handle = self._writer = None
+
+    def write(self, record: dict) -> None:
+        stats = self.stats
+        if self._writer is None or stats.records % self.part_records == 0 and stats.records:
+            self._close(flush=True)
+            part = f"part-{self.first_part + len(stats.parts):05d}.avro"
+            self._handle = self.folder.open(part)
+            self._writer = Writer(self._handle, self.schema, codec=self.codec, compression_level=self.level,
+                                  validator=False)
+            stats.parts.append(part)
+        try:
+            self._writer.write(record)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise IngestError(
+                f"record does not fit {self.schema['name']}: {exc}",
+                provider=self.provider,
+                file=stats.parts[-1],
+                record=str(record.get("id")) if isinstance(record, dict) else None,
+            ) from exc
+        stats.records += 1
+
+    def close(self) -> WriteStats:
+        """Flush the last part; what was written."""
+        self._close(flush=True)
+        return self.stats
+
+    def _close(self, flush: bool) -> None:
+        try:
+            if flush and self._writer is not None:
+                self._writer.flush()
+        finally:
+            if self._handle is not None:
+                self._handle.close()
+            self._handle = self._writer = None
+
+    def __enter__(self) -> "PartWriter":
+        return self
+
+    def __exit__(self, exc_type, *_exc) -> None:
+        self._close(flush=exc_type is None)
+
+
+def write_parts(folder: FolderWriter, schema: dict, records: Iterable[dict], **options) -> WriteStats:
+    """Stream ``records`` into part files of ``folder`` (:class:`PartWriter`'s ``options``)."""
+    with PartWriter(folder, schema, **options) as parts:
         for record in records:
-            if writer is None or stats.records % part_records == 0 and stats.records:
-                if writer is not None:
-                    writer.flush()
-                    handle.close()
-                part = f"part-{first_part + len(stats.parts):05d}.avro"
-                handle = folder.open(part)
-                writer = Writer(handle, schema, codec=name, compression_level=level, validator=False)
-                stats.parts.append(part)
-            try:
-                writer.write(record)
-            except (TypeError, ValueError, KeyError, AttributeError) as exc:
-                raise IngestError(
-                    f"record does not fit {schema['name']}: {exc}",
-                    provider=provider,
-                    file=stats.parts[-1],
-                    record=str(record.get("id")) if isinstance(record, dict) else None,
-                ) from exc
-            stats.records += 1
-        if writer is not None:
-            writer.flush()
-    finally:
-        if handle is not None:
-            handle.close()
-    return stats
+            parts.write(record)
+    return parts.stats
+
+
+def restamp(source: BinaryIO, target: BinaryIO, schema: dict) -> None:
+    """Copy the Avro container file ``source`` to ``target`` under ``schema`` (the same schema with another
+    ``doc``: the activity and inputs it names), its data blocks byte for byte: nothing is decoded again."""
+    header = fastavro.reader(source)
+    if header.writer_schema["name"] != schema["name"]:
+        raise ValueError(f"an Avro file of {header.writer_schema['name']} cannot be restamped as {schema['name']}")
+    Writer(target, schema, codec=header.metadata.get("avro.codec", "null"), sync_marker=header._header["sync"],
+           validator=False).flush()
+    shutil.copyfileobj(source, target, COPY_BUFFER)
 
 
 def part_keys(storage: Storage, folder: str) -> list[str]:

@@ -115,7 +115,12 @@ class ActivityOutput:
 
     def log(self, name: str) -> str:
         """Name of a log file inside the folder (for a FolderWriter)."""
-        return f"{LOGS}/{check_key(name)}"
+        return log_name(name)
+
+
+def log_name(name: str) -> str:
+    """Name of a log file inside an output folder: ``_LOGS/<name>``."""
+    return f"{LOGS}/{check_key(name)}"
 
 
 def activity_output(provider: str, activity: str, day: date, started: datetime, schema: str) -> ActivityOutput:
@@ -280,6 +285,12 @@ def spark_staging_key(job: str, name: str | None = None) -> str:
     """Part files of a running Spark job's task attempts, ``_spark-staging/<job>[/<name>]``: never read as
     outputs; the driver copies the winning attempts into the output folder and deletes the job's folder."""
     return hub_key("spark-staging", job, *([name] if name else []))
+
+
+def ahead_staging_key(provider: str, day: date, *parts: str) -> str:
+    """Enrichment and index documents made while a mapping streamed, ``_ahead-staging/<provider>/<yyyymmdd>/...``:
+    never read as outputs; the enrichment and indexing steps commit them (``records/engines/ahead.py``)."""
+    return hub_key("ahead-staging", provider, datestamp(day), *parts)
 
 
 # -- resourcesync ----------------------------------------------------------------------------
