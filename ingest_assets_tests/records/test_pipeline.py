@@ -107,6 +107,7 @@ def test_pipeline_end_to_end(hub):
     assert changes["created"].value == len(enriched) and changes["deleted"].value == 0  # deleted items were never published
     assert changes["event_time"].value == outputs["harvest"].started.isoformat()
     assert (settings.home / "storage" / "demo" / "plan").is_dir()
+    assert not list(storage.list_keys(layout.ahead_staging_key("demo", DAY)))  # what the mapping staged was committed
 
 
 def test_mapping_failure_gate_blocks_downstream(hub):
@@ -118,6 +119,14 @@ def test_mapping_failure_gate_blocks_downstream(hub):
     assert checks["mapping_failure_rate"].metadata["failure_rate"].value == 1.0
     materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
     assert "mapped_records" in materialized and "enriched_records" not in materialized and "search_index" not in materialized
+    storage = LocalStorage(settings.storage_url)
+    staged = storage.list_children(layout.ahead_staging_key("demo", DAY))
+    assert len(staged) == 1 and not layout.latest_output(storage, "demo", "enrichment", DAY)  # staged, never committed
+
+    registry.write_text(registry.read_text().split("  mapping_overrides:")[0])
+    assert run_job(settings, instance).success
+    assert layout.latest_output(storage, "demo", "enrichment", DAY)
+    assert not storage.list_children(layout.ahead_staging_key("demo", DAY))  # the next mapping cleared the old
 
 
 def test_rerun_mapping_from_a_plan_file_or_a_generator_folder(hub):

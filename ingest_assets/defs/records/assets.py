@@ -85,12 +85,27 @@ def _sources(config: SourceConfig, storage: StorageResource, upstream: dict[Part
 
 
 def _stage(activity: str, registry: RegistryResource, storage: StorageResource, engine: RecordEngineResource,
-           *upstreams: dict[Part, RecordSource]) -> PartitionStreams:
+           *upstreams: dict[Part, RecordSource], ahead: tuple[str, ...] = ()) -> PartitionStreams:
     """``activity`` of each partition on the provider's engine, reading that partition of each upstream."""
     entries = registry.load()
     return PartitionStreams(lambda provider, day: engine.stream(
-        RecordActivity(activity, entries[provider]), [upstream[provider, day] for upstream in upstreams], storage
+        RecordActivity(activity, entries[provider]), [upstream[provider, day] for upstream in upstreams], storage, ahead
     ))
+
+
+LATER = (("enriched_records", "enrichment"), ("indexed_records", "indexing"))
+
+
+def _later_in_run(context: dg.AssetExecutionContext) -> tuple[str, ...]:
+    """The activities after mapping that this run materializes too, in order (enrichment, then indexing): the
+    mapping stages them (``records/engines/ahead.py``). A run without an asset selection runs its whole job."""
+    selection = context.run.asset_selection
+    later = []
+    for name, activity in LATER:
+        if not (dg.AssetKey(name) in selection if selection else context.job_def.graph.has_node_named(name)):
+            break
+        later.append(activity)
+    return tuple(later)
 
 
 def original_records(registry: RegistryResource, storage: StorageResource) -> PartitionStreams:
@@ -116,6 +131,7 @@ def original_records(registry: RegistryResource, storage: StorageResource) -> Pa
 
 
 def mapped_records(
+    context: dg.AssetExecutionContext,
     config: SourceConfig,
     registry: RegistryResource,
     storage: StorageResource,
@@ -123,7 +139,8 @@ def mapped_records(
     original_records: dict[Part, RecordSource],
 ) -> PartitionStreams:
     """Map original records to DPLA MAP v4 with the provider's mapping; failures go to the report."""
-    return _stage("mapping", registry, storage, record_engine, _sources(config, storage, original_records, "harvest"))
+    return _stage("mapping", registry, storage, record_engine, _sources(config, storage, original_records, "harvest"),
+                  ahead=_later_in_run(context))
 
 
 def enriched_records(

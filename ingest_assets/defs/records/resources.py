@@ -11,6 +11,7 @@ from pydantic import PrivateAttr
 
 from ingest_assets.core.errors import ConfigError
 from ingest_assets.defs.resources import StorageResource
+from ingest_assets.records.engines.ahead import staged_stream, staging_ahead
 from ingest_assets.records.engines.choice import SPARK, choose_engine, spark_config, use_python
 from ingest_assets.records.indexing import DEFAULT_ALIAS, SearchIndex, open_search_index
 from ingest_assets.records.engines.steps import RecordActivity, in_process
@@ -45,13 +46,21 @@ class RecordEngineResource(dg.ConfigurableResource):
             use_python(self._pyspark.spark_session)
         return self._pyspark.spark_session
 
-    def stream(self, activity: RecordActivity, inputs: Sequence[RecordSource], storage: StorageResource) -> RecordStream:
+    def stream(self, activity: RecordActivity, inputs: Sequence[RecordSource], storage: StorageResource,
+               ahead: Sequence[str] = ()) -> RecordStream:
+        """The activity's stream: the output staged for it from exactly these inputs if a mapping staged one
+        (:mod:`~ingest_assets.records.engines.ahead`), else computed on the provider's engine; an in-process
+        mapping also stages the ``ahead`` activities (those of the run's later steps)."""
+        client = storage.get_client()
+        staged = staged_stream(activity, inputs, client)
+        if staged is not None:
+            return staged
         records = inputs[0].manifest().record_count
         if choose_engine(activity.entry, self.default, self.threshold, records) == SPARK:
             from ingest_assets.records.engines.spark import spark_stream
 
-            return spark_stream(self.spark_session(), storage.get_client(), activity, inputs, storage.opener())
-        return in_process(activity, inputs)
+            return spark_stream(self.spark_session(), client, activity, inputs, storage.opener())
+        return staging_ahead(in_process(activity, inputs), activity, ahead, client)
 
 
 class SearchIndexResource(dg.ConfigurableResource):

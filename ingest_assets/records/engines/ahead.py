@@ -1,0 +1,200 @@
+"""Steps ahead: a mapping's enrichment and index documents made while the mapping streams, committed by their steps.
+
+A run that maps, enriches and indexes a provider's day would write each mapped record to Avro and decode it again at
+once for enrichment, and the same for each enriched record: two of the three Avro decodes of every record, the
+largest share of the run's reading. When the run holds the later steps too, the in-process mapping passes each
+record it has written on through the enrichment step and the indexing step's document step, and writes their
+records to ``_ahead-staging/<provider>/<yyyymmdd>/<id>/<activity>/`` as it goes (one record at a time: memory stays
+flat), with their ``_LOGS`` and summary.
+
+The enrichment and indexing steps still run as steps of their own, after the mapping's blocking checks pass. Each
+commits the staged output made from exactly its input (``claim.json``: the input's folder, and a fingerprint of the
+provider's entry and the software version) instead of computing it again: the part files are copied into the step's
+own output folder under the step's schema doc (:func:`~ingest_assets.storage.avro.restamp`: the data blocks byte
+for byte), with the staged ``_LOGS`` and summary; indexing then adds the harvest's deletions and absences as it always
+does. Nothing staged is committed without its step: what a step never claims (a check failed, the run stopped) is
+removed by the next mapping of that provider and day. A failure while staging (a record the enrichment refuses)
+drops the staging, and the step computes, and fails, as it would have.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
+from itertools import chain
+
+from ingest_assets.core.errors import StorageError
+from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.core.version import software_version
+from ingest_assets.records.engines.steps import RecordActivity
+from ingest_assets.storage import layout
+from ingest_assets.storage.activities import RecordSource, RecordStream, write_logs
+from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, PartWriter, WriteStats, part_keys, restamp, schema_with_doc, write_parts
+from ingest_assets.storage.backends import FolderWriter, Storage
+
+STAGES = ("enrichment", "indexing")  # in order: each stage takes the records of the one before
+SCHEMAS = {"enrichment": MAP_RECORD, "indexing": INDEX_RECORD}
+CLAIM, SUMMARY = "claim.json", "summary.json"
+
+
+def fingerprint(entry: ProviderEntry) -> str:
+    """What staged records were made with: the provider's entry and the software's version."""
+    made_with = [entry.name, entry.settings.model_dump(mode="json"), software_version()]
+    return hashlib.sha256(json.dumps(made_with, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class Staging:
+    """The later ``stages`` of one in-process mapping, applied to each record the mapping writes and staged."""
+
+    def __init__(self, storage: Storage, entry: ProviderEntry, source: RecordSource, stages: Sequence[str]):
+        self.storage, self.entry = storage, entry
+        day = layout.ahead_staging_key(entry.name, source.output.day)
+        storage.delete(day)  # what earlier mappings of this day staged: their outputs' steps ran, or never will
+        self.key = f"{day}/{uuid.uuid4().hex}"
+        self.stages = [RecordActivity(name, entry) for name in STAGES[: len(stages)]]
+        self.reports = [stage.new_report() for stage in self.stages]
+        self.steps = [stage.steps(report)[0] for stage, report in zip(self.stages, self.reports)]
+        self._exits = ExitStack()
+        self.folders: list[FolderWriter] = []
+        self.parts: list[PartWriter] = []
+        for stage in self.stages:
+            folder = self._exits.enter_context(storage.folder(self._key(stage.activity), marker=SUMMARY))
+            schema = schema_with_doc(SCHEMAS[stage.activity], f"{stage.activity} of {entry.name}, staged")
+            self.folders.append(folder)
+            self.parts.append(self._exits.enter_context(PartWriter(folder, schema, provider=entry.name)))
+        self.active = True
+
+    def _key(self, activity: str) -> str:
+        return f"{self.key}/{activity}"
+
+    def records(self, mapped: Iterable[dict]) -> Iterator[dict]:
+        """``mapped``, passed on unchanged: each record is written by the mapping before the stages see it."""
+        try:
+            for record in mapped:
+                yield record
+                if self.active:
+                    self._ahead(record)
+        except BaseException as exc:
+            self._drop(exc)
+            raise
+        self._finish()
+
+    def _ahead(self, record: dict) -> None:
+        try:
+            for step, parts in zip(self.steps, self.parts):
+                record = step(record)
+                parts.write(record)
+        except Exception as exc:  # noqa: BLE001 - the step itself will meet it and say so, in its own step
+            self._drop(exc)
+
+    def _finish(self) -> None:
+        if not self.active:
+            return
+        try:
+            for stage, report, folder, parts in zip(self.stages, self.reports, self.folders, self.parts):
+                write_logs(folder, stage.logs(report))
+                summary = {"records": parts.close().records, "summary": dict(stage.summary(report))}
+                folder.write_bytes(SUMMARY, json.dumps(summary).encode())
+            self._exits.close()
+        except Exception as exc:  # noqa: BLE001 - staging is an optimisation: the steps compute without it
+            self._drop(exc)
+
+    def _drop(self, exc: BaseException) -> None:
+        if not self.active:
+            return
+        self.active = False
+        self._exits.__exit__(type(exc), exc, exc.__traceback__)
+        _forget(self.storage, self.key)
+
+    def claim(self, output: layout.ActivityOutput) -> None:
+        """The mapping's output is whole: its first stage may be committed from it."""
+        if self.active:
+            _write_claim(self.storage, self._key(self.stages[0].activity), output, self.entry)
+
+
+def staging_ahead(stream: RecordStream, activity: RecordActivity, stages: Sequence[str], storage: Storage) -> RecordStream:
+    """The mapping ``stream`` that also stages its records' ``stages`` (a prefix of :data:`STAGES`)."""
+    if activity.activity != "mapping" or not stages:
+        return stream
+    staging = Staging(storage, activity.entry, stream.inputs[0], stages)
+    return RecordStream(staging.records(stream.records), inputs=stream.inputs, started=stream.started, logs=stream.logs,
+                        summary=stream.summary, committed=staging.claim)
+
+
+def staged_stream(activity: RecordActivity, inputs: Sequence[RecordSource], storage: Storage) -> RecordStream | None:
+    """The stream that commits the output staged from exactly ``inputs[0]`` for ``activity``, if one was."""
+    if activity.activity not in STAGES:
+        return None
+    source = inputs[0]
+    day = layout.ahead_staging_key(source.output.provider, source.output.day)
+    wanted = {"input": source.key, "fingerprint": fingerprint(activity.entry)}
+    for job in storage.list_children(day):  # bounded: each mapping clears its day's staging before it stages
+        key = f"{day}/{job}/{activity.activity}"
+        if storage.is_complete(key, SUMMARY) and _read_claim(storage, key) == wanted:
+            return _committing(activity, inputs, storage, f"{day}/{job}")
+    return None
+
+
+def _committing(activity: RecordActivity, inputs: Sequence[RecordSource], storage: Storage, job: str) -> RecordStream:
+    key = f"{job}/{activity.activity}"
+    staged = json.loads(storage.read_bytes(f"{key}/{SUMMARY}"))
+    report = activity.new_report()
+    if activity.activity == "indexing":
+        report.documents = staged["summary"]["documents"]  # the rest of its report is counted below, as always
+
+    def write(folder: FolderWriter, schema: dict) -> WriteStats:
+        stats = WriteStats(records=staged["records"])
+        for part in part_keys(storage, key):
+            stats.parts.append(f"part-{len(stats.parts):05d}.avro")
+            with storage.open_read(part) as source, folder.open(stats.parts[-1]) as target:
+                restamp(source, target, schema)
+        steps = activity.steps(report)
+        later = ((step, source) for index, (step, source) in enumerate(zip(steps, inputs, strict=True))
+                 if index and activity.reads(index, source))
+        rest = chain((out for step, source in later for out in map(step, source) if out is not None),
+                     activity.tail(report, inputs))
+        more = write_parts(folder, schema, rest, provider=activity.entry.name, first_part=len(stats.parts))
+        stats.parts += more.parts
+        stats.records += more.records
+        return stats
+
+    def logs():
+        if activity.activity == "indexing":
+            return activity.logs(report)
+        return {name.rsplit("/", 1)[1]: storage.read_bytes(name) for name in storage.list_keys(f"{key}/{layout.LOGS}")}
+
+    def committed(output: layout.ActivityOutput) -> None:
+        later = STAGES[STAGES.index(activity.activity) + 1:]
+        if later and storage.is_complete(f"{job}/{later[0]}", SUMMARY):
+            _write_claim(storage, f"{job}/{later[0]}", output, activity.entry)
+        _forget(storage, key if later else job)
+        if not later and not storage.list_children(job.rsplit("/", 1)[0]):
+            _forget(storage, job.rsplit("/", 1)[0])  # the day's folder, emptied
+
+    summary = (lambda: activity.summary(report)) if activity.activity == "indexing" else (lambda: staged["summary"])
+    return RecordStream((), inputs=list(inputs), write=write, logs=logs, summary=summary, committed=committed)
+
+
+def _write_claim(storage: Storage, key: str, output: layout.ActivityOutput, entry: ProviderEntry) -> None:
+    claim = {"input": output.folder, "fingerprint": fingerprint(entry)}
+    try:
+        storage.write_bytes(f"{key}/{CLAIM}", json.dumps(claim).encode(), overwrite=True)
+    except (OSError, StorageError):  # unclaimed: the step computes its output itself
+        pass
+
+
+def _read_claim(storage: Storage, key: str) -> dict | None:
+    try:
+        return json.loads(storage.read_bytes(f"{key}/{CLAIM}"))
+    except (OSError, StorageError, ValueError):
+        return None
+
+
+def _forget(storage: Storage, key: str) -> None:
+    try:
+        storage.delete(key)
+    except (OSError, StorageError):  # the next mapping of the day removes it
+        pass
