@@ -93,6 +93,10 @@ class PartWriter:
         self._close(flush=True)
         return self.stats
 
+    def abort(self) -> None:
+        """Close the part being written without flushing it (its folder is being discarded)."""
+        self._close(flush=False)
+
     def _close(self, flush: bool) -> None:
         try:
             if flush and self._writer is not None:

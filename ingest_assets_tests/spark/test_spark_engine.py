@@ -18,6 +18,8 @@ from pyspark import TaskContext, cloudpickle
 
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.core.errors import IngestError
+from ingest_assets.records.engines import ahead
+from ingest_assets.records.engines.ahead import staged_stream
 from ingest_assets.records.engines.spark import spark_stream
 from ingest_assets.records.engines.steps import RecordActivity, in_process
 from ingest_assets.storage import layout
@@ -101,6 +103,31 @@ def test_spark_gives_the_in_process_records_counts_reports_and_layout(spark, hub
     plan = json.loads(storage.read_bytes(on_spark["indexing"].plan))
     assert {k: plan[k] for k in SCHEMAS} == {k: on_spark[k].output.relative for k in SCHEMAS}
     assert not [k for k in storage.list_keys() if k.startswith("_spark-staging/")]
+
+
+@pytest.mark.parametrize("deletions", [False, True], ids=["no-deletions", "deletions"])
+def test_a_spark_mapping_stages_what_enrichment_and_indexing_commit(spark, hub, shared_fixtures, deletions):
+    """A mapping whose run enriches and indexes too: its tasks stage both stages (only enrichment when the harvest
+    holds deletions: indexing's own job reads them in parallel), and the steps commit the in-process outputs."""
+    storage = hub.get_client()
+    harvest = write_harvest(storage, shared_fixtures, deletions=deletions)
+    t0 = datetime(2026, 1, 15, 7, 0, tzinfo=timezone.utc)
+    expected = run_chain(hub, harvest, in_process, t0)
+    committed = []
+
+    def stream(activity, inputs):
+        staged = staged_stream(activity, inputs, storage)
+        committed.append(activity.activity) if staged else None
+        return staged or spark_stream(spark, storage, activity, inputs, hub.opener(), ahead.STAGES)
+
+    on_spark = run_chain(hub, harvest, stream, t0 + timedelta(hours=1))
+    assert committed == (["enrichment"] if deletions else ["enrichment", "indexing"])
+    for activity in SCHEMAS:
+        a, b = expected[activity], on_spark[activity]
+        assert canonical(storage, b) == canonical(storage, a) and b.summary == a.summary
+        for name in (k.rsplit("/", 1)[1] for k in storage.list_keys(f"{a.output.folder}/_LOGS")):
+            assert storage.read_bytes(f"{b.output.folder}/_LOGS/{name}") == storage.read_bytes(f"{a.output.folder}/_LOGS/{name}")
+    assert not [k for k in storage.list_keys() if k.startswith(("_spark-staging/", "_ahead-staging/"))]
 
 
 class KilledOnce(RecordActivity):

@@ -46,13 +46,15 @@ def fixture_originals(shared_fixtures: Path, count: int, started: datetime):
                "mimetype": "application_xml", "deleted": deleted}
 
 
-def write_harvest(storage, shared_fixtures: Path, count: int = 4 * PART_RECORDS - 7) -> RecordSource:
-    """A complete harvest output of several part files (as a long harvest writes them)."""
+def write_harvest(storage, shared_fixtures: Path, count: int = 4 * PART_RECORDS - 7, deletions: bool = True) -> RecordSource:
+    """A complete harvest output of several part files (as a long harvest writes them). Without ``deletions`` its
+    deleted records are left out and its ``_MANIFEST`` counts none, as our harvests count them."""
     started = datetime(2026, 1, 15, 6, 0, tzinfo=timezone.utc)
     output = layout.activity_output(PROVIDER, "harvest", DAY, started, layout.schema_name(ORIGINAL_RECORD))
+    originals = (r for r in fixture_originals(shared_fixtures, count, started) if deletions or not r["deleted"])
     with storage.folder(output.folder) as folder:
-        stats = write_parts(folder, schema_with_doc(ORIGINAL_RECORD, "test harvest"), fixture_originals(shared_fixtures, count, started),
-                            part_records=PART_RECORDS)
-        manifest = Manifest("harvest", PROVIDER, output.schema, stats.records, started, "test", f"{DAY}|{PROVIDER}")
+        stats = write_parts(folder, schema_with_doc(ORIGINAL_RECORD, "test harvest"), originals, part_records=PART_RECORDS)
+        manifest = Manifest("harvest", PROVIDER, output.schema, stats.records, started, "test", f"{DAY}|{PROVIDER}",
+                            extra={} if deletions else {"Summary deleted": "0"})
         folder.write_bytes(layout.MANIFEST, manifest.to_bytes())
     return RecordSource(storage, output)

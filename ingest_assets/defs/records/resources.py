@@ -49,8 +49,8 @@ class RecordEngineResource(dg.ConfigurableResource):
     def stream(self, activity: RecordActivity, inputs: Sequence[RecordSource], storage: StorageResource,
                ahead: Sequence[str] = ()) -> RecordStream:
         """The activity's stream: the output staged for it from exactly these inputs if a mapping staged one
-        (:mod:`~ingest_assets.records.engines.ahead`), else computed on the provider's engine; an in-process
-        mapping also stages the ``ahead`` activities (those of the run's later steps)."""
+        (:mod:`~ingest_assets.records.engines.ahead`), else computed on the provider's engine; a mapping also
+        stages the ``ahead`` activities (those of the run's later steps)."""
         client = storage.get_client()
         staged = staged_stream(activity, inputs, client)
         if staged is not None:
@@ -59,7 +59,7 @@ class RecordEngineResource(dg.ConfigurableResource):
         if choose_engine(activity.entry, self.default, self.threshold, records) == SPARK:
             from ingest_assets.records.engines.spark import spark_stream
 
-            return spark_stream(self.spark_session(), client, activity, inputs, storage.opener())
+            return spark_stream(self.spark_session(), client, activity, inputs, storage.opener(), ahead)
         return staging_ahead(in_process(activity, inputs), activity, ahead, client)
 
 

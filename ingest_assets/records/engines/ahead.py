@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from itertools import chain
 
@@ -46,29 +46,42 @@ def fingerprint(entry: ProviderEntry) -> str:
     return hashlib.sha256(json.dumps(made_with, sort_keys=True, default=str).encode()).hexdigest()
 
 
+class AheadSteps:
+    """The later ``stages`` of one provider's mapping (a prefix of :data:`STAGES`): each mapped record in, its
+    record of each stage out, each stage's report counting as the stage's own step would."""
+
+    def __init__(self, entry: ProviderEntry, stages: Sequence[str]):
+        self.stages = [RecordActivity(name, entry) for name in STAGES[: len(stages)]]
+        self.reports = [stage.new_report() for stage in self.stages]
+        self._steps = [stage.steps(report)[0] for stage, report in zip(self.stages, self.reports)]
+
+    def write(self, record: dict, parts: Sequence[PartWriter]) -> None:
+        """Each stage's record of ``record`` to that stage's ``parts``."""
+        for step, writer in zip(self._steps, parts, strict=True):
+            record = step(record)
+            writer.write(record)
+
+    @staticmethod
+    def schema(stage: RecordActivity) -> dict:
+        """The schema staged parts are written in (its doc is replaced when a step commits them)."""
+        return schema_with_doc(SCHEMAS[stage.activity], f"{stage.activity} of {stage.entry.name}, staged")
+
+
 class Staging:
     """The later ``stages`` of one in-process mapping, applied to each record the mapping writes and staged."""
 
     def __init__(self, storage: Storage, entry: ProviderEntry, source: RecordSource, stages: Sequence[str]):
         self.storage, self.entry = storage, entry
-        day = layout.ahead_staging_key(entry.name, source.output.day)
-        storage.delete(day)  # what earlier mappings of this day staged: their outputs' steps ran, or never will
-        self.key = f"{day}/{uuid.uuid4().hex}"
-        self.stages = [RecordActivity(name, entry) for name in STAGES[: len(stages)]]
-        self.reports = [stage.new_report() for stage in self.stages]
-        self.steps = [stage.steps(report)[0] for stage, report in zip(self.stages, self.reports)]
+        self.key = _new_job(storage, entry, source)
+        self.ahead = AheadSteps(entry, stages)
         self._exits = ExitStack()
         self.folders: list[FolderWriter] = []
         self.parts: list[PartWriter] = []
-        for stage in self.stages:
-            folder = self._exits.enter_context(storage.folder(self._key(stage.activity), marker=SUMMARY))
-            schema = schema_with_doc(SCHEMAS[stage.activity], f"{stage.activity} of {entry.name}, staged")
+        for stage in self.ahead.stages:
+            folder = self._exits.enter_context(storage.folder(f"{self.key}/{stage.activity}", marker=SUMMARY))
             self.folders.append(folder)
-            self.parts.append(self._exits.enter_context(PartWriter(folder, schema, provider=entry.name)))
+            self.parts.append(self._exits.enter_context(PartWriter(folder, AheadSteps.schema(stage), provider=entry.name)))
         self.active = True
-
-    def _key(self, activity: str) -> str:
-        return f"{self.key}/{activity}"
 
     def records(self, mapped: Iterable[dict]) -> Iterator[dict]:
         """``mapped``, passed on unchanged: each record is written by the mapping before the stages see it."""
@@ -84,9 +97,7 @@ class Staging:
 
     def _ahead(self, record: dict) -> None:
         try:
-            for step, parts in zip(self.steps, self.parts):
-                record = step(record)
-                parts.write(record)
+            self.ahead.write(record, self.parts)
         except Exception as exc:  # noqa: BLE001 - the step itself will meet it and say so, in its own step
             self._drop(exc)
 
@@ -94,10 +105,8 @@ class Staging:
         if not self.active:
             return
         try:
-            for stage, report, folder, parts in zip(self.stages, self.reports, self.folders, self.parts):
-                write_logs(folder, stage.logs(report))
-                summary = {"records": parts.close().records, "summary": dict(stage.summary(report))}
-                folder.write_bytes(SUMMARY, json.dumps(summary).encode())
+            for stage, report, folder, parts in zip(self.ahead.stages, self.ahead.reports, self.folders, self.parts):
+                _seal(folder, stage, report, parts.close().records)
             self._exits.close()
         except Exception as exc:  # noqa: BLE001 - staging is an optimisation: the steps compute without it
             self._drop(exc)
@@ -112,7 +121,40 @@ class Staging:
     def claim(self, output: layout.ActivityOutput) -> None:
         """The mapping's output is whole: its first stage may be committed from it."""
         if self.active:
-            _write_claim(self.storage, self._key(self.stages[0].activity), output, self.entry)
+            _write_claim(self.storage, f"{self.key}/{STAGES[0]}", output, self.entry)
+
+
+def stage_parts(storage: Storage, source: RecordSource, ahead: AheadSteps,
+                parts: Sequence[Sequence[str]], records: Sequence[int]) -> Callable[[layout.ActivityOutput], None] | None:
+    """Stage what another engine's tasks wrote (Spark): per stage, its part files of ``storage`` in order (moved
+    where the backend can) and its record count, with ``ahead``'s (merged) reports; returns the mapping stream's
+    ``committed`` hook, or None if staging failed (the steps then compute)."""
+    entry = ahead.stages[0].entry
+    key = _new_job(storage, entry, source)
+    try:
+        for stage, report, keys, count in zip(ahead.stages, ahead.reports, parts, records, strict=True):
+            with storage.folder(f"{key}/{stage.activity}", marker=SUMMARY) as folder:
+                for n, part in enumerate(keys):
+                    folder.adopt(f"part-{n:05d}.avro", storage, part)
+                _seal(folder, stage, report, count)
+    except (OSError, StorageError):
+        _forget(storage, key)
+        return None
+    return lambda output: _write_claim(storage, f"{key}/{STAGES[0]}", output, entry)
+
+
+def _new_job(storage: Storage, entry: ProviderEntry, source: RecordSource) -> str:
+    """A new staging folder for a mapping of ``source``'s day; what earlier mappings of that day staged goes (their
+    outputs' steps ran, or never will)."""
+    day = layout.ahead_staging_key(entry.name, source.output.day)
+    storage.delete(day)
+    return f"{day}/{uuid.uuid4().hex}"
+
+
+def _seal(folder: FolderWriter, stage: RecordActivity, report, records: int) -> None:
+    """A staged output's ``_LOGS`` and summary (its marker, written last)."""
+    write_logs(folder, stage.logs(report))
+    folder.write_bytes(SUMMARY, json.dumps({"records": records, "summary": dict(stage.summary(report))}).encode())
 
 
 def staging_ahead(stream: RecordStream, activity: RecordActivity, stages: Sequence[str], storage: Storage) -> RecordStream:

@@ -8,7 +8,9 @@ uploads them under ``_spark-staging/<job>/`` with names unique to the task attem
 and report. The driver moves the winning attempt's parts of each task into the output folder as
 ``part-NNNNN.avro`` (input order; a rename on local storage, a copy elsewhere), merges the reports in the same
 order, writes the activity's tail (indexing: a full harvest's absences) as the last part, and ``write_activity``
-adds ``_LOGS`` and ``_MANIFEST`` last, then ``-prov.json`` and the plan entry.
+adds ``_LOGS`` and ``_MANIFEST`` last, then ``-prov.json`` and the plan entry. A mapping whose run also enriches
+and indexes has each task stage its records' enrichment and index documents too; the driver stages them in task
+order for those steps to commit (:mod:`~ingest_assets.records.engines.ahead`): one Spark job where there were three.
 
 A failed, killed or retried attempt leaves at most a staged file nobody reads, deleted with the job's
 staging folder; an aborted job leaves no output folder. Tasks use the DataFrame API (``mapInArrow``), so
@@ -32,14 +34,15 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ingest_assets.core.errors import IngestError
+from ingest_assets.records.engines.ahead import AheadSteps, stage_parts
 from ingest_assets.records.engines.steps import RecordActivity
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource, RecordStream
-from ingest_assets.storage.avro import WriteStats, default_codec, part_keys, read_part, write_parts
+from ingest_assets.storage.avro import PartWriter, WriteStats, default_codec, part_keys, read_part, write_parts
 from ingest_assets.storage.backends import FolderWriter, Storage
 from ingest_assets.storage import open_storage as open_default
 
-RESULT_SCHEMA = "task long, staged array<string>, records long, report binary"
+RESULT_SCHEMA = "task long, staged array<string>, records long, report binary, ahead binary"
 TASKS_PER_SLOT = 2  # a task's start is a fixed cost: few tasks, but more than one per core so a slower core's share
 MAX_PARTS_PER_TASK = 4  # goes to the others; and a task of at most a million records (parts hold up to 250,000)
 
@@ -68,6 +71,7 @@ class SparkTasks:
     schema: dict
     codec: tuple[str, int | None]
     job: str
+    ahead: tuple[str, ...] = ()  # a mapping's later stages, staged from each record it maps (records/engines/ahead.py)
 
     def run(self, task: int) -> dict:
         storage = self.open_storage()
@@ -75,15 +79,23 @@ class SparkTasks:
         steps = self.activity.steps(report)
         records = (out for step_input, key in self.groups[task] for out in map(steps[step_input], read_part(storage, key))
                    if out is not None)
-        staged = []
+        attempt = uuid.uuid4().hex
         with tempfile.TemporaryDirectory(prefix="ingest-spark-") as tmp:
-            stats = write_parts(_TemporaryFolder(Path(tmp)), self.schema, records, provider=self.activity.entry.name,
-                                codec=self.codec)
-            attempt = uuid.uuid4().hex
-            for n, part in enumerate(stats.parts):
-                staged.append(layout.spark_staging_key(self.job, f"{task:05d}-{n:05d}-{attempt}.avro"))
-                storage.write_file(staged[-1], Path(tmp) / part)
-        return {"task": task, "staged": staged, "records": stats.records, "report": pickle.dumps(report)}
+            ahead = _TaskAhead(self, Path(tmp)) if self.ahead else None
+            stats = write_parts(_TemporaryFolder(Path(tmp)), self.schema, ahead.records(records) if ahead else records,
+                                provider=self.activity.entry.name, codec=self.codec)
+            staged = self._upload(storage, Path(tmp), stats.parts, f"{task:05d}", attempt)
+            staged_ahead = ahead.upload(storage, task, attempt) if ahead else None
+        return {"task": task, "staged": staged, "records": stats.records, "report": pickle.dumps(report),
+                "ahead": pickle.dumps(staged_ahead) if staged_ahead is not None else b""}
+
+    def _upload(self, storage: Storage, directory: Path, parts: list[str], prefix: str, attempt: str) -> list[str]:
+        """The task attempt's part files under the job's staging folder, in order."""
+        staged = []
+        for n, part in enumerate(parts):
+            staged.append(layout.spark_staging_key(self.job, f"{prefix}-{n:05d}-{attempt}.avro"))
+            storage.write_file(staged[-1], directory / part)
+        return staged
 
     def function(self):
         """The ``mapInArrow`` function: task ids in, one result row per task out."""
@@ -92,12 +104,46 @@ class SparkTasks:
             import pyarrow as pa
 
             schema = pa.schema([("task", pa.int64()), ("staged", pa.list_(pa.string())), ("records", pa.int64()),
-                                ("report", pa.binary())])
+                                ("report", pa.binary()), ("ahead", pa.binary())])
             for batch in batches:
                 for task in batch.column(0).to_pylist():
                     yield pa.RecordBatch.from_pylist([self.run(task)], schema=schema)
 
         return run
+
+
+class _TaskAhead:
+    """A mapping task's later stages: each record's stage records into local parts, uploaded with the task's own."""
+
+    def __init__(self, tasks: SparkTasks, directory: Path):
+        self.tasks = tasks
+        self.ahead = AheadSteps(tasks.activity.entry, tasks.ahead)
+        self.folders = [directory / stage.activity for stage in self.ahead.stages]
+        self.parts = []
+        for folder, stage in zip(self.folders, self.ahead.stages):
+            folder.mkdir()
+            self.parts.append(PartWriter(_TemporaryFolder(folder), AheadSteps.schema(stage), provider=stage.entry.name,
+                                         codec=tasks.codec))
+        self.failed = False
+
+    def records(self, mapped: Iterator[dict]) -> Iterator[dict]:
+        for record in mapped:
+            yield record
+            if not self.failed:
+                try:
+                    self.ahead.write(record, self.parts)
+                except Exception:  # noqa: BLE001 - the stage's own step will meet it, in its own step
+                    self.failed = True
+                    for parts in self.parts:
+                        parts.abort()
+
+    def upload(self, storage: Storage, task: int, attempt: str) -> list | None:
+        """Per stage: its staged part keys, record count and report; None when a record failed a stage."""
+        if self.failed:
+            return None
+        return [(self.tasks._upload(storage, folder, parts.close().parts, f"{stage.activity}-{task:05d}", attempt),
+                 parts.stats.records, report)
+                for stage, report, folder, parts in zip(self.ahead.stages, self.ahead.reports, self.folders, self.parts)]
 
 
 def spark_stream(
@@ -106,15 +152,22 @@ def spark_stream(
     activity: RecordActivity,
     inputs: Sequence[RecordSource],
     open_storage: Callable[[], Storage] | None = None,
+    ahead: Sequence[str] = (),
 ) -> RecordStream:
-    """The activity as a job on ``spark`` (a SparkSession), written by ``write_activity`` like any stream."""
+    """The activity as a job on ``spark`` (a SparkSession), written by ``write_activity`` like any stream; a
+    mapping also stages its ``ahead`` stages (:mod:`~ingest_assets.records.engines.ahead`)."""
     opener = open_storage or partial(open_default, storage.url)
     report = activity.new_report()
+    ahead = tuple(ahead) if activity.activity == "mapping" else ()
+    if ahead[1:] and RecordActivity("indexing", activity.entry).reads(1, inputs[0]):
+        ahead = ahead[:1]  # indexing reads a harvest that holds deletions: its own job reads it in parallel tasks
+    claims = []
 
     def write(folder: FolderWriter, schema: dict) -> WriteStats:
         parts = [(i, key) for i, source in enumerate(inputs) if activity.reads(i, source)
                  for key in part_keys(storage, source.key)]
-        tasks = SparkTasks(opener, activity, task_groups(parts, _slots(spark)), schema, default_codec(), uuid.uuid4().hex)
+        tasks = SparkTasks(opener, activity, task_groups(parts, _slots(spark)), schema, default_codec(), uuid.uuid4().hex,
+                           ahead)
         stats = WriteStats()
         try:
             try:
@@ -122,7 +175,8 @@ def spark_stream(
             except IngestError:
                 _await_idle(spark)  # tasks of the aborted job may still be writing staged parts
                 raise
-            for row in sorted(rows, key=lambda r: r["task"]):
+            rows = sorted(rows, key=lambda r: r["task"])
+            for row in rows:
                 report.merge(pickle.loads(row["report"]))
                 for staged in row["staged"]:
                     name = f"part-{len(stats.parts):05d}.avro"
@@ -133,13 +187,29 @@ def spark_stream(
                                first_part=len(stats.parts))
             stats.parts += tail.parts
             stats.records += tail.records
+            stages = [pickle.loads(row["ahead"]) if row["ahead"] else None for row in rows]
+            if ahead and None not in stages:  # every task staged its records' later stages
+                claims.append(_stage_ahead(storage, inputs[0], AheadSteps(activity.entry, ahead), stages))
         finally:
             storage.delete(layout.spark_staging_key(tasks.job))
         return stats
 
-    return RecordStream(
-        (), inputs=list(inputs), write=write, logs=lambda: activity.logs(report), summary=lambda: activity.summary(report)
-    )
+    def committed(output: layout.ActivityOutput) -> None:
+        for claim in filter(None, claims):
+            claim(output)
+
+    return RecordStream((), inputs=list(inputs), write=write, logs=lambda: activity.logs(report),
+                        summary=lambda: activity.summary(report), committed=committed)
+
+
+def _stage_ahead(storage: Storage, source: RecordSource, ahead: AheadSteps, staged: list[list]):
+    """Stage the tasks' stage parts in task order, their reports merged in the same order (as the mapping's)."""
+    for index, report in enumerate(ahead.reports):
+        for task in staged:
+            report.merge(task[index][2])
+    parts = [[key for task in staged for key in task[index][0]] for index in range(len(ahead.stages))]
+    records = [sum(task[index][1] for task in staged) for index in range(len(ahead.stages))]
+    return stage_parts(storage, source, ahead, parts, records)
 
 
 def task_groups(parts: Sequence[tuple[int, str]], slots: int) -> tuple[tuple[tuple[int, str], ...], ...]:
