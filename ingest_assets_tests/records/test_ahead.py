@@ -4,13 +4,16 @@ only by their own step, only from the very input they were made from, and droppe
 Real records: Zenodo's OAI-PMH page, and the inputs of ingestion3's mapping tests of JSON, QDC and MODS hubs.
 """
 
+import uuid
 from datetime import date, datetime, timezone
 
+import boto3
 import fastavro
 import pytest
 
 from ingest_assets.core.errors import IngestError
 from ingest_assets.core.registry import ProviderEntry
+from ingest_assets.defs.resources import StorageResource
 from ingest_assets.records.engines import ahead
 from ingest_assets.records.engines.ahead import staged_stream, staging_ahead
 from ingest_assets.records.engines.steps import RecordActivity, in_process
@@ -104,6 +107,25 @@ def test_staged_outputs_are_what_the_steps_compute(tmp_storage, shared_fixtures,
     assert contents(enriched_ahead)[4] == doc_names(enriched_ahead, mapped_ahead)
     assert contents(indexed_ahead)[4] == doc_names(indexed_ahead, enriched_ahead, harvest)
     assert day.staging() == [], "committed staging is removed"
+
+
+def test_staging_and_committing_on_s3(s3_endpoint, shared_fixtures):
+    """The same on S3 (moto's server): staged folders appear with their marker, parts are copied under the step's
+    schema doc, and nothing is left under ``_ahead-staging/``."""
+    bucket = f"ahead-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=bucket)
+    s3 = {"endpoint_url": s3_endpoint, "region_name": "us-east-1", "aws_access_key_id": "testing",
+          "aws_secret_access_key": "testing"}
+    storage = StorageResource(url=f"s3://{bucket}/hub", s3=s3).get_client()
+    path, profile, overrides = ZENODO
+    day = Day(storage, ProviderEntry("zenodo", {"mapping": profile, "mapping_overrides": overrides}))
+    harvest = day.harvest(originals(shared_fixtures, path, profile, "zenodo"))
+    indexed = day.computed("indexing", [day.computed("enrichment", [day.computed("mapping", [harvest])]), harvest])
+    enriched_ahead = day.committed("enrichment", [day.mapped_ahead(harvest)])
+    indexed_ahead = day.committed("indexing", [enriched_ahead, harvest])
+    assert contents(indexed_ahead)[:4] == contents(indexed)[:4]
+    assert contents(indexed_ahead)[4] == doc_names(indexed_ahead, enriched_ahead, harvest)
+    assert not [k for k in storage.list_keys() if k.startswith("_ahead-staging/")]
 
 
 def test_indexing_adds_the_harvests_deletions_after_the_staged_documents(tmp_storage, shared_fixtures):
