@@ -153,6 +153,7 @@ def test_a_staged_output_is_committed_from_its_own_input_only(tmp_storage, share
     assert staged_stream(enrichment, [first], tmp_storage) is None
     other = ProviderEntry("zenodo", {"mapping": profile, "mapping_overrides": overrides, "label": "Zenodo, renamed"})
     assert staged_stream(RecordActivity("enrichment", other), [second], tmp_storage) is None  # another entry
+    assert staged_stream(enrichment, [second], tmp_storage, run="another run") is None  # staged for another run
     assert staged_stream(RecordActivity("indexing", entry), [second, harvest], tmp_storage) is None  # not before enrichment
     enriched = day.committed("enrichment", [second])
     assert staged_stream(RecordActivity("indexing", entry), [second, harvest], tmp_storage) is None

@@ -84,12 +84,14 @@ def _sources(config: SourceConfig, storage: StorageResource, upstream: dict[Part
     return {part: source_from_path(storage.get_client(), config.source, activity)}
 
 
-def _stage(activity: str, registry: RegistryResource, storage: StorageResource, engine: RecordEngineResource,
-           *upstreams: dict[Part, RecordSource], ahead: tuple[str, ...] = ()) -> PartitionStreams:
-    """``activity`` of each partition on the provider's engine, reading that partition of each upstream."""
+def _stage(context: dg.AssetExecutionContext, activity: str, registry: RegistryResource, storage: StorageResource,
+           engine: RecordEngineResource, *upstreams: dict[Part, RecordSource], ahead: tuple[str, ...] = ()) -> PartitionStreams:
+    """``activity`` of each partition on the provider's engine, reading that partition of each upstream (or
+    committing what this run's mapping staged for it)."""
     entries = registry.load()
     return PartitionStreams(lambda provider, day: engine.stream(
-        RecordActivity(activity, entries[provider]), [upstream[provider, day] for upstream in upstreams], storage, ahead
+        RecordActivity(activity, entries[provider]), [upstream[provider, day] for upstream in upstreams], storage, ahead,
+        context.run_id,
     ))
 
 
@@ -139,11 +141,12 @@ def mapped_records(
     original_records: dict[Part, RecordSource],
 ) -> PartitionStreams:
     """Map original records to DPLA MAP v4 with the provider's mapping; failures go to the report."""
-    return _stage("mapping", registry, storage, record_engine, _sources(config, storage, original_records, "harvest"),
-                  ahead=_later_in_run(context))
+    return _stage(context, "mapping", registry, storage, record_engine,
+                  _sources(config, storage, original_records, "harvest"), ahead=_later_in_run(context))
 
 
 def enriched_records(
+    context: dg.AssetExecutionContext,
     config: SourceConfig,
     registry: RegistryResource,
     storage: StorageResource,
@@ -151,10 +154,11 @@ def enriched_records(
     mapped_records: dict[Part, RecordSource],
 ) -> PartitionStreams:
     """Normalize dates, languages, types, rights and text of mapped records."""
-    return _stage("enrichment", registry, storage, record_engine, _sources(config, storage, mapped_records, "mapping"))
+    return _stage(context, "enrichment", registry, storage, record_engine, _sources(config, storage, mapped_records, "mapping"))
 
 
 def indexed_records(
+    context: dg.AssetExecutionContext,
     config: SourceConfig,
     registry: RegistryResource,
     storage: StorageResource,
@@ -164,5 +168,5 @@ def indexed_records(
 ) -> PartitionStreams:
     """IndexRecord documents for enriched records, and index deletions for records the harvest deleted.
     Re-run from a plan file or an enrichment output, the harvest is the one that output was derived from."""
-    return _stage("indexing", registry, storage, record_engine, _sources(config, storage, enriched_records, "enrichment"),
+    return _stage(context, "indexing", registry, storage, record_engine, _sources(config, storage, enriched_records, "enrichment"),
                   _sources(config, storage, original_records, "harvest"))

@@ -47,20 +47,20 @@ class RecordEngineResource(dg.ConfigurableResource):
         return self._pyspark.spark_session
 
     def stream(self, activity: RecordActivity, inputs: Sequence[RecordSource], storage: StorageResource,
-               ahead: Sequence[str] = ()) -> RecordStream:
-        """The activity's stream: the output staged for it from exactly these inputs if a mapping staged one
+               ahead: Sequence[str] = (), run: str = "") -> RecordStream:
+        """The activity's stream: the output a mapping of ``run`` staged for it from exactly these inputs
         (:mod:`~ingest_assets.records.engines.ahead`), else computed on the provider's engine; a mapping also
         stages the ``ahead`` activities (those of the run's later steps)."""
         client = storage.get_client()
-        staged = staged_stream(activity, inputs, client)
+        staged = staged_stream(activity, inputs, client, run)
         if staged is not None:
             return staged
         records = inputs[0].manifest().record_count
         if choose_engine(activity.entry, self.default, self.threshold, records) == SPARK:
             from ingest_assets.records.engines.spark import spark_stream
 
-            return spark_stream(self.spark_session(), client, activity, inputs, storage.opener(), ahead)
-        return staging_ahead(in_process(activity, inputs), activity, ahead, client)
+            return spark_stream(self.spark_session(), client, activity, inputs, storage.opener(), ahead, run)
+        return staging_ahead(in_process(activity, inputs), activity, ahead, client, run)
 
 
 class SearchIndexResource(dg.ConfigurableResource):

@@ -9,12 +9,13 @@ flat), with their ``_LOGS`` and summary.
 
 The enrichment and indexing steps still run as steps of their own, after the mapping's blocking checks pass. Each
 commits the staged output made from exactly its input (``claim.json``: the input's folder, and a fingerprint of the
-provider's entry and the software version) instead of computing it again: the part files are copied into the step's
-own output folder under the step's schema doc (:func:`~ingest_assets.storage.avro.restamp`: the data blocks byte
-for byte), with the staged ``_LOGS`` and summary; indexing then adds the harvest's deletions and absences as it always
-does. Nothing staged is committed without its step: what a step never claims (a check failed, the run stopped) is
-removed by the next mapping of that provider and day. A failure while staging (a record the enrichment refuses)
-drops the staging, and the step computes, and fails, as it would have.
+provider's entry, the software version and the run: only the run that staged an output commits it) instead of
+computing it again: the part files are copied into the step's own output folder under the step's schema doc
+(:func:`~ingest_assets.storage.avro.restamp`: the data blocks byte for byte), with the staged ``_LOGS`` and summary;
+indexing then adds the harvest's deletions and absences as it always does. Nothing staged is committed without its
+step: what a step never claims (a check failed, the run stopped) is removed by the next mapping of that provider
+and day. A failure while staging (a record the enrichment refuses) drops the staging, and the step computes, and
+fails, as it would have.
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ SCHEMAS = {"enrichment": MAP_RECORD, "indexing": INDEX_RECORD}
 CLAIM, SUMMARY = "claim.json", "summary.json"
 
 
-def fingerprint(entry: ProviderEntry) -> str:
-    """What staged records were made with: the provider's entry and the software's version."""
-    made_with = [entry.name, entry.settings.model_dump(mode="json"), software_version()]
+def fingerprint(entry: ProviderEntry, run: str) -> str:
+    """What staged records were made with and for: the provider's entry, the software's version and the run (only
+    a step of the run that staged them commits them: settings beyond the entry cannot have changed in between)."""
+    made_with = [entry.name, entry.settings.model_dump(mode="json"), software_version(), run]
     return hashlib.sha256(json.dumps(made_with, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -70,8 +72,8 @@ class AheadSteps:
 class Staging:
     """The later ``stages`` of one in-process mapping, applied to each record the mapping writes and staged."""
 
-    def __init__(self, storage: Storage, entry: ProviderEntry, source: RecordSource, stages: Sequence[str]):
-        self.storage, self.entry = storage, entry
+    def __init__(self, storage: Storage, entry: ProviderEntry, source: RecordSource, stages: Sequence[str], run: str):
+        self.storage, self.entry, self.run = storage, entry, run
         self.key = _new_job(storage, entry, source)
         self.ahead = AheadSteps(entry, stages)
         self._exits = ExitStack()
@@ -121,11 +123,11 @@ class Staging:
     def claim(self, output: layout.ActivityOutput) -> None:
         """The mapping's output is whole: its first stage may be committed from it."""
         if self.active:
-            _write_claim(self.storage, f"{self.key}/{STAGES[0]}", output, self.entry)
+            _write_claim(self.storage, f"{self.key}/{STAGES[0]}", output, self.entry, self.run)
 
 
-def stage_parts(storage: Storage, source: RecordSource, ahead: AheadSteps,
-                parts: Sequence[Sequence[str]], records: Sequence[int]) -> Callable[[layout.ActivityOutput], None] | None:
+def stage_parts(storage: Storage, source: RecordSource, ahead: AheadSteps, parts: Sequence[Sequence[str]],
+                records: Sequence[int], run: str) -> Callable[[layout.ActivityOutput], None] | None:
     """Stage what another engine's tasks wrote (Spark): per stage, its part files of ``storage`` in order (moved
     where the backend can) and its record count, with ``ahead``'s (merged) reports; returns the mapping stream's
     ``committed`` hook, or None if staging failed (the steps then compute)."""
@@ -140,7 +142,7 @@ def stage_parts(storage: Storage, source: RecordSource, ahead: AheadSteps,
     except (OSError, StorageError):
         _forget(storage, key)
         return None
-    return lambda output: _write_claim(storage, f"{key}/{STAGES[0]}", output, entry)
+    return lambda output: _write_claim(storage, f"{key}/{STAGES[0]}", output, entry, run)
 
 
 def _new_job(storage: Storage, entry: ProviderEntry, source: RecordSource) -> str:
@@ -157,30 +159,34 @@ def _seal(folder: FolderWriter, stage: RecordActivity, report, records: int) -> 
     folder.write_bytes(SUMMARY, json.dumps({"records": records, "summary": dict(stage.summary(report))}).encode())
 
 
-def staging_ahead(stream: RecordStream, activity: RecordActivity, stages: Sequence[str], storage: Storage) -> RecordStream:
-    """The mapping ``stream`` that also stages its records' ``stages`` (a prefix of :data:`STAGES`)."""
+def staging_ahead(stream: RecordStream, activity: RecordActivity, stages: Sequence[str], storage: Storage,
+                  run: str = "") -> RecordStream:
+    """The mapping ``stream`` that also stages its records' ``stages`` (a prefix of :data:`STAGES`) for the later
+    steps of ``run``."""
     if activity.activity != "mapping" or not stages:
         return stream
-    staging = Staging(storage, activity.entry, stream.inputs[0], stages)
+    staging = Staging(storage, activity.entry, stream.inputs[0], stages, run)
     return RecordStream(staging.records(stream.records), inputs=stream.inputs, started=stream.started, logs=stream.logs,
                         summary=stream.summary, committed=staging.claim)
 
 
-def staged_stream(activity: RecordActivity, inputs: Sequence[RecordSource], storage: Storage) -> RecordStream | None:
-    """The stream that commits the output staged from exactly ``inputs[0]`` for ``activity``, if one was."""
+def staged_stream(activity: RecordActivity, inputs: Sequence[RecordSource], storage: Storage,
+                  run: str = "") -> RecordStream | None:
+    """The stream that commits the output staged from exactly ``inputs[0]`` for ``activity`` of ``run``, if one was."""
     if activity.activity not in STAGES:
         return None
     source = inputs[0]
     day = layout.ahead_staging_key(source.output.provider, source.output.day)
-    wanted = {"input": source.key, "fingerprint": fingerprint(activity.entry)}
+    wanted = {"input": source.key, "fingerprint": fingerprint(activity.entry, run)}
     for job in storage.list_children(day):  # bounded: each mapping clears its day's staging before it stages
         key = f"{day}/{job}/{activity.activity}"
         if storage.is_complete(key, SUMMARY) and _read_claim(storage, key) == wanted:
-            return _committing(activity, inputs, storage, f"{day}/{job}")
+            return _committing(activity, inputs, storage, f"{day}/{job}", run)
     return None
 
 
-def _committing(activity: RecordActivity, inputs: Sequence[RecordSource], storage: Storage, job: str) -> RecordStream:
+def _committing(activity: RecordActivity, inputs: Sequence[RecordSource], storage: Storage, job: str,
+                run: str) -> RecordStream:
     key = f"{job}/{activity.activity}"
     staged = json.loads(storage.read_bytes(f"{key}/{SUMMARY}"))
     report = activity.new_report()
@@ -211,7 +217,7 @@ def _committing(activity: RecordActivity, inputs: Sequence[RecordSource], storag
     def committed(output: layout.ActivityOutput) -> None:
         later = STAGES[STAGES.index(activity.activity) + 1:]
         if later and storage.is_complete(f"{job}/{later[0]}", SUMMARY):
-            _write_claim(storage, f"{job}/{later[0]}", output, activity.entry)
+            _write_claim(storage, f"{job}/{later[0]}", output, activity.entry, run)
         _forget(storage, key if later else job)
         if not later and not storage.list_children(job.rsplit("/", 1)[0]):
             _forget(storage, job.rsplit("/", 1)[0])  # the day's folder, emptied
@@ -220,8 +226,8 @@ def _committing(activity: RecordActivity, inputs: Sequence[RecordSource], storag
     return RecordStream((), inputs=list(inputs), write=write, logs=logs, summary=summary, committed=committed)
 
 
-def _write_claim(storage: Storage, key: str, output: layout.ActivityOutput, entry: ProviderEntry) -> None:
-    claim = {"input": output.folder, "fingerprint": fingerprint(entry)}
+def _write_claim(storage: Storage, key: str, output: layout.ActivityOutput, entry: ProviderEntry, run: str) -> None:
+    claim = {"input": output.folder, "fingerprint": fingerprint(entry, run)}
     try:
         storage.write_bytes(f"{key}/{CLAIM}", json.dumps(claim).encode(), overwrite=True)
     except (OSError, StorageError):  # unclaimed: the step computes its output itself

@@ -153,9 +153,10 @@ def spark_stream(
     inputs: Sequence[RecordSource],
     open_storage: Callable[[], Storage] | None = None,
     ahead: Sequence[str] = (),
+    run: str = "",
 ) -> RecordStream:
     """The activity as a job on ``spark`` (a SparkSession), written by ``write_activity`` like any stream; a
-    mapping also stages its ``ahead`` stages (:mod:`~ingest_assets.records.engines.ahead`)."""
+    mapping also stages its ``ahead`` stages for the later steps of ``run`` (:mod:`~ingest_assets.records.engines.ahead`)."""
     opener = open_storage or partial(open_default, storage.url)
     report = activity.new_report()
     ahead = tuple(ahead) if activity.activity == "mapping" else ()
@@ -189,7 +190,7 @@ def spark_stream(
             stats.records += tail.records
             stages = [pickle.loads(row["ahead"]) if row["ahead"] else None for row in rows]
             if ahead and None not in stages:  # every task staged its records' later stages
-                claims.append(_stage_ahead(storage, inputs[0], AheadSteps(activity.entry, ahead), stages))
+                claims.append(_stage_ahead(storage, inputs[0], AheadSteps(activity.entry, ahead), stages, run))
         finally:
             storage.delete(layout.spark_staging_key(tasks.job))
         return stats
@@ -202,14 +203,14 @@ def spark_stream(
                         summary=lambda: activity.summary(report), committed=committed)
 
 
-def _stage_ahead(storage: Storage, source: RecordSource, ahead: AheadSteps, staged: list[list]):
+def _stage_ahead(storage: Storage, source: RecordSource, ahead: AheadSteps, staged: list[list], run: str):
     """Stage the tasks' stage parts in task order, their reports merged in the same order (as the mapping's)."""
     for index, report in enumerate(ahead.reports):
         for task in staged:
             report.merge(task[index][2])
     parts = [[key for task in staged for key in task[index][0]] for index in range(len(ahead.stages))]
     records = [sum(task[index][1] for task in staged) for index in range(len(ahead.stages))]
-    return stage_parts(storage, source, ahead, parts, records)
+    return stage_parts(storage, source, ahead, parts, records, run)
 
 
 def task_groups(parts: Sequence[tuple[int, str]], slots: int) -> tuple[tuple[tuple[int, str], ...], ...]:
