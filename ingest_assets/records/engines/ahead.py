@@ -57,11 +57,23 @@ class AheadSteps:
         self.reports = [stage.new_report() for stage in self.stages]
         self._steps = [stage.steps(report)[0] for stage, report in zip(self.stages, self.reports)]
 
-    def write(self, record: dict, parts: Sequence[PartWriter]) -> None:
-        """Each stage's record of ``record`` to that stage's ``parts``."""
-        for step, writer in zip(self._steps, parts, strict=True):
-            record = step(record)
-            writer.write(record)
+    def following(self, mapped: Iterable[dict], parts: Sequence[PartWriter],
+                  dropped: Callable[[Exception], None]) -> Iterator[dict]:
+        """``mapped`` passed on unchanged; after the mapping has written a record, each stage's record of it goes to
+        that stage's ``parts``. The first failure of a stage calls ``dropped`` and stops the staging (the stage's own
+        step will meet the record and say so, in its own step)."""
+        staging = True
+        for record in mapped:
+            yield record
+            if staging:
+                try:
+                    staged = record
+                    for step, writer in zip(self._steps, parts, strict=True):
+                        staged = step(staged)
+                        writer.write(staged)
+                except Exception as exc:  # noqa: BLE001 - see above
+                    staging = False
+                    dropped(exc)
 
     @staticmethod
     def schema(stage: RecordActivity) -> dict:
@@ -88,20 +100,11 @@ class Staging:
     def records(self, mapped: Iterable[dict]) -> Iterator[dict]:
         """``mapped``, passed on unchanged: each record is written by the mapping before the stages see it."""
         try:
-            for record in mapped:
-                yield record
-                if self.active:
-                    self._ahead(record)
+            yield from self.ahead.following(mapped, self.parts, self._drop)
         except BaseException as exc:
             self._drop(exc)
             raise
         self._finish()
-
-    def _ahead(self, record: dict) -> None:
-        try:
-            self.ahead.write(record, self.parts)
-        except Exception as exc:  # noqa: BLE001 - the step itself will meet it and say so, in its own step
-            self._drop(exc)
 
     def _finish(self) -> None:
         if not self.active:

@@ -127,15 +127,12 @@ class _TaskAhead:
         self.failed = False
 
     def records(self, mapped: Iterator[dict]) -> Iterator[dict]:
-        for record in mapped:
-            yield record
-            if not self.failed:
-                try:
-                    self.ahead.write(record, self.parts)
-                except Exception:  # noqa: BLE001 - the stage's own step will meet it, in its own step
-                    self.failed = True
-                    for parts in self.parts:
-                        parts.abort()
+        return self.ahead.following(mapped, self.parts, self._fail)
+
+    def _fail(self, _exc: Exception) -> None:
+        self.failed = True
+        for parts in self.parts:
+            parts.abort()
 
     def upload(self, storage: Storage, task: int, attempt: str) -> list | None:
         """Per stage: its staged part keys, record count and report; None when a record failed a stage."""
