@@ -202,16 +202,30 @@ def _put(holder: dict, name: str, value: Any, change: tuple[str, str], changes: 
 
 def _distinct(values: list) -> list:
     """Exact duplicates out, first kept (Scala's ``distinct``); values may be dicts."""
-    if values and not isinstance(values[0], dict):
+    if len(values) < 2:
+        return list(values)
+    if not isinstance(values[0], dict):
         try:  # hashable values (strings): equal values hash equal, so a dict keeps what the list below keeps
             return list(dict.fromkeys(values))
         except TypeError:  # an unhashable value further on
             pass
+    elif _all_differ(values):
+        return list(values)
     out: list = []
     for value in values:
         if value not in out:
             out.append(value)
     return out
+
+
+def _all_differ(values: list) -> bool:
+    """Whether no two dicts can be equal because their first key's values all differ (names, titles): one set
+    instead of comparing every pair."""
+    try:
+        probe = next(iter(values[0]))
+        return len(set(map(dict.get, values, repeat(probe)))) == len(values)
+    except (TypeError, StopIteration):  # not dicts, an empty one, or unhashable values (labels): compare pairs
+        return False
 
 
 class Runner(NamedTuple):
@@ -309,7 +323,11 @@ def _key_value(name: str, key: str, current: Any, one: Callable, changes: Change
     if isinstance(current, str):
         new = _run(current, one, name, changes) or None
     elif isinstance(current, list):  # a timespan's labels
-        new = [v for v in (_run(v, one, name, changes) for v in current) if v] or None
+        new = []
+        for label in current:
+            if label := _run(label, one, name, changes):
+                new.append(label)
+        new = new or None
     else:
         return SAME
     if new == current:
