@@ -19,6 +19,7 @@ _YEAR = re.compile(r"[0-9]{4}")
 _YEARS = re.compile(r"[0-9]{4}\s*-\s*[0-9]{4}", re.ASCII)
 
 
+@lru_cache(maxsize=8192)
 def begin_end(label: str) -> tuple[str | None, str | None]:
     """DateBuilder: ``(begin, end)`` of a year or a range of years, else ``(None, None)``."""
     text = label.strip(JAVA_TRIM)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
 from importlib.resources import files
 from typing import Any
 
@@ -27,11 +27,18 @@ class TagRule:
     fields: tuple[str, ...]
     terms: frozenset[str]
     providers: frozenset[str] | None = None
+    _paths: tuple[tuple[str, ...], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_paths", tuple(tuple(path.split(".")) for path in self.fields))  # split once
 
     def matches(self, record: dict) -> bool:
         if self.providers is not None and record.get("provider") not in self.providers:
             return False
-        return any(value in self.terms for path in self.fields for value in _values(record, path))
+        for path in self._paths:
+            if not self.terms.isdisjoint(_values(record, path)):
+                return True
+        return False
 
 
 def parse_rules(text: str, source: str = RULES) -> tuple[TagRule, ...]:
@@ -64,18 +71,27 @@ def tag_rules() -> tuple[TagRule, ...]:
 
 def tags_of(record: dict, rules: tuple[TagRule, ...] | None = None) -> list[str]:
     """The tags the rules give ``record`` (a MAPRecord as mapped), each once, in the rules' order."""
+    provider = record.get("provider")
+    if rules is None:
+        rules = _shipped_for(provider) if isinstance(provider, str) else tag_rules()
     found: list[str] = []
-    for rule in tag_rules() if rules is None else rules:
+    for rule in rules:
         if rule.tag not in found and rule.matches(record):
             found.append(rule.tag)
     return found
 
 
-def _values(record: dict, path: str) -> Iterator[str]:
-    """The strings at ``path`` (``sourceResource.description``, ``dataProvider``): strings as they are, an agent's
-    ``name``, each item of a list."""
+@lru_cache(maxsize=4096)
+def _shipped_for(provider: str) -> tuple[TagRule, ...]:
+    """The shipped rules that may tag a provider's records (most rules are a few providers')."""
+    return tuple(rule for rule in tag_rules() if rule.providers is None or provider in rule.providers)
+
+
+def _values(record: dict, path: tuple[str, ...]) -> Iterator[str]:
+    """The strings at ``path`` (``sourceResource.description``, ``dataProvider``, split at its dots): strings as
+    they are, an agent's ``name``, each item of a list."""
     value: Any = record
-    for name in path.split("."):
+    for name in path:
         value = value.get(name) if isinstance(value, dict) else None
     for item in value if isinstance(value, list) else (value,):
         if isinstance(item, dict):

@@ -65,5 +65,15 @@ def iso639_3(name: str) -> str | None:
 
 def wikidata_uri(name: str, provider: str = "") -> str | None:
     """The Wikidata entity URI of a provider (``name`` alone) or of one of its institutions, else ``None``."""
-    found = institutions().wikidata.get(_key(provider + name))
+    return _entity(institutions().wikidata, provider + name)
+
+
+def wikidata_uris(provider: str, data_provider: str) -> tuple[str | None, str | None]:
+    """``wikidata_uri(provider)`` and ``wikidata_uri(data_provider, provider)``, the table read once."""
+    table = institutions().wikidata
+    return _entity(table, provider), _entity(table, provider + data_provider)
+
+
+def _entity(table: dict[str, str], name: str) -> str | None:
+    found = table.get(_key(name))
     return WIKIDATA_ENTITY + found if found else None

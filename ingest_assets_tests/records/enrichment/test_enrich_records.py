@@ -110,3 +110,25 @@ def test_montana_mods_format_and_extent(mapped):
     assert enriched["sourceResource"]["format"] == ["Format"]  # jpeg is a digital surrogate; "Format" is a value
     assert enriched["sourceResource"]["extent"] == ["Extent"]  # ingestion3's MtMapping drops it when mapping
     assert ("format_blocklist", "format") in changes
+
+
+def test_a_repeated_record_gets_the_same_result_in_lists_of_its_own(maryland):
+    """Values and whole lists of values are cached (they repeat from record to record): a later record gets the
+    same values and changes in new lists, and a value no cache can hold (not a string) is passed by as before."""
+    record = copy.deepcopy(maryland)
+    sr = record["sourceResource"]
+    sr["identifier"] = [" mamo036830 "]
+    sr["relation"] = [" Asthma ", {"not": "a string"}]
+    sr["creator"] = [*sr["creator"], {"name": {"not": "a string"}, "providedLabel": "O'Dell, Mark"}]
+    first, first_changes = enrich(record)
+    expected = copy.deepcopy(first)
+    assert first["sourceResource"]["identifier"] == ["mamo036830"]
+    assert first["sourceResource"]["relation"] == ["Asthma", {"not": "a string"}]
+    assert first["sourceResource"]["creator"] == sr["creator"]
+    assert {("strip_html", "identifier"), ("strip_html", "relation"), ("cleanup_ending_punctuation", "subject")} \
+        <= first_changes
+    for name in ("identifier", "relation", "subject"):
+        first["sourceResource"][name].clear()  # a later step changing its record's lists
+
+    second, second_changes = enrich(copy.deepcopy(record))
+    assert second == expected and second_changes == first_changes
