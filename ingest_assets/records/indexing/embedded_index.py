@@ -325,13 +325,18 @@ def fts_columns(document: dict) -> tuple[str, ...]:
 
 
 def _strings_in(source: dict) -> list[str]:
-    """Every string of a sourceResource (documents nest at most list -> object -> string), in one list (a
-    comprehension: a third of a generator's cost per string)."""
-    return [text
-            for key, value in source.items() if key != "@id"
-            for item in (value if isinstance(value, list) else (value,))
-            for text in ((item,) if isinstance(item, str) else item.values() if isinstance(item, dict) else ())
-            if isinstance(text, str)]
+    """Every string of a sourceResource (documents nest at most list -> object -> string), gathered into a list
+    (cheaper than a generator feeding ``join``)."""
+    strings = []
+    for key, value in source.items():
+        if key == "@id":
+            continue
+        for item in value if isinstance(value, list) else (value,):
+            if isinstance(item, str):
+                strings.append(item)
+            elif isinstance(item, dict):
+                strings += [text for text in item.values() if isinstance(text, str)]
+    return strings
 
 
 def fts_query(query: str) -> str | None:
