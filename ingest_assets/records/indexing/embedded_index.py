@@ -187,12 +187,13 @@ class EmbeddedSearchIndex(SearchIndex):
     # -- files ------------------------------------------------------------------------------------------
 
     def _load(self, conn: sqlite3.Connection, tally: Tally, records: Iterable[dict]) -> None:
+        cursor = conn.cursor()  # one cursor for every statement: conn.execute makes a new one each call
         for record_id, deleted, document in tally.valid(records):
             if deleted:
-                row = conn.execute("SELECT rowid FROM docs WHERE id = ?", (record_id,)).fetchone()
+                row = cursor.execute("SELECT rowid FROM docs WHERE id = ?", (record_id,)).fetchone()
                 if row:
-                    conn.execute("DELETE FROM docs WHERE rowid = ?", row)
-                    conn.execute("DELETE FROM fts WHERE rowid = ?", row)
+                    cursor.execute("DELETE FROM docs WHERE rowid = ?", row)
+                    cursor.execute("DELETE FROM fts WHERE rowid = ?", row)
                 tally.deleted(found=bool(row))
                 continue
             try:
@@ -201,15 +202,15 @@ class EmbeddedSearchIndex(SearchIndex):
                 tally.failure(record_id, "index", "document_parsing_exception", f"document is not a JSON object: {err}")
                 continue
             # insert first, look up only when the id is taken: a new id (most of a build) costs no SELECT
-            inserted = conn.execute(INSERT_DOC, (record_id, document))
-            if inserted.rowcount:
-                rowid = inserted.lastrowid
+            created = cursor.execute(INSERT_DOC, (record_id, document)).rowcount == 1
+            if created:
+                rowid = cursor.lastrowid
             else:
-                rowid = conn.execute("SELECT rowid FROM docs WHERE id = ?", (record_id,)).fetchone()[0]
-                conn.execute("UPDATE docs SET document = ? WHERE rowid = ?", (document, rowid))
-                conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-            conn.execute(INSERT_FTS, (rowid, *columns))
-            tally.indexed(created=bool(inserted.rowcount))
+                rowid = cursor.execute("SELECT rowid FROM docs WHERE id = ?", (record_id,)).fetchone()[0]
+                cursor.execute("UPDATE docs SET document = ? WHERE rowid = ?", (document, rowid))
+                cursor.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+            cursor.execute(INSERT_FTS, (rowid, *columns))
+            tally.indexed(created=created)
 
     def _reserve(self, name: str) -> bool:
         """Create the (empty) index file exclusively, so concurrent builds never share one."""
