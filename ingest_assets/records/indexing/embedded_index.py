@@ -296,8 +296,9 @@ def _count(conn: sqlite3.Connection) -> int:
 
 
 def _decode(document: str) -> object:
-    """A stored document parsed by orjson (2-3 times the stdlib's speed here); what orjson refuses (NaN, a lone
-    surrogate) by the stdlib parser, so the same documents pass and fail, with the same messages, as before."""
+    """A stored document parsed by orjson (up to twice the stdlib's speed on index documents); what orjson refuses
+    (NaN, a lone surrogate) by the kernel's stdlib parser, so the same documents pass and fail with the same
+    messages, and one nested too deeply for both is its record's ValueError."""
     try:
         return orjson.loads(document)
     except orjson.JSONDecodeError:
