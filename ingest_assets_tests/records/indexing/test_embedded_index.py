@@ -101,6 +101,31 @@ def test_apply_upserts_and_deletes(index, records, map_records):
     assert hit["sourceResource"]["title"] == ["Children and their hamsters, 1996"]
 
 
+def test_an_id_twice_in_one_write_keeps_the_last_document(index, records, map_records):
+    """A build inserts without looking ids up first; an id met again in the same write still updates its row."""
+    retitled = index_record(dict(map_records[0], sourceResource={**map_records[0]["sourceResource"],
+                                                                 "title": ["Children and their gerbils, 1996"]}))
+    stats = index.full_build("dpla-map4", [records[0], records[1], retitled])
+
+    assert (stats.indexed, stats.created, stats.reconciliation.index_count, stats.reconciliation.ok) == (3, 2, 2, True)
+    assert index.search("dpla-map4", "*", 10) == [json.loads(retitled["document"]), json.loads(records[1]["document"])]
+    assert ids(index.search("dpla-map4", "gerbils", 10)) == [records[0]["id"]]
+    assert index.search("dpla-map4", "play", 10) == []  # the first title's words are gone
+
+
+def test_documents_orjson_refuses_are_read_as_before(index, records):
+    """The stdlib parser reads what orjson refuses (NaN); one nested too deeply for either is a failure of its own,
+    and the other records are indexed."""
+    odd = [{"id": "a" * 32, "deleted": False, "document": '{"id": "%s", "sourceResource": {"title": ["Not a number"]}, '
+                                                           '"score": NaN}' % ("a" * 32)},
+           {"id": "b" * 32, "deleted": False, "document": "[" * 100_000 + "]" * 100_000}]
+    stats = index.full_build("dpla-map4", [*records, *odd])
+
+    assert (stats.indexed, stats.failed, stats.failures[0]["id"]) == (4, 1, odd[1]["id"])
+    assert stats.failures[0]["reason"] == "document is not a JSON object: nested too deeply to parse"
+    assert ids(index.search("dpla-map4", "number", 10)) == ["a" * 32]
+
+
 def test_apply_creates_missing_index(index, records):
     stats = index.apply("fresh", records[1:2])
     assert stats.index == "fresh-20261122030000" and stats.created == 1 and index.count("fresh") == 1
