@@ -62,15 +62,16 @@ class AheadSteps:
         """``mapped`` passed on unchanged; after the mapping has written a record, each stage's record of it goes to
         that stage's ``parts``. The first failure of a stage calls ``dropped`` and stops the staging (the stage's own
         step will meet the record and say so, in its own step)."""
+        stages = [(step, writer.write) for step, writer in zip(self._steps, parts, strict=True)]  # paired once
         staging = True
         for record in mapped:
             yield record
             if staging:
                 try:
                     staged = record
-                    for step, writer in zip(self._steps, parts, strict=True):
+                    for step, write in stages:
                         staged = step(staged)
-                        writer.write(staged)
+                        write(staged)
                 except Exception as exc:  # noqa: BLE001 - see above
                     staging = False
                     dropped(exc)

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import partial
 from itertools import chain
+from operator import is_not
 from typing import Any
 
 from ingest_assets.records.enrichment import EnrichmentReport, chain_for
@@ -26,6 +28,7 @@ from ingest_assets.records.indexing.absences import Absences
 from ingest_assets.storage.activities import RecordSource, RecordStream
 
 Step = Callable[[dict], "dict | None"]
+_given = partial(is_not, None)  # a step's output that is a record
 
 
 class IndexingReport:
@@ -85,21 +88,21 @@ class RecordActivity:
     def steps(self, report) -> list[Step]:
         """One step per input, in input order; a step returns ``None`` for a record that yields nothing."""
         if self.activity == "mapping":
-            mapper = mapper_for(self.entry)
+            map_record, add = mapper_for(self.entry).map, report.add  # looked up once
 
             def map_one(original: dict) -> dict | None:
-                result = mapper.map(original)
-                report.add(result)
+                result = map_record(original)
+                add(result)
                 return result.record
 
             return [map_one]
         if self.activity == "enrichment":
-            chain = chain_for(self.entry)
+            enrich, add, cover = chain_for(self.entry).enrich, report.add, report.coverage.add  # looked up once
 
             def enrich_one(record: dict) -> dict:
-                result, changes = chain.enrich(record)
-                report.add(record["id"], changes, samples=(record, result))
-                report.coverage.add(result)
+                result, changes = enrich(record)
+                add(record["id"], changes, (record, result))
+                cover(result)
                 return result
 
             return [enrich_one]
@@ -155,7 +158,8 @@ def in_process(activity: RecordActivity, inputs: Sequence[RecordSource]) -> Reco
     read = ((step, source) for index, (step, source) in enumerate(zip(steps, inputs, strict=True))
             if activity.reads(index, source))
     records = chain(
-        (out for step, source in read for out in map(step, source) if out is not None),
+        # C iterators (no Python frame resumed per record), as `out for ... in map(step, source) if out is not None`
+        chain.from_iterable(filter(_given, map(step, source)) for step, source in read),
         activity.tail(report, inputs),
     )
     return RecordStream(

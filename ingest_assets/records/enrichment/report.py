@@ -26,8 +26,7 @@ class EnrichmentReport:
         self.samples_per_field = samples_per_field
         self.records = 0
         self.improved = 0
-        self._patterns: Counter[frozenset[tuple[str, str]]] = Counter()  # each set of changes: how many records
-        self._names: dict[frozenset[tuple[str, str]], frozenset[str]] = {}  # the fields of each set of changes
+        self._patterns: dict[frozenset[tuple[str, str]], _Pattern] = {}  # each set of changes: its records, fields
         self._samples: dict[str, list[tuple[str, str, str]]] = {}
         self._sampled: set[str] = set()  # fields whose samples are all taken
 
@@ -38,25 +37,29 @@ class EnrichmentReport:
         if not pattern:
             return
         self.improved += 1
-        self._patterns[pattern] += 1
-        names = self._names.get(pattern)
-        if names is None:
-            names = self._names[pattern] = frozenset(name for _, name in pattern)
-        if samples is None or names <= self._sampled:
+        seen = self._patterns.get(pattern)  # one look-up a record: the set's count, fields and sampling in one place
+        if seen is None:
+            seen = self._patterns[pattern] = _Pattern(frozenset(name for _, name in pattern))
+        seen.records += 1
+        if samples is None or seen.sampled:
             return
         before, after = samples
-        for name in names - self._sampled:
+        for name in seen.names - self._sampled:
             taken = self._samples.setdefault(name, [])
             taken.append((record_id, _value(before, name), _value(after, name)))
             if len(taken) >= self.samples_per_field:
                 self._sampled.add(name)
+        seen.sampled = seen.names <= self._sampled
 
     def merge(self, other: "EnrichmentReport") -> None:
         """Add another run's report (of later records: samples fill up in record order)."""
         self.records += other.records
         self.improved += other.improved
-        self._patterns.update(other._patterns)
-        self._names.update(other._names)
+        for pattern, theirs in other._patterns.items():
+            seen = self._patterns.get(pattern)
+            if seen is None:
+                seen = self._patterns[pattern] = _Pattern(theirs.names)
+            seen.records += theirs.records
         for name, samples in other._samples.items():
             taken = self._samples.setdefault(name, [])
             taken.extend(samples[: self.samples_per_field - len(taken)])
@@ -67,18 +70,18 @@ class EnrichmentReport:
     def _fields(self) -> Counter[str]:
         """Records changed per field."""
         fields: Counter[str] = Counter()
-        for pattern, records in self._patterns.items():
-            for name in self._names[pattern]:
-                fields[name] += records
+        for seen in self._patterns.values():
+            for name in seen.names:
+                fields[name] += seen.records
         return fields
 
     @property
     def _steps(self) -> Counter[tuple[str, str]]:
         """Records changed per (step, field)."""
         steps: Counter[tuple[str, str]] = Counter()
-        for pattern, records in self._patterns.items():
+        for pattern, seen in self._patterns.items():
             for change in pattern:
-                steps[change] += records
+                steps[change] += seen.records
         return steps
 
     def _step_rows(self) -> list[tuple[str, str, int]]:
@@ -115,6 +118,15 @@ class EnrichmentReport:
     def metadata(self) -> dict[str, Any]:
         """Plain values for Dagster metadata and the _MANIFEST: records, improved, and changes per field."""
         return {"records": self.records, "improved": self.improved, "fields": dict(sorted(self._fields.items()))}
+
+
+class _Pattern:
+    """One set of changes: how many records it changed, their fields, whether those fields' samples are all taken."""
+
+    __slots__ = ("records", "names", "sampled")
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.records, self.names, self.sampled = 0, names, False
 
 
 _EXTENSIONS = {"provider": "providerExactMatch", "dataProvider": ("dataProviderUri", "dataProviderExactMatch")}

@@ -104,24 +104,34 @@ _SOURCE = tuple(name for name, (section, _) in COVERED if section != "top")
 
 class Coverage:
     """How many mapped records filled each MAP field. The enrichment activity counts the coverage of the records it
-    writes and keeps it (:data:`COVERAGE_LOG`), so the day report reads a small file, not the whole output again."""
+    writes and keeps it (:data:`COVERAGE_LOG`), so the day report reads a small file, not the whole output again.
+
+    A provider's records fill few distinct sets of fields: each record counts once for its set, and the counts per
+    field are added up from the sets when read (``filled``)."""
 
     def __init__(self) -> None:
         self.records = 0
-        self.filled = dict.fromkeys([name for name, _ in COVERED], 0)
+        self._filled = dict.fromkeys([name for name, _ in COVERED], 0)
+        self._sets: Counter[tuple[str, ...]] = Counter()  # the names a record filled: how many records
 
     def add(self, record: dict) -> None:
         self.records += 1
-        filled = self.filled
-        for name in filter(record.get, _TOP):
-            filled[name] += 1
-        for name in filter(record["sourceResource"].get, _SOURCE):
-            filled[name] += 1
+        self._sets[(*filter(record.get, _TOP), *filter(record["sourceResource"].get, _SOURCE))] += 1
+
+    @property
+    def filled(self) -> dict[str, int]:
+        """Records per field, in :data:`COVERED`'s order."""
+        filled = self._filled
+        for names, records in self._sets.items():
+            for name in names:
+                filled[name] += records
+        self._sets.clear()
+        return filled
 
     def merge(self, other: "Coverage") -> None:
         self.records += other.records
         for name, count in other.filled.items():
-            self.filled[name] += count
+            self._filled[name] += count
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.filled)
@@ -134,5 +144,5 @@ class Coverage:
         kept = orjson.loads(data)
         coverage = cls()
         coverage.records = int(kept["records"])
-        coverage.filled.update((name, int(kept["fields"].get(name, 0))) for name in coverage.filled)
+        coverage._filled.update((name, int(kept["fields"].get(name, 0))) for name in coverage._filled)
         return coverage
