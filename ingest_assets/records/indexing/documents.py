@@ -148,10 +148,13 @@ def _source_resource(source: dict, uri: str) -> dict:
     for name, convert in _CONVERTED_FIELDS:
         values = get(name)
         if values:
-            # each converted value comes pruned (a comprehension, not map(): a call from C is not inlined)
-            values = [item for value in values if (item := convert(value))]
-            if values:
-                out[name] = values
+            converted = []  # each comes pruned; a loop, not a comprehension (a function made per call) or map()
+            for value in values:
+                value = convert(value)
+                if value:
+                    converted.append(value)
+            if converted:
+                out[name] = converted
     return out
 
 
@@ -161,7 +164,11 @@ def _strings(values: Any) -> list[str]:
             return []
         if isinstance(values, str):
             values = [values]
-    return [value for value in values if isinstance(value, str) and value.strip()]
+    strings = []  # a loop: most lists hold one or two values, and a comprehension makes a function per call
+    for value in values:
+        if isinstance(value, str) and value.strip():
+            strings.append(value)
+    return strings
 
 
 def _label(value: Any) -> Any:
