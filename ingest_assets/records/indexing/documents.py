@@ -50,50 +50,48 @@ def index_document(map_record: dict) -> dict:
     """The document of a MAPRecord dict's IndexRecord, before it is serialised (:func:`dumps`)."""
     if not isinstance(map_record, dict):
         raise ValidationError(f"MAPRecord must be a dict, got {type(map_record).__name__}")
-    record_id = map_record.get("id")
-    provider = map_record.get("provider")
+    get = map_record.get
+    record_id = get("id")
+    provider = get("provider")
     where = {"provider": provider if isinstance(provider, str) else None, "record": record_id}
     _check_id(record_id, where)
-    source = map_record.get("sourceResource")
+    source = get("sourceResource")
     if not isinstance(source, dict):
         raise ValidationError("MAPRecord has no sourceResource", **where)
-    for name, value in (
-        ("provider", provider), ("dataProvider", map_record.get("dataProvider")),
-        ("isShownAt", map_record.get("isShownAt")), ("sourceResource.title", source.get("title")),
-    ):
+    for name, value in (("provider", provider), ("dataProvider", get("dataProvider"))):
         if not value:
             raise ValidationError(f"MAPRecord has no {name}", **where)
-        if name.endswith("rovider") and not isinstance(value, (str, dict)):
+        if not isinstance(value, (str, dict)):
             raise ValidationError(f"MAPRecord {name} must be a string or an agent, got {value!r}", **where)
-    item_uri = map_record.get("dplaUri") or ITEM_URI + record_id
-    # Built already pruned (no None, empty strings, lists or objects): values of known shape go in as they
-    # are, values of free shape through _pruned.
+    for name, value in (("isShownAt", get("isShownAt")), ("sourceResource.title", source.get("title"))):
+        if not value:
+            raise ValidationError(f"MAPRecord has no {name}", **where)
+    item_uri = get("dplaUri") or ITEM_URI + record_id
+    # Built already pruned (no None, empty strings, lists or objects): the sourceResource field by field, the
+    # values of the top level in one _pruned pass (a call per value cost more than the walk).
     document = {
         "@context": CONTEXT_URI,
         "@id": item_uri,
         "@type": "ore:Aggregation",
         "aggregatedCHO": "#sourceResource",
         "id": record_id,
-        "ingestDate": _iso_utc(map_record.get("ingestDate"), where),
+        "ingestDate": _iso_utc(get("ingestDate"), where),
         "sourceResource": _source_resource(source, item_uri + "#SourceResource"),  # as DPLA writes it
     }
-    _put(document, "ingestType", map_record.get("ingestType") or "item")
-    # DPLA's documents name the provider and the data provider and give their URI and Wikidata entity
-    _put(document, "dataProvider", _agent(map_record["dataProvider"], map_record.get("dataProviderUri"),
-                                          map_record.get("dataProviderExactMatch")))
-    _put(document, "provider", _agent(provider, map_record.get("providerUri"), map_record.get("providerExactMatch")))
-    _put(document, "isShownAt", map_record["isShownAt"])
-    _put(document, "object", map_record.get("object"))
-    _put(document, "rights", map_record.get("rightsStatement"))
-    _put(document, "iiifManifest", map_record.get("iiifManifest"))  # at the top level, as DPLA's documents carry it
-    intermediate = _strings(map_record.get("intermediateProvider"))
-    if intermediate:
-        document["intermediateProvider"] = intermediate
-    masters = _strings(map_record.get("mediaMaster"))
-    if masters:  # URLs at the top level, as DPLA's documents carry them
-        document["mediaMaster"] = masters
-    _put(document, "tags", _strings(map_record.get("tags")))  # at the top level, as DPLA's documents carry them
-    views = _strings(map_record.get("hasView"))
+    document.update(_pruned({
+        "ingestType": get("ingestType") or "item",
+        # DPLA's documents name the provider and the data provider and give their URI and Wikidata entity
+        "dataProvider": _agent(map_record["dataProvider"], get("dataProviderUri"), get("dataProviderExactMatch")),
+        "provider": _agent(provider, get("providerUri"), get("providerExactMatch")),
+        "isShownAt": map_record["isShownAt"],
+        "object": get("object"),
+        "rights": get("rightsStatement"),
+        "iiifManifest": get("iiifManifest"),  # at the top level, as DPLA's documents carry it
+        "intermediateProvider": _strings(get("intermediateProvider")),
+        "mediaMaster": _strings(get("mediaMaster")),  # URLs at the top level, as DPLA's documents carry them
+        "tags": _strings(get("tags")),  # at the top level, as DPLA's documents carry them
+    }))
+    views = _strings(get("hasView"))
     if views:
         document["hasView"] = [{"@id": uri} for uri in views]
     return document
@@ -114,6 +112,8 @@ def _check_id(record_id: Any, where: dict) -> None:
 
 def _iso_utc(value: Any, where: dict) -> str:
     """MAPRecord ingestDate (UNIX seconds, or milliseconds when huge; or an aware datetime) -> ISO-8601 UTC."""
+    if type(value) is int:  # the Avro long: no bool (an int subclass) to rule out
+        return _iso_timestamp(value)
     if isinstance(value, bool) or value is None:
         raise ValidationError(f"ingestDate must be a UNIX timestamp, got {value!r}", **where)
     if isinstance(value, (int, float)):
@@ -148,33 +148,35 @@ def _source_resource(source: dict, uri: str) -> dict:
     for name, convert in _CONVERTED_FIELDS:
         values = get(name)
         if values:
-            _put(out, name, [convert(value) for value in values])
+            converted = []  # each comes pruned; a loop, not a comprehension (a function made per call) or map()
+            for value in values:
+                value = convert(value)
+                if value:
+                    converted.append(value)
+            if converted:
+                out[name] = converted
     return out
 
 
-def _put(out: dict, key: str, value: Any) -> None:
-    """``out[key] = value`` pruned, unless that leaves nothing."""
-    if value and isinstance(value, (dict, list)):
-        value = _pruned(value)
-    if value:
-        out[key] = value
-
-
 def _strings(values: Any) -> list[str]:
-    if values is None:
-        return []
-    if isinstance(values, str):
-        values = [values]
-    return [value for value in values if isinstance(value, str) and value.strip()]
+    if type(values) is not list:  # most are lists (and an isinstance that fails costs a __class__ lookup)
+        if values is None:
+            return []
+        if isinstance(values, str):
+            values = [values]
+    strings = []  # a loop: most lists hold one or two values, and a comprehension makes a function per call
+    for value in values:
+        if isinstance(value, str) and value.strip():
+            strings.append(value)
+    return strings
 
 
-def _label(value: Any) -> str | None:
-    """Agent/Concept -> its display label: the (enriched) name, else the provided label."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return value.get("name") or value.get("providedLabel")
-    return None
+def _label(value: Any) -> Any:
+    """Agent/Concept -> its display label: the (enriched) name, else the provided label (pruned)."""
+    if type(value) is dict or isinstance(value, dict):  # enriched: most are dicts (exact type: no __class__ lookup)
+        label = value.get("name") or value.get("providedLabel")
+        return label if type(label) is str else _kept(label)
+    return value if isinstance(value, str) else None
 
 
 def _named(value: Any) -> dict:
@@ -188,6 +190,7 @@ def _named(value: Any) -> dict:
 
 
 def _agent(value: Any, uri: str | None, exact_match: list[str] | None) -> dict:
+    """provider / dataProvider with its URI and Wikidata entity, before pruning."""
     named = _named(value)
     if uri:
         named["@id"] = uri
@@ -196,34 +199,37 @@ def _agent(value: Any, uri: str | None, exact_match: list[str] | None) -> dict:
     return named
 
 
+# The converters of sourceResource values below return them pruned.
+
+
 def _concept(value: Any) -> dict:
     if isinstance(value, dict):
-        return {"name": _label(value), "scheme": value.get("inScheme"), "exactMatch": value.get("exactMatch")}
-    return {"name": value}
+        return _pruned({"name": _label(value), "scheme": value.get("inScheme"), "exactMatch": value.get("exactMatch")})
+    return _pruned({"name": value})
 
 
 def _collection(item: Any) -> dict:
     if isinstance(item, dict):
-        return {"title": item.get("title"), "description": item.get("description")}
-    return {"title": item}
+        return _pruned({"title": item.get("title"), "description": item.get("description")})
+    return _pruned({"title": item})
 
 
 def _place(place: Any) -> dict:
-    return {key: place.get(key) for key in PLACE_KEYS} if isinstance(place, dict) else {"name": place}
+    return _pruned({key: place.get(key) for key in PLACE_KEYS} if isinstance(place, dict) else {"name": place})
 
 
 def _timespan(value: Any) -> dict:
     if not isinstance(value, dict):
-        return {"displayDate": value}
+        return _pruned({"displayDate": value})
     labels = value.get("providedLabel")
     display = "; ".join(_strings(labels)) if not isinstance(labels, str) else labels
-    return {"begin": value.get("begin"), "end": value.get("end"), "displayDate": display or None}
+    return _pruned({"begin": value.get("begin"), "end": value.get("end"), "displayDate": display})
 
 
 def _language(value: Any) -> dict:
     """A language code or label -> ``{"name", "iso639_3"}`` when ISO 639 knows it, else ``{"name"}``."""
     if isinstance(value, dict):
-        return {"name": value.get("name"), "iso639_3": value.get("iso639_3") or value.get("code")}
+        return _pruned({"name": value.get("name"), "iso639_3": value.get("iso639_3") or value.get("code")})
     return _known_language(value) if isinstance(value, str) and value.strip() else {}
 
 
@@ -252,18 +258,27 @@ def _pruned(value: dict | list) -> dict | list:
     if isinstance(value, dict):
         out: dict = {}
         for key, item in value.items():
-            if item and isinstance(item, (dict, list)):
-                item = _pruned(item)
-            if item:
+            if item:  # most values are strings, kept as they are: type() first (a failed isinstance is slow)
+                if type(item) is not str and isinstance(item, (dict, list)):
+                    item = _pruned(item)
+                    if not item:
+                        continue
                 out[key] = item
         return out
     items = []
     for item in value:
-        if item and isinstance(item, (dict, list)):
-            item = _pruned(item)
         if item:
+            if type(item) is not str and isinstance(item, (dict, list)):
+                item = _pruned(item)
+                if not item:
+                    continue
             items.append(item)
     return items
+
+
+def _kept(value: Any) -> Any:
+    """``value`` as pruning leaves it (falsy when nothing is left)."""
+    return _pruned(value) if value and isinstance(value, (dict, list)) else value
 
 
 def dumps(document: dict) -> str:
