@@ -106,7 +106,11 @@ def deletion_record(dpla_id: str) -> dict:
 def _check_id(record_id: Any, where: dict) -> None:
     if not isinstance(record_id, str) or not record_id.strip():
         raise ValidationError(f"record id must be a non-empty string, got {record_id!r}", **where)
-    if len(record_id.encode("utf-8")) > MAX_ID_BYTES:
+    try:
+        size = len(record_id.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate, as json.loads gives for a JSON hub's "\ud800"
+        raise ValidationError(f"record id is not writable as UTF-8: {record_id!r}", **where) from None
+    if size > MAX_ID_BYTES:
         raise ValidationError(f"record id is longer than {MAX_ID_BYTES} bytes", **where)
 
 

@@ -81,6 +81,7 @@ def test_ingest_date_seconds_and_empty_values_dropped(map_records):
 @pytest.mark.parametrize("field, value, message", [
     ("id", "", "record id must be a non-empty string"),
     ("id", "x" * 513, "longer than 512 bytes"),
+    ("id", "broken \ud800 id", "record id is not writable as UTF-8"),
     ("isShownAt", None, "has no isShownAt"),
     ("provider", ["a", "b"], "provider must be a string or an agent"),
     ("ingestDate", "2019-09-23", "ingestDate must be a UNIX timestamp"),
@@ -108,6 +109,8 @@ def test_deletion_record():
     }
     with pytest.raises(ValidationError):
         deletion_record("")
+    with pytest.raises(ValidationError, match="not writable as UTF-8"):
+        deletion_record("gone \ud800")
 
 
 def test_index_languages_agree_with_enrichment():
