@@ -298,11 +298,17 @@ def _count(conn: sqlite3.Connection) -> int:
 def _decode(document: str) -> object:
     """A stored document parsed by orjson (up to twice the stdlib's speed on index documents); what orjson refuses
     (NaN, a lone surrogate) by the kernel's stdlib parser, so the same documents pass and fail with the same
-    messages, and one nested too deeply for both is its record's ValueError."""
+    messages; one nested too deeply for both, or holding a lone surrogate (SQLite could not store its text), is
+    its record's ValueError."""
     try:
         return orjson.loads(document)
     except orjson.JSONDecodeError:
-        return json_input.loads(document)
+        parsed = json_input.loads(document)
+    try:  # only here: orjson refuses lone surrogates, so what it parsed is valid UTF-8
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("a string holds a lone surrogate, which is not UTF-8") from None
+    return parsed
 
 
 def fts_columns(document: dict) -> tuple[str, ...]:

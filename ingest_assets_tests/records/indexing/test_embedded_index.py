@@ -126,6 +126,17 @@ def test_documents_orjson_refuses_are_read_as_before(index, records):
     assert ids(index.search("dpla-map4", "number", 10)) == ["a" * 32]
 
 
+def test_a_document_with_a_lone_surrogate_is_a_failure_of_its_own(index, records):
+    """JSON text may escape a lone surrogate, which SQLite cannot store: that record fails, the others are written."""
+    odd = {"id": "c" * 32, "deleted": False, "document": '{"id": "%s", "sourceResource": {"title": ["x \\ud800"]}}' % ("c" * 32)}
+    stats = index.apply("fresh", [*records, odd])
+
+    assert (stats.indexed, stats.failed) == (len(records), 1)
+    assert (stats.failures[0]["id"], stats.failures[0]["reason"]) == (
+        odd["id"], "document is not a JSON object: a string holds a lone surrogate, which is not UTF-8")
+    assert index.count("fresh") == len(records)
+
+
 def test_apply_creates_missing_index(index, records):
     stats = index.apply("fresh", records[1:2])
     assert stats.index == "fresh-20261122030000" and stats.created == 1 and index.count("fresh") == 1
