@@ -64,6 +64,15 @@ class _Step:
         self.attributes: list[tuple[str, int]] = []
         self.children: dict[str, _Branches] = {}
 
+    def compile(self) -> None:
+        """Set the ``leaf`` of the branches here and below (once the expressions are registered)."""
+        for branches in self.children.values():
+            for step in branches.sources.values():
+                step.compile()
+            only = branches.always[0] if branches.plain and len(branches.always) == 1 else None
+            leaf = only is not None and not (only.nodes or only.attributes or only.children)
+            branches.leaf = tuple(only.ends) if leaf else None  # type: ignore[union-attr]
+
     def below(self, tag: str) -> _Branches:
         """The branches of child elements ``tag``."""
         found = self.children.get(tag)
@@ -77,9 +86,10 @@ class _Branches:
     attributes: ``@tag='245'``, ``@type='uri' or @displayLabel='uri'``) and ``tested`` (any other test). The keyed
     tests are decided once per combination of the values of the attributes they read (``names``) and remembered
     (at most :data:`_MEMO` combinations), so a MARC record's datafields or a MODS record's identifiers find their
-    steps by one lookup."""
+    steps by one lookup. ``leaf`` (set by :meth:`_Step.compile`): when the one step has no test and only takes the
+    element's text, the ids it ends (the walk's common case), else None."""
 
-    __slots__ = ("sources", "always", "keyed", "tested", "names", "memo", "plain")
+    __slots__ = ("sources", "always", "keyed", "tested", "names", "memo", "plain", "leaf")
 
     def __init__(self) -> None:
         self.sources: dict[str, _Step] = {}
@@ -89,6 +99,7 @@ class _Branches:
         self.names: tuple[str, ...] = ()
         self.memo: dict[Any, list[_Step]] = {}  # the attributes' value (one name) or values (a tuple) -> steps
         self.plain = True  # no tests: every element takes ``always``
+        self.leaf: tuple[int, ...] | None = None
 
     def step(self, source: str, test: Test | None) -> _Step:
         found = self.sources.get(source)
@@ -143,6 +154,7 @@ class Paths:
         self._tests: dict[int, Test] = {}  # conditions answered by attribute tests
         self._own: list[tuple[int, str | None]] = []  # (id, attribute name or None: the text) of the context
         self._top = _Step()
+        self._compiled = True  # the tree's leaves are filled in (see _Step.compile)
         self._children: dict[str, Paths] = {}  # each expression -> the set of its items' expressions
         self._items: tuple[Any, dict] | None = None  # shared by several rules: (record, item -> its selection)
 
@@ -212,6 +224,9 @@ class Paths:
             if found is not None:
                 return found
         texts: dict[int, list] = {}
+        if not self._compiled:
+            self._top.compile()
+            self._compiled = True
         if self._top.children:
             _walk(root, self._top, texts)
         for key, attribute in self._own:
@@ -245,6 +260,7 @@ class Paths:
     def _merge(self, alternatives: list[tuple[list[tuple[str, str, Test | None]], str | None]], key: int,
                nodes: bool = False) -> None:
         _check_mergeable(alternatives, nodes)
+        self._compiled = False
         for steps, attribute in alternatives:
             node = self._top
             for tag, source, test in steps:
@@ -352,32 +368,45 @@ def strings(results: object) -> list[str]:
 def _walk(parent: etree._Element, node: _Step, texts: dict[int, list]) -> None:
     """Collect, per expression id, the stripped non-empty strings :func:`strings` makes of the nodes (or, for
     node expressions, the elements themselves)."""
-    # the hottest loop of mapping: once per element of every record, so the common cases are written out here
-    # (an untested tag's steps, an element's text, appending to a list) rather than called
+    # the hottest loop of mapping: once per element of every record, so its common case is written out here (a
+    # leaf: an untested tag whose step only takes the element's text) rather than called
     children = node.children
     for element in parent:
         branches = children.get(element.tag)
         if branches is None:
             continue
-        text = None
-        for step in branches.always if branches.plain else branches.matching(element):
-            if step.nodes:
-                _append(texts, step.nodes, element)
-            if step.ends:
-                if text is None:
-                    text = element.text if len(element) == 0 else "".join(element.itertext())
-                    text = text.strip() if text else ""
-                if text:
-                    for key in step.ends:
-                        found = texts.get(key)
-                        if found is None:
-                            texts[key] = [text]
-                        else:
-                            found.append(text)
-            if step.attributes:
-                _attributes(element, step.attributes, texts)
-            if step.children:
-                _walk(element, step, texts)
+        ends = branches.leaf
+        if ends is None:
+            _take(element, branches, texts)
+            continue
+        text = element.text if len(element) == 0 else "".join(element.itertext())
+        if text:
+            text = text.strip()
+            if text:
+                for key in ends:
+                    found = texts.get(key)
+                    if found is None:
+                        texts[key] = [text]
+                    else:
+                        found.append(text)
+
+
+def _take(element: etree._Element, branches: _Branches, texts: dict[int, list]) -> None:
+    """What the steps ``element`` takes collect: the element, its text, attributes, and what is below it."""
+    text = None
+    for step in branches.always if branches.plain else branches.matching(element):
+        if step.nodes:
+            _append(texts, step.nodes, element)
+        if step.ends:
+            if text is None:
+                text = element.text if len(element) == 0 else "".join(element.itertext())
+                text = text.strip() if text else ""
+            if text:
+                _append(texts, step.ends, text)
+        if step.attributes:
+            _attributes(element, step.attributes, texts)
+        if step.children:
+            _walk(element, step, texts)
 
 
 def _append(texts: dict[int, list], keys: list[int], value: Any) -> None:

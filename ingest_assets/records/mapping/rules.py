@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Protocol
 
 from lxml import etree
@@ -138,7 +139,8 @@ class _Compiler:
 
         return rule
 
-    def _source(self, spec: RuleSpec, self_text: bool) -> Rule:
+    def _source(self, spec: RuleSpec, self_text: bool) -> Rule | int:
+        """The rule giving the values the filters take, or the id of the one expression that gives them."""
         exprs = spec.xpath or spec.path
         if exprs is not None:
             key = "xpath" if spec.xpath is not None else "path"  # a profile with embedded XML takes both
@@ -187,11 +189,10 @@ def _concatenated(parts: list[Rule]) -> Rule:
     return lambda found: [value for part in parts for value in part(found)]
 
 
-def _first_giving(keys: list[int]) -> Rule:
-    """The values of the first expression that gives any."""
+def _first_giving(keys: list[int]) -> Rule | int:
+    """The values of the first expression that gives any (one expression: its id)."""
     if len(keys) == 1:
-        only = keys[0]
-        return lambda found: found.strings(only)
+        return keys[0]
 
     def source(found: Any) -> list[Value]:
         for k in keys:
@@ -249,18 +250,22 @@ def _described(labels: list[Value], selection: Any, properties: dict[str, tuple[
 
 # ---- filters ----------------------------------------------------------------------------------------------
 
-def _assembled(source: Rule, value_steps: list[ValueStep], list_steps: list[ListStep], condition: int | Rule | None,
-               default: tuple[str, ...]) -> Rule:
+def _assembled(source: Rule | int, value_steps: list[ValueStep], list_steps: list[ListStep],
+               condition: int | Rule | None, default: tuple[str, ...]) -> Rule:
+    key = source if isinstance(source, int) else None  # one expression: read here, with no frame of its own
     if not value_steps and not list_steps and condition is None and not default:
-        return source
+        return source if key is None else lambda found: found.strings(key)
     holds = (lambda found: found.holds(condition)) if isinstance(condition, int) else condition
+    each = _each_value(value_steps) if value_steps else None
 
     def rule(found: Any) -> list[Value]:
         if holds is not None and not holds(found):
             return []
-        values = source(found)
-        for step in value_steps:
-            values = _each_value(step, values)
+        values = found.strings(key) if key is not None else source(found)  # type: ignore[operator]
+        if not values:  # the filters give nothing of nothing
+            return list(default)
+        if each is not None:
+            values = each(values)
         for list_step in list_steps:
             values = list_step(values)
         return values or list(default)
@@ -287,14 +292,21 @@ def _refusing(rule: Rule, spec: RuleSpec, compiler: _Compiler) -> Rule:
     return refusing
 
 
-def _each_value(step: ValueStep, values: list[Value]) -> list[Value]:
-    out: list[Value] = []
-    for value in values:
-        if isinstance(value, Structured):
-            out.extend(Structured(new, value.properties) for new in step(value.label))
-        else:
-            out += step(value)
-    return out
+def _each_value(steps: list[ValueStep]) -> ListStep:
+    """The one-value filters as one step over a rule's list: each filter in turn over every value (a structured
+    value's label, its sub-properties kept), in one Python frame per rule."""
+    def each(values: list[Value]) -> list[Value]:
+        for step in steps:
+            out: list[Value] = []
+            for value in values:
+                if isinstance(value, Structured):
+                    out.extend(Structured(new, value.properties) for new in step(value.label))
+                else:
+                    out += step(value)
+            values = out
+        return values
+
+    return each
 
 
 def _value_steps(spec: RuleSpec, compiler: _Compiler) -> list[ValueStep]:
@@ -328,10 +340,10 @@ def _list_steps(spec: RuleSpec) -> list[ListStep]:
         steps.append(_unique)
     index = 0 if spec.first else spec.index
     if index is not None:
-        steps.append(lambda values: [values[index]] if -len(values) <= index < len(values) else [])
+        steps.append(itemgetter(slice(index, index + 1 or None)))  # [values[index]], or [] when it has none
     elif spec.slice is not None:
         start, stop = spec.slice
-        steps.append(lambda values: values[start:stop])
+        steps.append(itemgetter(slice(start, stop)))
     return steps
 
 
@@ -349,11 +361,26 @@ def _unique(values: list[Value]) -> list[Value]:
 
 def _split(delimiters: list[str]) -> ValueStep:
     """Parts between any of the delimiters, trimmed, empty ones dropped."""
-    if len(delimiters) == 1:
-        delimiter = delimiters[0]
-        return lambda value: [part for part in (piece.strip() for piece in value.split(delimiter)) if part]
+    delimiter = delimiters[0] if len(delimiters) == 1 else None
     regex = re.compile("|".join(map(re.escape, delimiters)))
-    return lambda value: [part for part in (piece.strip() for piece in regex.split(value)) if part]
+
+    def step(value: str) -> list[str]:
+        # a plain loop: measured cheaper per value than a comprehension's frame or filter/map objects
+        if delimiter is None:
+            pieces = regex.split(value)
+        elif delimiter in value:
+            pieces = value.split(delimiter)
+        else:  # one part: no list of parts to build
+            value = value.strip()
+            return [value] if value else []
+        parts = []
+        for piece in pieces:
+            piece = piece.strip()
+            if piece:
+                parts.append(piece)
+        return parts
+
+    return step
 
 
 def _cleaner(name: str) -> ValueStep:
