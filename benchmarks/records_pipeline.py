@@ -199,8 +199,9 @@ def run_raw(root: str, providers: list[str]) -> dict:
     return worker_figures(t0)
 
 
-COUNTED = ("import sys; sys.path.insert(0, sys.argv[1]); import records_pipeline as p; "
-           "p.counted_side(*sys.argv[2:])")  # the child run under callgrind
+COUNTED = ("import sys; sys.path[0] = sys.argv[1]; import records_pipeline as p; "
+           "p.counted_side(*sys.argv[2:])")  # the child run under callgrind: its sys.path as the script's (no
+# working directory in it, which would shadow a PYTHONPATH checkout's ingest_assets)
 
 
 def counted_side(side: str, root: str, publish: str, *providers: str) -> None:
