@@ -15,6 +15,7 @@ touching the record path is measured against the last recorded run of the same c
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -51,11 +52,18 @@ def machine() -> str:
 
 
 def commit() -> str:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=HERE, capture_output=True, text=True, check=False).stdout.strip()
+    """The commit of the code measured; when ``PYTHONPATH`` runs another checkout's ``ingest_assets`` (a before/after
+    pair from one venv), that checkout's, with the benchmarks' own beside it."""
+    def head(where: Path) -> str:
+        def git(*args: str) -> str:
+            return subprocess.run(["git", *args], cwd=where, capture_output=True, text=True, check=False).stdout.strip()
 
-    head = git("rev-parse", "--short", "HEAD") or "unknown"
-    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+        return (git("rev-parse", "--short", "HEAD") or "unknown") + (
+            "+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+    spec = importlib.util.find_spec("ingest_assets")  # finds the package without importing it
+    code = Path(spec.origin).resolve().parents[1] if spec and spec.origin else HERE.parent
+    return head(HERE) if code == HERE.parent else f"{head(code)} (benchmarks at {head(HERE)})"
 
 
 def command_line(argv: list[str] | None = None) -> str:
@@ -123,15 +131,28 @@ def _number(value) -> str:
     return f"{value:,.4g}" if isinstance(value, float) else str(value)
 
 
+def instruction_ratio(entry: dict, recorded: list[dict]) -> str:
+    """The instruction-count ratio of a row: its own (an ``--instructions`` run), else that of the newest such run of
+    the same benchmark at the same commit (the steady figure beside a timed one), else nothing."""
+    for other in [entry, *reversed(recorded)]:
+        if (other["benchmark"], other["commit"]) == (entry["benchmark"], entry["commit"]) and \
+                "instruction_ratio" in other["figures"]:
+            return _number(other["figures"]["instruction_ratio"])
+    return ""
+
+
 def table() -> str:
     """The newest recorded run of each command, as the rows of a Markdown table."""
+    recorded = entries()
     newest: dict[str, dict] = {}
-    for entry in entries():
+    for entry in recorded:
         newest[entry["command"]] = entry
-    rows = ["| command | recorded (date, commit, load before-after, machine) | figures |", "|---|---|---|"]
+    rows = ["| command | recorded (date, commit, load before-after, machine) | instruction ratio | figures |",
+            "|---|---|---|---|"]
     for entry in sorted(newest.values(), key=lambda e: (e["benchmark"], e["command"])):
         rows.append(f"| `{entry['command']}` | {entry['date'][:10]}, {entry['commit']}, load {entry['load'][0]}-"
-                    f"{entry['load'][1]}, {entry['machine']} | {_cell(entry['figures'])} |")
+                    f"{entry['load'][1]}, {entry['machine']} | {instruction_ratio(entry, recorded)} | "
+                    f"{_cell(entry['figures'])} |")
     return "\n".join(rows)
 
 

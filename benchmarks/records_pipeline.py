@@ -1,6 +1,7 @@
 """Record pipeline throughput: original -> mapped -> enriched -> indexed, vs the raw I/O + parse limit.
 
     uv run python benchmarks/records_pipeline.py --records 200000 --workers 2
+    uv run python benchmarks/records_pipeline.py --records 6000 --workers 2 --instructions  # steady: callgrind
 
 With ``--publish`` the pipeline side also writes each day's report, passes the review gate and builds, gates
 and promotes each provider's index (the embedded search index), so the two runs' ratio is publishing's cost.
@@ -10,6 +11,10 @@ Montana) are replicated with unique ids into harvest outputs of six providers (o
 worker). Each worker process runs the real record assets (mapping, enrichment, indexing) through the IO
 manager for its providers; the raw side does the same Avro reads and writes (same codec) plus one XML
 parse per record and no mapping logic. Needs ../shared/fixtures.
+
+With ``--instructions`` the sides are not timed: worker 0's share of each is counted under callgrind (valgrind), at
+``--records`` and at a few records a provider, and the difference gives each side's instructions a record and their
+ratio, which repeats to the instruction where this machine's CPU seconds swing 20-40% between runs.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import copy
 import json
 import resource
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -27,6 +33,7 @@ from pathlib import Path
 
 from lxml import etree
 
+import callgrind
 import recorded
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
@@ -125,9 +132,12 @@ def run_pipeline(root: str, providers: list[str], publish: bool = False) -> dict
     t0 = time.perf_counter()
     with dg.instance_for_test(temp_dir=str(instance_home(root, providers))) as instance:
         instance.add_dynamic_partitions(record_providers.name, providers)
+        callgrind.instrument()  # with --instructions: instrumented from here (opening the instance: ~10G instructions)
         for provider in providers:
+            callgrind.mark()
             key = dg.MultiPartitionKey({"date": DAY.isoformat(), "provider": provider})
             assert job.execute_in_process(partition_key=str(key), instance=instance).success
+        callgrind.mark()
     return worker_figures(t0)
 
 
@@ -169,7 +179,9 @@ def run_raw(root: str, providers: list[str]) -> dict:
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
 
     t0 = time.perf_counter()
+    callgrind.instrument()  # with --instructions: instrumented from here (natively a no-op)
     for provider in providers:
+        callgrind.mark()
         harvest = RecordSource(storage, layout.latest_output(storage, provider, "harvest", DAY))
         template = mapper_for(registry[provider]).map(next(iter(harvest))).record  # one real mapped record
         size = len(index_record(template)["document"])
@@ -183,18 +195,67 @@ def run_raw(root: str, providers: list[str]) -> dict:
             if activity == "indexing" and harvest.manifest().extra.get("Summary deleted") != "0":
                 sum(1 for _ in harvest)  # the indexing asset also reads a harvest that counts deletions
             source = RecordSource(storage, result.output)
+    callgrind.mark()
     return worker_figures(t0)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--records", type=int, default=200_000)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--publish", action="store_true",
-                        help="the pipeline also reports, gates and publishes each provider's day (embedded index)")
-    recorded.add_arguments(parser)
-    args = parser.parse_args()
-    run = recorded.Run("records_pipeline", args)
+COUNTED = ("import sys; sys.path[0] = sys.argv[1]; import records_pipeline as p; "
+           "p.counted_side(*sys.argv[2:])")  # the child run under callgrind: its sys.path as the script's (no
+# working directory in it, which would shadow a PYTHONPATH checkout's ingest_assets)
+
+
+def counted_side(side: str, root: str, publish: str, *providers: str) -> None:
+    """One worker's side, in the child that :func:`count_side` runs under callgrind."""
+    if side == "raw":
+        run_raw(root, list(providers))
+    else:
+        run_pipeline(root, list(providers), publish=publish == "publish")
+
+
+def count_side(side: str, records: int, workers: int, publish: bool, hash_seed: int) -> list[int]:
+    """Instructions of each of worker 0's providers on one side (its share of ``records``), in a child process."""
+    with tempfile.TemporaryDirectory(prefix=f"bench-{side}-") as tmp:
+        providers = prepare(Path(tmp), records, workers)["0"]
+        argv = [sys.executable, "-c", COUNTED, str(Path(__file__).parent), side, tmp,
+                "publish" if publish else "-", *providers]
+        regions = callgrind.count(argv, Path(tmp) / "callgrind", hash_seed=hash_seed)
+    if len(regions) != len(providers):
+        raise RuntimeError(f"{side}: {len(regions)} counted regions for {len(providers)} providers "
+                           f"(something else called {callgrind.MARKER})")
+    return regions
+
+
+FIXED_RECORDS = 10  # a provider's records in the runs that count each side's fixed cost
+
+
+def instruction_figures(args: argparse.Namespace) -> dict:
+    """Worker 0's share of each side counted under callgrind twice, at ``--records`` and at ``FIXED_RECORDS`` a
+    provider: the difference is the instructions a record costs, free of each run's fixed cost (Dagster's run
+    set-up is as large as 1,000 records' work) and of the imports and set-up before the worker's clock starts."""
+    share = args.records // (args.workers * len(FORMATS))
+    if share <= FIXED_RECORDS:
+        raise SystemExit(f"--instructions needs more than {FIXED_RECORDS} records a provider (--records)")
+    figures = {"worker_records": share * len(FORMATS), "hash_seed": args.hash_seed}
+    for side in ("raw", "pipeline"):
+        small = count_side(side, FIXED_RECORDS * args.workers * len(FORMATS), args.workers, args.publish, args.hash_seed)
+        large = count_side(side, args.records, args.workers, args.publish, args.hash_seed)
+        per = [(b - a) / (share - FIXED_RECORDS) for a, b in zip(small, large)]
+        figures[f"{side}_instructions_per_record"] = round(sum(per) / len(per))
+        figures[f"{side}_fixed_instructions_per_run"] = round(sum(a - FIXED_RECORDS * p for a, p in zip(small, per)) / len(per))
+        for kind, value in zip(FORMATS, per):
+            figures[f"{side}_{kind}_instructions_per_record"] = round(value)
+    figures["instruction_ratio"] = round(figures["raw_instructions_per_record"] / figures["pipeline_instructions_per_record"], 3)
+    for side in ("raw", "pipeline"):
+        kinds = ", ".join(f"{kind} {figures[f'{side}_{kind}_instructions_per_record']:,}" for kind in FORMATS)
+        print(f"{side:>8}: {figures[f'{side}_instructions_per_record']:,} instructions a record ({kinds}); "
+              f"{figures[f'{side}_fixed_instructions_per_run']:,} fixed a provider's run")
+    print(f"pipeline / raw limit in instructions a record = {figures['instruction_ratio']:.3f} (worker 0's "
+          f"{figures['worker_records']:,} records less {FIXED_RECORDS * len(FORMATS)}; callgrind, PYTHONHASHSEED={args.hash_seed})")
+    return figures
+
+
+def wall_figures(args: argparse.Namespace) -> dict:
+    """Both sides on ``--workers`` processes: records/s end to end, the workers' CPU seconds, peak RSS."""
     figures = {}
     for side, func in (("raw", run_raw), ("pipeline", partial(run_pipeline, publish=args.publish))):
         with tempfile.TemporaryDirectory(prefix=f"bench-{side}-") as tmp:
@@ -210,9 +271,25 @@ def main() -> None:
               f"({args.workers} workers), peak worker RSS {rss:,.0f} MB; workers' CPU {cpu:,.1f} s")
     (count, raw_wall, raw_rss, raw_cpu), (_, wall, rss, cpu) = figures["raw"], figures["pipeline"]
     print(f"pipeline / raw limit = {raw_wall / wall:.2f} (in CPU seconds: {raw_cpu / cpu:.2f})")
-    run.finish({"records": count, "raw_records_per_s": round(count / raw_wall), "pipeline_records_per_s": round(count / wall),
-                "ratio": round(raw_wall / wall, 3), "cpu_ratio": round(raw_cpu / cpu, 3), "raw_cpu_s": round(raw_cpu, 1),
-                "pipeline_cpu_s": round(cpu, 1), "peak_worker_rss_mb": round(rss), "raw_peak_worker_rss_mb": round(raw_rss)})
+    return {"records": count, "raw_records_per_s": round(count / raw_wall), "pipeline_records_per_s": round(count / wall),
+            "ratio": round(raw_wall / wall, 3), "cpu_ratio": round(raw_cpu / cpu, 3), "raw_cpu_s": round(raw_cpu, 1),
+            "pipeline_cpu_s": round(cpu, 1), "peak_worker_rss_mb": round(rss), "raw_peak_worker_rss_mb": round(raw_rss)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--publish", action="store_true",
+                        help="the pipeline also reports, gates and publishes each provider's day (embedded index)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions a record of worker 0's share under callgrind instead of timing both "
+                             "sides (steady where CPU seconds swing; e.g. --records 6000: minutes)")
+    parser.add_argument("--hash-seed", type=int, default=0, help="PYTHONHASHSEED of the counted runs (--instructions)")
+    recorded.add_arguments(parser)
+    args = parser.parse_args()
+    run = recorded.Run("records_pipeline", args)
+    run.finish(instruction_figures(args) if args.instructions else wall_figures(args))
 
 
 if __name__ == "__main__":
