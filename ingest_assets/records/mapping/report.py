@@ -102,6 +102,9 @@ _TOP = tuple(name for name, (section, _) in COVERED if section == "top")
 _SOURCE = tuple(name for name, (section, _) in COVERED if section != "top")
 
 
+MAX_SETS = 4096  # distinct sets of filled fields kept before they are added up
+
+
 class Coverage:
     """How many mapped records filled each MAP field. The enrichment activity counts the coverage of the records it
     writes and keeps it (:data:`COVERAGE_LOG`), so the day report reads a small file, not the whole output again.
@@ -116,17 +119,23 @@ class Coverage:
 
     def add(self, record: dict) -> None:
         self.records += 1
-        self._sets[(*filter(record.get, _TOP), *filter(record["sourceResource"].get, _SOURCE))] += 1
+        sets = self._sets
+        sets[(*filter(record.get, _TOP), *filter(record["sourceResource"].get, _SOURCE))] += 1
+        if len(sets) > MAX_SETS:  # a provider whose records fill many distinct sets: memory stays bounded
+            self._fold()
 
     @property
     def filled(self) -> dict[str, int]:
         """Records per field, in :data:`COVERED`'s order."""
+        self._fold()
+        return self._filled
+
+    def _fold(self) -> None:
         filled = self._filled
         for names, records in self._sets.items():
             for name in names:
                 filled[name] += records
         self._sets.clear()
-        return filled
 
     def merge(self, other: "Coverage") -> None:
         self.records += other.records

@@ -5,7 +5,8 @@ from __future__ import annotations
 import csv
 import io
 
-from ingest_assets.records.mapping import MappingReport, mapper_for
+from ingest_assets.records.mapping import MappingReport, mapper_for, report
+from ingest_assets.records.mapping.report import Coverage
 from ingest_assets.core.registry import ProviderEntry
 
 
@@ -61,3 +62,27 @@ def test_empty_report():
         "kind,field,count,example_record,example_value,reason",
         "total,attempted,0,,,", "total,mapped,0,,,", "total,failed,0,,,", "total,deleted,0,,,",
     ]
+
+
+def test_coverage_counts_each_field_however_many_distinct_sets_the_records_fill(originals, monkeypatch):
+    """Records are counted per set of fields they fill; past MAX_SETS distinct sets the sets are added up, so
+    memory stays bounded and every field's count is the same."""
+    mapper = mapper_for(ProviderEntry("zenodo", {"mapping": "oai_dc", "mapping_overrides": {
+        "dataProvider": {"value": "Zenodo"}, "object": {"value": "thumbnail.png"}}}))
+    records = originals("oai-pmh/zenodo-listrecords-oai_dc.xml", "zenodo")
+    mapped = [result.record for result in map(mapper.map, records) if result.record]
+    varied = []
+    for number, record in enumerate(mapped * 3):  # drop a different field of each copy: many distinct sets
+        record = {**record, "sourceResource": dict(record["sourceResource"])}
+        record["sourceResource"].pop(sorted(record["sourceResource"])[number % len(record["sourceResource"])])
+        varied.append(record)
+    expected = {name: sum(1 for record in varied if (record if name in report._TOP else record["sourceResource"]).get(name))
+                for name in Coverage().filled}
+
+    monkeypatch.setattr(report, "MAX_SETS", 2)
+    coverage = Coverage()
+    for record in varied:
+        coverage.add(record)
+        assert len(coverage._sets) <= 3
+    assert coverage.records == len(varied) and coverage.filled == expected
+    assert 0 < coverage.filled["title"] < len(varied)  # some copies dropped their title
