@@ -64,7 +64,9 @@ def _start(tmp_path, ignored=(), stuck=False, **env):
     tree = tmp_path / "tree.json"
     env = {**os.environ, "TREE": str(tree), "CODE_SERVER": CODE_SERVER, "STOP_SECONDS": "1" if stuck else "30",
            **({"STUCK": "1"} if stuck else {}), **env}
-    ignore = lambda: [signal.signal(s, signal.SIG_IGN) for s in ignored]  # noqa: E731
+    def ignore():  # the signals' dispositions as the test says, not as the test runner's (nohup ignores SIGHUP)
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, signal.SIG_IGN if number in ignored else signal.SIG_DFL)
     with open(tmp_path / "output.log", "wb") as log:  # a file: the tree's leftovers may hold it open
         process = subprocess.Popen([sys.executable, "-c", SUPERVISOR, DEV], env=env, start_new_session=True,
                                    preexec_fn=ignore, stdout=log, stderr=subprocess.STDOUT)
