@@ -90,13 +90,14 @@ def submit_asset_backfill(instance, env: dict[str, str], keys: list[str]) -> str
     return backfill.backfill_id
 
 
-def wait_until(what: str, check: Callable[[], object], daemon: DaemonProcess, timeout: float = 240) -> object:
-    """Poll ``check`` every second until it returns something true, and return that; fail with the end of the daemon's
-    log after ``timeout`` seconds."""
+def wait_until(what: str, check: Callable[[], object], daemon: DaemonProcess, timeout: float = 240,
+               every: float = 1.0) -> object:
+    """Poll ``check`` every ``every`` seconds until it returns something true, and return that; fail with the end of
+    the daemon's log after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = check()
         if found:
             return found
-        time.sleep(1)
+        time.sleep(every)
     pytest.fail(f"{what} did not happen within {timeout:.0f} s\n{daemon.tail()}")
