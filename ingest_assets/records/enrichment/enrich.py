@@ -280,9 +280,7 @@ def _normalized(name: str, key: str | None, value: Any, run: Runner, changes: Ch
     """The field's value with ``run``'s steps applied (the same object when nothing changed): strings, lists of
     strings, or the ``key`` of each structured value; empty results are dropped."""
     if isinstance(value, str):
-        new, changed = run.one(value)
-        for step in changed:
-            changes.add((step, name))
+        new = _run(value, run.one, name, changes)
         return value if new == value else (new or None)
     if key is None:
         values = tuple(value)
