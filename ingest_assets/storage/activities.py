@@ -12,7 +12,7 @@ from typing import Any
 
 from ingest_assets.core.errors import ConfigError, StorageError, StorageLimitError
 from ingest_assets.storage import layout
-from ingest_assets.storage.avro import WriteStats, read_folder, schema_with_doc, write_parts
+from ingest_assets.storage.avro import WriteStats, part_keys, read_folder, schema_with_doc, write_parts
 from ingest_assets.storage.backends import FolderWriter, Storage
 from ingest_assets.storage.manifest import Manifest, plan_document, prov_document
 from ingest_assets.core.version import software_version
@@ -72,7 +72,7 @@ class ActivityResult:
     output: layout.ActivityOutput
     uri: str
     records: int
-    bytes: int
+    bytes: int | None  # None: an output written earlier (:func:`planned_output`), whose size nobody counted
     parts: list[str]
     plan: str | None
     summary: Mapping[str, Any] = field(default_factory=dict)
@@ -166,13 +166,8 @@ def _journal(storage: Storage, output: layout.ActivityOutput, plan: "PlanRef", v
         plan.started = layout.next_free_second(plan.started, lambda moment: not storage.list_children(
             f"{output.provider}/{layout.PLAN}/{layout.timestamp(moment)}"))
         plan.new = False
-    else:
-        # the newest entry holds the plan so far (a re-run activity replaces its earlier output there)
-        keys = layout.plan_files(storage, output.provider, plan.started)
-        if keys:
-            newest = max(keys, key=lambda k: (k.rsplit("/", 1)[1][: len("yyyymmdd_hhmmss")], len(storage.read_bytes(k))))
-            activities = json.loads(storage.read_bytes(newest))
-            activities.pop("version", None)
+    else:  # a re-run activity replaces its earlier output in the plan
+        activities = _plan_so_far(storage, output.provider, plan)[1]
     activities[output.activity] = output.relative
     document = plan_document(activities, version)
 
@@ -192,6 +187,52 @@ class PlanRef:
 
     started: datetime
     new: bool = True
+
+
+def _plan_so_far(storage: Storage, provider: str, plan: PlanRef) -> tuple[str | None, dict[str, str]]:
+    """The newest entry of ``plan`` (it holds the plan so far) and its activities (name -> provider-relative output)."""
+    keys = layout.plan_files(storage, provider, plan.started)
+    if not keys:
+        return None, {}
+    newest = max(keys, key=lambda k: (k.rsplit("/", 1)[1][: len("yyyymmdd_hhmmss")], len(storage.read_bytes(k))))
+    activities = json.loads(storage.read_bytes(newest))
+    activities.pop("version", None)
+    return newest, activities
+
+
+def planned_output(storage: Storage, provider: str, activity: str, plan: PlanRef,
+                   inputs: Sequence[RecordSource]) -> ActivityResult | None:
+    """The whole output of ``activity`` that ``plan`` already names, made from exactly ``inputs`` by this software
+    version, as the result of its write: what a retried step commits instead of writing the activity a second time
+    (its first attempt committed it, then failed or was killed before the step was done). None if there is none."""
+    if plan.new:
+        return None
+    entry, activities = _plan_so_far(storage, provider, plan)
+    if activity not in activities:
+        return None
+    try:
+        output = layout.parse_output(f"{provider}/{activities[activity]}")
+    except ValueError:
+        return None
+    if output.activity != activity or not storage.is_complete(output.folder):
+        return None
+    manifest = RecordSource(storage, output).manifest()
+    if manifest.inputs != [source.key for source in inputs] or manifest.software_version != software_version():
+        return None
+    parts = [key.rsplit("/", 1)[1] for key in part_keys(storage, output.folder)]
+    summary = {key.removeprefix("Summary "): _scalar(value) for key, value in manifest.extra.items()
+               if key.startswith("Summary ")}
+    return ActivityResult(output, storage.uri(output.folder), manifest.record_count, None, parts, entry, summary)
+
+
+def _scalar(text: str) -> int | float | str:
+    """A summary value as the ``_MANIFEST`` holds it (``str(value)`` of an int, float or str), typed again."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def latest_source(storage: Storage, provider: str, activity: str, day: date) -> RecordSource | None:

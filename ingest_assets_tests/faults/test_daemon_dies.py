@@ -53,8 +53,8 @@ def test_the_daemon_killed_mid_backfill_completes_every_day_exactly_once(dagster
 
         in_flight = wait_until("the backfill's run in flight with its harvest step finished", lambda: [
             r.dagster_run.run_id for r in backfill_runs(dg.DagsterRunStatus.STARTED) if _harvest_finished(instance, r.dagster_run.run_id)],
-            daemon, 300, every=0.1)  # the kill lands before the mapping commits: a second of it, and the mapping
-        # may be whole (its output committed, its step not yet successful: the retry maps again, a second output)
+            daemon, 300, every=0.1)  # the kill lands mid-mapping, before its step is done: should the mapping
+        # be committed by then, the retry commits that output again (the plan names it), not a second one
         daemon.kill()
         killed_at = time.monotonic()
         orphaned = {r.dagster_run.run_id for r in backfill_runs(dg.DagsterRunStatus.STARTED)}

@@ -10,7 +10,7 @@ import fastavro
 import pytest
 
 from ingest_assets.defs.records.partitions import record_partitions as partitions_from
-from ingest_assets.defs.records.io_managers import BACKFILL, Part, PartitionStreams, RecordIOManager, record_metadata
+from ingest_assets.defs.records.io_managers import BACKFILL, Part, PartitionStreams, RecordIOManager, record_metadata, retried_step
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.core.errors import ConfigError, FetchError
 from ingest_assets.storage import LocalStorage, S3Storage, layout
@@ -297,3 +297,74 @@ def test_only_errors_a_retry_can_help_are_retried(tmp_path, instance, error, att
                             resources=resources, raise_on_error=False)
     assert not result.success and ATTEMPTS["n"] == attempts
     assert "demo" in str(result.failure_data_for_node("flaky_original").error)
+
+
+DIES_ON = {"day": None}
+
+
+def _harvest_once(provider: str, day) -> RecordStream:
+    """A harvest whose first attempt at DIES_ON's day fails (the provider went away), and gets through after."""
+    if DIES_ON["day"] == day.isoformat():
+        DIES_ON["day"] = None
+        raise FetchError("503 from the OAI server", status=503, provider=provider)
+    return RecordStream(_originals(provider, day.isoformat()), started=datetime.now(timezone.utc),
+                        summary=lambda: {"mode": "incremental", "pages": 1})
+
+
+@dg.asset(partitions_def=record_partitions, io_manager_key="record_io_manager", metadata=record_metadata("harvest", ORIGINAL_RECORD),
+          backfill_policy=BACKFILL, retry_policy=dg.RetryPolicy(max_retries=1))
+def retried_original(context: dg.AssetExecutionContext) -> PartitionStreams:
+    return PartitionStreams(_harvest_once, retry=retried_step(context))
+
+
+def test_a_retried_step_commits_what_its_failed_attempt_committed_and_makes_only_the_rest(tmp_path, instance):
+    """A range run whose step commits its first day, then fails on the second and is retried: the retry commits the
+    first day's output its failed attempt wrote (the same plan names it) and makes only the days not yet made, so each
+    day has one output, as a run that never failed would leave."""
+    url = str(tmp_path / "s")
+    resources = {"record_io_manager": RecordIOManager(storage=StorageResource(url=url))}
+    DIES_ON["day"] = "2026-01-02"
+    result = dg.materialize([retried_original], instance=instance, resources=resources, tags={
+        "dagster/asset_partition_range_start": "2026-01-01|demo", "dagster/asset_partition_range_end": "2026-01-03|demo",
+    })
+    assert result.success and DIES_ON["day"] is None  # the second day did fail once
+    assert [e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_RESTARTED] == ["retried_original"]
+    storage = LocalStorage(url)
+    harvests = layout.complete_outputs(storage, "demo", "harvest")
+    assert [o.day.isoformat() for o in harvests] == ["2026-01-01", "2026-01-02", "2026-01-03"]  # one each, not two of the first
+    assert len(storage.list_children("demo/plan")) == 3
+    by_partition = {str(m.partition): m.metadata for m in result.asset_materializations_for_node("retried_original")}
+    first = by_partition["2026-01-01|demo"]
+    assert first["dagster/uri"].value == storage.uri(harvests[0].folder) and first["dagster/row_count"].value == 5
+    assert first["mode"].value == "incremental" and first["pages"].value == 1 and "bytes" not in first  # from its _MANIFEST
+    assert by_partition["2026-01-02|demo"]["bytes"].value > 0  # made by the retry
+    said = [e.message for e in instance.all_logs(result.run_id) if "not made again" in (e.message or "")]
+    assert len(said) == 1 and "demo 2026-01-01" in said[0] and storage.uri(harvests[0].folder) in said[0]
+
+
+def test_a_planned_output_is_committed_again_only_if_made_from_the_same_inputs_by_the_same_software(tmp_path):
+    from datetime import timedelta
+
+    from ingest_assets.storage.activities import PlanRef, planned_output, write_activity
+
+    storage = LocalStorage(tmp_path / "s")
+    day, plan = date(2026, 1, 2), PlanRef(datetime(2026, 1, 2, 8, tzinfo=timezone.utc))
+    rows = list(_originals("demo", "2026-01-02", 2))
+
+    def write(activity, minutes, inputs=(), version=None):
+        started = plan.started + timedelta(minutes=minutes)
+        result = write_activity(storage, RecordStream(rows, started=started, inputs=list(inputs)), provider="demo",
+                                activity=activity, day=day, started=started, schema=ORIGINAL_RECORD, partition="x",
+                                plan=plan, version=version)
+        return RecordSource(storage, result.output)
+
+    harvest = write("harvest", 0)
+    assert planned_output(storage, "demo", "mapping", plan, [harvest]) is None  # the plan has no mapping yet
+    mapping = write("mapping", 1, [harvest])
+    found = planned_output(storage, "demo", "mapping", plan, [harvest])
+    assert found.output == mapping.output and found.records == 2 and found.parts == ["part-00000.avro"]
+    assert planned_output(storage, "demo", "mapping", PlanRef(plan.started, new=True), [harvest]) is None  # a new plan
+    other = write("harvest", 2)  # a newer harvest: the plan's mapping was not made from it
+    assert planned_output(storage, "demo", "mapping", plan, [other]) is None
+    write("enrichment", 3, [mapping], version="0.0.1-older")
+    assert planned_output(storage, "demo", "enrichment", plan, [mapping]) is None  # another software version made it

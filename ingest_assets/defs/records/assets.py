@@ -8,7 +8,8 @@ from datetime import date, datetime, timezone
 
 import dagster as dg
 
-from ingest_assets.defs.records.io_managers import BACKFILL, PartitionStreams, Part, final_unless_retryable, record_metadata
+from ingest_assets.defs.records.io_managers import (BACKFILL, PartitionStreams, Part, final_unless_retryable, record_metadata,
+                                                   retried_step)
 from ingest_assets.defs.records.resources import RecordEngineResource
 from ingest_assets.defs.records.partitions import day_window
 from ingest_assets.defs.resources import RegistryResource, StorageResource
@@ -89,10 +90,14 @@ def _stage(context: dg.AssetExecutionContext, activity: str, registry: RegistryR
     """``activity`` of each partition on the provider's engine, reading that partition of each upstream (or
     committing what this run's mapping staged for it)."""
     entries = registry.load()
-    return PartitionStreams(lambda provider, day: engine.stream(
-        RecordActivity(activity, entries[provider]), [upstream[provider, day] for upstream in upstreams], storage, ahead,
-        context.run_id,
-    ))
+
+    def inputs(provider: str, day: date) -> list[RecordSource]:
+        return [upstream[provider, day] for upstream in upstreams]
+
+    return PartitionStreams(
+        lambda provider, day: engine.stream(RecordActivity(activity, entries[provider]), inputs(provider, day), storage,
+                                            ahead, context.run_id),
+        inputs, retry=retried_step(context))
 
 
 LATER = (("enriched_records", "enrichment"), ("indexed_records", "indexing"))
@@ -110,7 +115,7 @@ def _later_in_run(context: dg.AssetExecutionContext) -> tuple[str, ...]:
     return tuple(later)
 
 
-def original_records(registry: RegistryResource, storage: StorageResource) -> PartitionStreams:
+def original_records(context: dg.AssetExecutionContext, registry: RegistryResource, storage: StorageResource) -> PartitionStreams:
     """Harvest the provider for the partition's day (OAI-PMH, JSON API or file, per the registry)."""
     entries = registry.load()
 
@@ -129,7 +134,7 @@ def original_records(registry: RegistryResource, storage: StorageResource) -> Pa
             summary=lambda: {"mode": run.mode, **run.metadata()},
         )
 
-    return PartitionStreams(harvest)
+    return PartitionStreams(harvest, retry=retried_step(context))
 
 
 def mapped_records(

@@ -10,7 +10,7 @@ output of each partition.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, timezone
@@ -20,7 +20,7 @@ import dagster as dg
 from ingest_assets.defs.records.partitions import partition_parts, truncated_range
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.core.errors import IngestError
-from ingest_assets.storage.activities import PlanRef, RecordSource, RecordStream, latest_source, write_activity
+from ingest_assets.storage.activities import PlanRef, RecordSource, RecordStream, latest_source, planned_output, write_activity
 from ingest_assets.storage.layout import parse_timestamp, timestamp
 
 ACTIVITY = "ingest/activity"
@@ -35,9 +35,22 @@ Part = tuple[str, date]  # (provider, day) of a record partition
 @dataclass(frozen=True)
 class PartitionStreams:
     """What a record asset returns: ``make(provider, day)`` gives one partition's RecordStream. The IO manager
-    calls it for each partition of the run, oldest day first, so each activity starts when it is written."""
+    calls it for each partition of the run, oldest day first, so each activity starts when it is written.
+
+    ``inputs(provider, day)`` are the sources that stream would read, and ``retry`` says the step ran before and did
+    not finish (:func:`retried_step`): a partition whose output that earlier attempt committed in the same plan,
+    from the same inputs, is committed as it is (:func:`~ingest_assets.storage.activities.planned_output`), not
+    made a second time."""
 
     make: Callable[[str, date], RecordStream]
+    inputs: Callable[[str, date], Sequence[RecordSource]] = lambda provider, day: ()
+    retry: bool = False
+
+
+def retried_step(context: dg.AssetExecutionContext) -> bool:
+    """The step ran before and did not finish: an earlier attempt in this run (its retry policy), or in the run this
+    one re-executes from its failure (the instance's run retries after a worker died, the UI's "from failure")."""
+    return context.retry_number > 0 or context.run.is_resume_retry
 
 
 def refuse_truncated_range(context: dg.OutputContext | dg.InputContext) -> None:
@@ -97,29 +110,29 @@ class RecordIOManager(dg.ConfigurableIOManager):
             raise TypeError(f"{context.asset_key.to_user_string()} must return PartitionStreams, got {type(obj)}")
         refuse_truncated_range(context)
         meta = context.definition_metadata
+        storage = self.storage.get_client()
         for key, (provider, day) in run_parts(context.asset_partition_keys):
             with final_unless_retryable():
-                stream = obj.make(provider, day)
-                plan = _run_plan(context, provider, day) or PlanRef(stream.started)
-                result = write_activity(
-                    self.storage.get_client(),
-                    stream,
-                    provider=provider,
-                    activity=meta[ACTIVITY],
-                    day=day,
-                    started=stream.started,
-                    schema=meta[SCHEMA],
-                    partition=key,
-                    plan=plan,
-                )
+                inputs = obj.inputs(provider, day)
+                plan = _run_plan(context, provider, day)
+                result = planned_output(storage, provider, meta[ACTIVITY], plan, inputs) if obj.retry and plan else None
+                if result is None:
+                    stream = obj.make(provider, day)
+                    plan = plan or PlanRef(stream.started)
+                    result = write_activity(storage, stream, provider=provider, activity=meta[ACTIVITY], day=day,
+                                            started=stream.started, schema=meta[SCHEMA], partition=key, plan=plan)
+                    inputs = stream.inputs
+                else:
+                    context.log.info(f"{provider} {day.isoformat()}: the {meta[ACTIVITY]} output {result.uri}, committed "
+                                     "by this step's earlier attempt, is this attempt's output (not made again)")
             _remember_plan(context, provider, day, plan)
             _partition_metadata(context, key, {
                 "dagster/uri": dg.MetadataValue.path(result.uri),
                 "dagster/row_count": result.records,
-                "bytes": result.bytes,
+                **({"bytes": result.bytes} if result.bytes is not None else {}),
                 "parts": len(result.parts),
                 "schema": result.output.schema,
-                "inputs": dg.MetadataValue.json([s.uri for s in stream.inputs]),
+                "inputs": dg.MetadataValue.json([s.uri for s in inputs]),
                 "plan": result.plan or "",
                 **result.summary,
             })
