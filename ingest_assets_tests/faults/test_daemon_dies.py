@@ -1,6 +1,7 @@
 """``dagster-daemon`` killed (SIGKILL to its process group: its code server and the run it launched die with it) in
 the middle of a backfill and started again: every day completes exactly once (one output per activity and day), no
-run is left in STARTED, and the backfill ends COMPLETED_SUCCESS.
+run is left in STARTED, and the backfill ends COMPLETED_SUCCESS (or COMPLETED_FAILED over none but partitions the retry
+materialized: Dagster's backfill daemon can race the retry's end, see the test).
 
 The backfill is the one the product launches (the records group's "Materialize all" in the UI: an asset backfill the
 backfill daemon drives, one run per 31 days of a provider). The kill comes while its run is in flight with the
@@ -64,12 +65,21 @@ def test_the_daemon_killed_mid_backfill_completes_every_day_exactly_once(dagster
         status = wait_until("the backfill to end after the restart", lambda: (
             lambda backfill: backfill.status in ENDED and backfill.status)(instance.get_backfill(backfill_id)), daemon, 300)
         recovered = time.monotonic() - killed_at
-        assert status == BulkActionStatus.COMPLETED_SUCCESS, daemon.tail()
         records = backfill_runs()
         statuses = {r.dagster_run.run_id: r.dagster_run.status for r in records}
         assert all(statuses[run_id] == dg.DagsterRunStatus.FAILURE for run_id in in_flight)  # failed by the sensor, not left STARTED
         (retry,) = [r.dagster_run for r in records if r.dagster_run.run_id not in in_flight]
         assert retry.status == dg.DagsterRunStatus.SUCCESS and retry.parent_run_id in in_flight  # one re-execution, from the failure
+        if status == BulkActionStatus.COMPLETED_FAILED:  # only as Dagster 1.13.27's backfill daemon races the retry's end:
+            # an iteration that reads the materializations just before the retry's last ones and the runs' statuses just
+            # after it ended counts the dead run's unfinished partitions failed (CI saw it once). Every one of them must
+            # then be one the retry materialized; any other failure is the platform's
+            made = {(e.asset_materialization.asset_key, e.asset_materialization.partition)
+                    for e in instance.all_logs(retry.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)}
+            failed = instance.get_backfill(backfill_id).asset_backfill_data.failed_and_downstream_subset
+            assert {(p.asset_key, p.partition_key) for p in failed.iterate_asset_partitions()} <= made, daemon.tail()
+        else:
+            assert status == BulkActionStatus.COMPLETED_SUCCESS, daemon.tail()
         assert retry.tags["dagster/retry_number"] == "1"
         retried_steps = {entry.step_key for entry in instance.all_logs(retry.run_id, of_type=dg.DagsterEventType.STEP_START)}
         assert "original_records" not in retried_steps and "mapped_records" in retried_steps
