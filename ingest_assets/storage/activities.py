@@ -191,11 +191,12 @@ class PlanRef:
 
 def _plan_so_far(storage: Storage, provider: str, plan: PlanRef) -> tuple[str | None, dict[str, str]]:
     """The newest entry of ``plan`` (it holds the plan so far) and its activities (name -> provider-relative output)."""
-    keys = layout.plan_files(storage, provider, plan.started)
-    if not keys:
+    entries = {key: storage.read_bytes(key) for key in layout.plan_files(storage, provider, plan.started)}
+    if not entries:
         return None, {}
-    newest = max(keys, key=lambda k: (k.rsplit("/", 1)[1][: len("yyyymmdd_hhmmss")], len(storage.read_bytes(k))))
-    activities = json.loads(storage.read_bytes(newest))
+    # entries of one second: the one holding more activities is the later
+    newest = max(entries, key=lambda k: (k.rsplit("/", 1)[1][: len("yyyymmdd_hhmmss")], len(entries[k])))
+    activities = json.loads(entries[newest])
     activities.pop("version", None)
     return newest, activities
 
@@ -226,12 +227,15 @@ def planned_output(storage: Storage, provider: str, activity: str, plan: PlanRef
 
 
 def _scalar(text: str) -> int | float | str:
-    """A summary value as the ``_MANIFEST`` holds it (``str(value)`` of an int, float or str), typed again."""
+    """A summary value as the ``_MANIFEST`` holds it (``str(value)`` of an int, float or str), typed again: a number
+    only where ``str`` of that number gives back the very text (not ``"1_000"`` or ``"007"``)."""
     for kind in (int, float):
         try:
-            return kind(text)
+            value = kind(text)
         except ValueError:
-            pass
+            continue
+        if str(value) == text:
+            return value
     return text
 
 

@@ -351,18 +351,21 @@ def test_a_planned_output_is_committed_again_only_if_made_from_the_same_inputs_b
     day, plan = date(2026, 1, 2), PlanRef(datetime(2026, 1, 2, 8, tzinfo=timezone.utc))
     rows = list(_originals("demo", "2026-01-02", 2))
 
-    def write(activity, minutes, inputs=(), version=None):
+    def write(activity, minutes, inputs=(), version=None, summary=None):
         started = plan.started + timedelta(minutes=minutes)
-        result = write_activity(storage, RecordStream(rows, started=started, inputs=list(inputs)), provider="demo",
+        stream = RecordStream(rows, started=started, inputs=list(inputs), summary=summary and (lambda: summary))
+        result = write_activity(storage, stream, provider="demo",
                                 activity=activity, day=day, started=started, schema=ORIGINAL_RECORD, partition="x",
                                 plan=plan, version=version)
         return RecordSource(storage, result.output)
 
     harvest = write("harvest", 0)
     assert planned_output(storage, "demo", "mapping", plan, [harvest]) is None  # the plan has no mapping yet
-    mapping = write("mapping", 1, [harvest])
+    summary = {"failed": 0, "rate": 0.25, "batch": "007", "note": "1_000"}  # text that only looks like a number stays text
+    mapping = write("mapping", 1, [harvest], summary=summary)
     found = planned_output(storage, "demo", "mapping", plan, [harvest])
     assert found.output == mapping.output and found.records == 2 and found.parts == ["part-00000.avro"]
+    assert found.summary == summary and found.bytes is None
     assert planned_output(storage, "demo", "mapping", PlanRef(plan.started, new=True), [harvest]) is None  # a new plan
     other = write("harvest", 2)  # a newer harvest: the plan's mapping was not made from it
     assert planned_output(storage, "demo", "mapping", plan, [other]) is None
