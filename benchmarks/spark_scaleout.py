@@ -6,10 +6,12 @@ standalone cluster of 2 workers x 1 core, over the same harvest outputs.
 Records are built as ``records_pipeline.py`` builds them (real oai_dc / QDC / MODS fixture records with
 unique ids), one provider per format with a third of the records each, harvested into parts of
 ``--part-records`` records (Spark runs a task per run of consecutive parts of one input, two per core).
-Each engine runs in its own driver process;
-the figures are wall time, records/s, the Python driver's peak RSS and the peak RSS of the JVMs the driver
-starts (local mode: driver + executors in one JVM). The fixed cost of Spark (session start plus a
-1,000-record partition) and the rates give the size from which Spark is faster: the ``auto`` threshold.
+Each engine runs in its own driver process; with ``--repeat N`` every engine runs N times in turn (in-process,
+then each Spark engine, again), and each recorded speed-up is the median of the rounds' (this machine's CPU seconds
+swing 20-40% between runs, so one pair of runs cannot tell 1.7x from 1.9x). The figures are wall time, records/s,
+the Python driver's peak RSS and the peak RSS of the JVMs the driver starts (local mode: driver + executors in one
+JVM). The fixed cost of Spark (session start plus a 1,000-record partition) and the rates give the size from which
+Spark is faster: the ``auto`` threshold.
 Needs ../shared/fixtures and Java.
 """
 
@@ -25,6 +27,7 @@ import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import records_pipeline as pipeline  # noqa: E402 - the mixed-format record builder
@@ -197,6 +200,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--part-records", type=int, default=0, help="records per harvest part (default: 8 parts per provider)")
     parser.add_argument("--engines", default=",".join(ENGINES), help=f"which of {', '.join(ENGINES)} (in-process first)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="rounds of every engine in turn; the recorded speed-ups are the median of the rounds'")
     parser.add_argument("--engine", help=argparse.SUPPRESS)
     parser.add_argument("--master", help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
@@ -209,20 +214,42 @@ def main() -> None:
     engines = args.engines.split(",")
     if engines[0] != "in-process" or not set(engines) <= set(ENGINES):
         parser.error(f"--engines: in-process first, then any of {', '.join(ENGINES)}")
+    if args.repeat < 1:
+        parser.error("--repeat: at least 1")
     part_records = args.part_records or max(1, -(-args.records // (len(pipeline.FORMATS) * 8)))
+    rounds = []
     with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
         prepare(Path(tmp), args.records, part_records)
-        figures = run_drivers(tmp, engines)
-    report(figures, part_records)
-    base = figures[ENGINES["in-process"]]
-    kept = {"records": base["big_records"], "in_process_records_per_s": round(base["big_records"] / base["big_s"])}
+        for n in range(args.repeat):
+            rounds.append(run_drivers(tmp, engines))
+            if args.repeat > 1:
+                print(f"round {n + 1} of {args.repeat}:")
+            report(rounds[-1], part_records)
+    run.finish(kept_figures(rounds))
+
+
+def kept_figures(rounds: list[dict[str, dict]]) -> dict:
+    """The recorded figures: each Spark engine's speed-up is the median of its rounds' ratios to the in-process run
+    of the same round (the runs of a round are minutes apart; this machine's CPU seconds drift over longer spans)."""
+    base = [figures[ENGINES["in-process"]] for figures in rounds]
+    kept = {"records": base[0]["big_records"], "rounds": len(rounds),
+            "in_process_records_per_s": round(median(b["big_records"] / b["big_s"] for b in base))}
     for engine, name in ENGINES.items():
-        if engine != "in-process" and name in figures:
-            kept[f"{engine}_x"] = round(base["big_s"] / figures[name]["big_s"], 3)
-            base_cpu = sum(base["big_cpu"].values())
-            kept[f"{engine}_cpu_x"] = round(sum(figures[name]["big_cpu"].values()) / base_cpu, 3) if base_cpu else None
-            kept[f"{engine}_start_s"] = round(figures[name]["start_s"], 1)
-    run.finish(kept)
+        if engine == "in-process" or name not in rounds[0]:
+            continue
+        speedups = sorted(b["big_s"] / figures[name]["big_s"] for b, figures in zip(base, rounds))
+        kept[f"{engine}_x"] = round(median(speedups), 3)
+        if len(rounds) > 1:
+            kept[f"{engine}_x_range"] = f"{speedups[0]:.2f}-{speedups[-1]:.2f}"
+        cpu = [sum(figures[name]["big_cpu"].values()) / sum(b["big_cpu"].values())
+               for b, figures in zip(base, rounds) if sum(b["big_cpu"].values())]
+        kept[f"{engine}_cpu_x"] = round(median(cpu), 3) if cpu else None
+        kept[f"{engine}_start_s"] = round(median(figures[name]["start_s"] for figures in rounds), 1)
+    if len(rounds) > 1:
+        x = ", ".join(f"{engine} {kept[f'{engine}_x']:.2f}x ({kept[f'{engine}_x_range']})"
+                      for engine in ENGINES if f"{engine}_x" in kept)
+        print(f"median of {len(rounds)} rounds: in-process {kept['in_process_records_per_s']:,} records/s; {x}")
+    return kept
 
 
 def report(figures: dict[str, dict], part_records: int) -> None:
