@@ -312,8 +312,8 @@ def main() -> None:
                         help="rounds of raw then pipeline; the recorded figures are the median of the rounds'")
     recorded.add_arguments(parser)
     args = parser.parse_args()
-    if args.repeat < 1:
-        parser.error("--repeat: at least 1")
+    if args.repeat < 1 or args.repeat > 1 and args.instructions:
+        parser.error("--repeat: at least 1, and only for timed runs (instruction counts repeat to the instruction)")
     run = recorded.Run("records_pipeline", args)
     run.finish(instruction_figures(args) if args.instructions else wall_figures(args))
 
