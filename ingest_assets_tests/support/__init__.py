@@ -3,18 +3,22 @@ one): paths, ports, skips, server processes and workers; the fake Elasticsearch 
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
+import random
 import resource
 import signal
 import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
 import threading
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -25,10 +29,63 @@ SHARED_MISSING = f"{SHARED_FIXTURES} not found (a clone without ../shared)"  # t
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
+def _claimable_ports() -> range:
+    """The loopback ports :func:`free_port` hands out: the larger span outside the kernel's ephemeral range, which
+    outgoing connections and every port-0 bind (Spark's, the servers' own) draw from."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999  # Linux's default
+    return max(range(10000, low), range(high + 1, 65536), key=len)
+
+
+PORT_CLAIMS = Path(tempfile.gettempdir()) / "ingest-assets-ports"  # one file per handed-out port: the claimant's pid
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A loopback port free now, for a server that binds it seconds later (a JVM after its start-up). It is taken
+    outside the ephemeral range, so no outgoing connection or port-0 bind of the busy test run takes it meanwhile
+    (a live Elasticsearch once lost its transport port that way), and claimed under a lock across every process
+    of the machine's test runs, so no two callers get the same port while the claimant lives."""
+    PORT_CLAIMS.mkdir(exist_ok=True)
+    span = _claimable_ports()
+    with locked(PORT_CLAIMS / ".lock"):
+        for _ in range(1000):
+            port = random.choice(span)
+            claim = PORT_CLAIMS / str(port)
+            if claim.exists() and _alive(claim.read_text()):
+                continue
+            with socket.socket() as sock:
+                try:
+                    sock.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            claim.write_text(str(os.getpid()))
+            return port
+    raise RuntimeError(f"no free loopback port in {span.start}-{span.stop - 1} after 1,000 tries")
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (created if missing) held by this thread, across every process that asks
+    (pytest-xdist workers, a second test run on the same machine)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def raw_tcp_server(answer: Callable[[socket.socket], None]) -> tuple[int, list[int]]:

@@ -11,7 +11,6 @@ under CI (``support.require``).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import pwd
@@ -21,14 +20,13 @@ import tempfile
 import threading
 import time
 import zipfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import requests
 
-from ingest_assets_tests.support import free_port, stop_group, stop_pid
+from ingest_assets_tests.support import free_port, locked, stop_group, stop_pid
 
 SERVICE_USER = "ingest-live"  # a system user (``useradd -r``) for servers that refuse to run as root
 CACHE = Path(tempfile.gettempdir()) / "ingest-assets-servers"  # unpacked distributions, readable by SERVICE_USER
@@ -51,19 +49,6 @@ def java_home() -> Path:
 CENTRAL = "https://repo1.maven.org/maven2"
 _fetch_lock = threading.Lock()  # one download or unpacking at a time per process
 _PROCESS_LOCKS = Path(tempfile.gettempdir())  # where the cross-process locks of the shared caches live
-
-
-@contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on ``path`` (created if missing) held by this thread, across every process that asks
-    (pytest-xdist workers, a second test run on the same machine)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def local_repository() -> Path:
@@ -271,10 +256,5 @@ def wait_ready(server: Server, ready: Callable[[], bool], timeout: float) -> Ser
 
 
 def ports(count: int) -> list[int]:
-    """``count`` distinct free loopback ports."""
-    found: list[int] = []
-    while len(found) < count:
-        port = free_port()
-        if port not in found:
-            found.append(port)
-    return found
+    """``count`` distinct free loopback ports (each claimed: see :func:`free_port`)."""
+    return [free_port() for _ in range(count)]

@@ -20,7 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
-from ingest_assets_tests.support.servers import Server, Unavailable, locked, stop_launched
+from ingest_assets_tests.support import locked
+from ingest_assets_tests.support.servers import Server, Unavailable, stop_launched
 
 RUN_FOLDER = "INGEST_LIVE_RUN"  # environment variable: the run's folder, inherited by the xdist workers
 
