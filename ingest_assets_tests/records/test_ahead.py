@@ -5,6 +5,7 @@ Real records: Zenodo's OAI-PMH page, and the inputs of ingestion3's mapping test
 """
 
 import uuid
+from itertools import cycle
 from datetime import date, datetime, timezone
 
 import boto3
@@ -16,7 +17,7 @@ from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.defs.resources import StorageResource
 from ingest_assets.records.engines import ahead
 from ingest_assets.records.engines.ahead import staged_stream, staging_ahead
-from ingest_assets.records.engines.steps import RecordActivity, in_process
+from ingest_assets.records.engines.steps import BURST, RecordActivity, applied, in_process
 from ingest_assets.records.enrichment.enrich import Chain
 from ingest_assets.records.mapping.profiles import PROFILES
 from ingest_assets.records.preview import read_inputs
@@ -30,6 +31,7 @@ ZENODO = ("oai-pmh/zenodo-listrecords-oai_dc.xml", "oai_dc", {
     "dataProvider": {"value": "Zenodo"}, "rights": {"value": "http://rightsstatements.org/vocab/InC/1.0/"}})
 HUBS = [ZENODO] + [(f"ingestion3/{name}", profile, {}) for name, profile in (
     ("mdl.json", "mdl"), ("nypl.json", "nypl"), ("maryland.xml", "maryland"), ("mt.xml", "mt"), ("ohio.xml", "ohio"))]
+BURSTS = 2 * BURST + 7  # records: two whole bursts of the steps and part of a third
 
 
 class Day:
@@ -71,6 +73,11 @@ def originals(fixtures, path: str, profile: str, provider: str) -> list[dict]:
     return found
 
 
+def replicated(records: list[dict], count: int) -> list[dict]:
+    """``count`` records taken in turn from ``records``, each with an id of its own (more than a burst of them)."""
+    return [{**record, "id": f"{record['id']}-{n}"} for n, record in zip(range(count), cycle(records))]
+
+
 def contents(source: RecordSource) -> tuple:
     """What a step's output holds: records, _LOGS, summary; and the Avro doc of each part (it names the inputs)."""
     storage = source.storage
@@ -87,11 +94,13 @@ def doc_names(source: RecordSource, *inputs: RecordSource) -> set[str]:
             f"{source.manifest().software_version}; derived from {', '.join(i.key for i in inputs)}"}
 
 
-@pytest.mark.parametrize("path, profile, overrides", HUBS, ids=[h[1] for h in HUBS])
-def test_staged_outputs_are_what_the_steps_compute(tmp_storage, shared_fixtures, path, profile, overrides):
+@pytest.mark.parametrize("path, profile, overrides, count", [(*hub, None) for hub in HUBS] + [(*ZENODO, BURSTS)],
+                         ids=[h[1] for h in HUBS] + ["oai_dc-bursts"])
+def test_staged_outputs_are_what_the_steps_compute(tmp_storage, shared_fixtures, path, profile, overrides, count):
     entry = ProviderEntry("hub", {"mapping": profile, "mapping_overrides": overrides})
     day = Day(tmp_storage, entry)
-    harvest = day.harvest(originals(shared_fixtures, path, profile, "hub"))
+    found = originals(shared_fixtures, path, profile, "hub")
+    harvest = day.harvest(replicated(found, count) if count else found)
     mapped = day.computed("mapping", [harvest])
     enriched = day.computed("enrichment", [mapped])
     indexed = day.computed("indexing", [enriched, harvest])
@@ -174,12 +183,14 @@ def test_only_the_stages_asked_for_are_staged(tmp_storage, shared_fixtures):
     assert day.staging() == []
 
 
-def test_a_record_the_enrichment_refuses_drops_the_staging_not_the_mapping(tmp_storage, shared_fixtures, monkeypatch):
+@pytest.mark.parametrize("position", [3, BURST + 3], ids=["first-burst", "second-burst"])
+def test_a_record_the_enrichment_refuses_drops_the_staging_not_the_mapping(tmp_storage, shared_fixtures, monkeypatch,
+                                                                           position):
     path, profile, overrides = ZENODO
     entry = ProviderEntry("zenodo", {"mapping": profile, "mapping_overrides": overrides})
     day = Day(tmp_storage, entry)
-    harvest = day.harvest(originals(shared_fixtures, path, profile, "zenodo"))
-    refused = list(day.computed("mapping", [harvest]))[3]["id"]
+    harvest = day.harvest(replicated(originals(shared_fixtures, path, profile, "zenodo"), BURSTS))
+    refused = list(day.computed("mapping", [harvest]))[position]["id"]
     enrich = Chain.enrich
 
     def refusing(self, record):  # a fault no real record of the page has
@@ -206,3 +217,17 @@ def test_a_mapping_that_fails_leaves_nothing_staged(tmp_storage, shared_fixtures
     next(records), next(records)
     records.close()  # the mapping's write stopped: a failure of the storage, of the record after, of the run
     assert day.staging() == []
+
+
+def test_steps_take_their_input_a_burst_at_a_time():
+    pulled = []
+
+    def source():
+        for n in range(BURSTS):
+            pulled.append(n)
+            yield {"n": n}
+
+    records = applied(lambda record: record if record["n"] % 3 else None, source())
+    first = next(records)
+    assert first == {"n": 1} and len(pulled) == BURST  # one burst read ahead, no more
+    assert [first, *records] == [{"n": n} for n in range(BURSTS) if n % 3]

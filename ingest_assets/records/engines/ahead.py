@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from itertools import chain
@@ -30,7 +31,7 @@ from itertools import chain
 from ingest_assets.core.errors import StorageError
 from ingest_assets.core.registry import ProviderEntry
 from ingest_assets.core.version import software_version
-from ingest_assets.records.engines.steps import RecordActivity
+from ingest_assets.records.engines.steps import BURST, RecordActivity
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource, RecordStream, write_logs
 from ingest_assets.storage.avro import INDEX_RECORD, MAP_RECORD, PartWriter, WriteStats, part_keys, restamp, schema_with_doc, write_parts
@@ -59,22 +60,20 @@ class AheadSteps:
 
     def following(self, mapped: Iterable[dict], parts: Sequence[PartWriter],
                   dropped: Callable[[Exception], None]) -> Iterator[dict]:
-        """``mapped`` passed on unchanged; after the mapping has written a record, each stage's record of it goes to
-        that stage's ``parts``. The first failure of a stage calls ``dropped`` and stops the staging (the stage's own
-        step will meet the record and say so, in its own step)."""
+        """``mapped`` passed on unchanged; after the mapping has written a burst of records (:data:`BURST`, as the
+        steps take their input), each stage makes its records of the burst and writes them to that stage's
+        ``parts``. The first failure of a stage calls ``dropped`` and stops the staging (the stage's own step will
+        meet the record and say so, in its own step)."""
         stages = [(step, writer.write) for step, writer in zip(self._steps, parts, strict=True)]  # paired once
-        staging = True
+        staging, burst = True, []
         for record in mapped:
             yield record
             if staging:
-                try:
-                    staged = record
-                    for step, write in stages:
-                        staged = step(staged)
-                        write(staged)
-                except Exception as exc:  # noqa: BLE001 - see above
-                    staging = False
-                    dropped(exc)
+                burst.append(record)
+                if len(burst) == BURST:
+                    staging, burst = _staged(burst, stages, dropped), []
+        if staging and burst:
+            _staged(burst, stages, dropped)
 
     @staticmethod
     def schema(stage: RecordActivity) -> dict:
@@ -147,6 +146,18 @@ def stage_parts(storage: Storage, source: RecordSource, ahead: AheadSteps, parts
         _forget(storage, key)
         return None
     return lambda output: _write_claim(storage, f"{key}/{STAGES[0]}", output, entry, run)
+
+
+def _staged(burst: list[dict], stages: Sequence[tuple[Callable, Callable]], dropped: Callable[[Exception], None]) -> bool:
+    """Each stage's records of ``burst`` made and written, stage after stage; whether staging goes on."""
+    try:
+        for step, write in stages:
+            burst = list(map(step, burst))
+            deque(map(write, burst), maxlen=0)
+    except Exception as exc:  # noqa: BLE001 - see AheadSteps.following
+        dropped(exc)
+        return False
+    return True
 
 
 def _new_job(storage: Storage, entry: ProviderEntry, source: RecordSource) -> str:

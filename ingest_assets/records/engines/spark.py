@@ -28,14 +28,14 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import groupby
+from itertools import chain, groupby
 from operator import itemgetter
 from pathlib import Path
 from typing import BinaryIO
 
 from ingest_assets.core.errors import IngestError
 from ingest_assets.records.engines.ahead import AheadSteps, stage_parts
-from ingest_assets.records.engines.steps import RecordActivity
+from ingest_assets.records.engines.steps import RecordActivity, applied
 from ingest_assets.storage import layout
 from ingest_assets.storage.activities import RecordSource, RecordStream
 from ingest_assets.storage.avro import PartWriter, WriteStats, default_codec, part_keys, read_part, write_parts
@@ -77,8 +77,8 @@ class SparkTasks:
         storage = self.open_storage()
         report = self.activity.new_report()
         steps = self.activity.steps(report)
-        records = (out for step_input, key in self.groups[task] for out in map(steps[step_input], read_part(storage, key))
-                   if out is not None)
+        records = chain.from_iterable(applied(steps[step_input], read_part(storage, key))
+                                      for step_input, key in self.groups[task])
         attempt = uuid.uuid4().hex
         with tempfile.TemporaryDirectory(prefix="ingest-spark-") as tmp:
             ahead = _TaskAhead(self, Path(tmp)) if self.ahead else None
