@@ -1,7 +1,8 @@
 """Embedded search index: SQLite FTS5 files in a directory, no server needed.
 
 Each physical index is ``<dir>/<name>.sqlite3`` (names from :mod:`.naming`) holding the documents (``docs``)
-and a full-text table (``fts``, same rowids). ``<dir>/<alias>.alias`` lists the indices the alias points at,
+and a full-text index of them (``fts``, same rowids; contentless: the words' positions only, the text is the
+documents'). ``<dir>/<alias>.alias`` lists the indices the alias points at,
 one a line; it is updated under a file lock and replaced atomically (``os.replace``), so a flip is one action
 like an Elasticsearch alias update. Writes run in one transaction: readers see all of an update or none of it.
 A search over several indices ranks each by bm25 and merges them, as Elasticsearch merges its shards.
@@ -30,18 +31,18 @@ from ingest_assets.records.indexing.search_index import (
     MAX_IDS, TAG_PAGE, AliasChanged, check_hits, IndexHealth, PhysicalIndex, SearchIndex,
 )
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS docs (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, document TEXT NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    title, creator, subject, description, place, provider, text, tokenize = 'unicode61 remove_diacritics 2'
-);
-"""
-FTS_COLUMNS = ("title", "creator", "subject", "description", "place", "provider", "text")
+DOCS_TABLE = "CREATE TABLE IF NOT EXISTS docs (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, document TEXT NOT NULL)"
+FTS_COLUMNS = ("title", "creator", "subject", "description", "place", "provider", "other")
+FTS_TABLE = (f"CREATE VIRTUAL TABLE fts USING fts5({', '.join(FTS_COLUMNS)}, content = '', "
+             "tokenize = 'unicode61 remove_diacritics 2')")
+FORMAT = 1  # the files' layout (PRAGMA user_version); bump it whenever fts_columns gives other text (see _lay_out)
 RANK = "bm25(fts, 10.0, 5.0, 5.0, 2.0, 3.0, 3.0, 1.0)"  # weights follow FTS_COLUMNS
 WRITE_LOCK_TIMEOUT = 600.0  # seconds a writer waits for another process's update of the same index
 BACKUP_PAGES = 4096  # pages copied per step of a copy (the source stays readable between steps)
 INSERT_DOC = "INSERT INTO docs (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING"
 INSERT_FTS = f"INSERT INTO fts (rowid, {', '.join(FTS_COLUMNS)}) VALUES ({', '.join('?' * (len(FTS_COLUMNS) + 1))})"
+UNINDEX = f"INSERT INTO fts (fts, rowid, {', '.join(FTS_COLUMNS)}) VALUES ('delete', {', '.join('?' * (len(FTS_COLUMNS) + 1))})"
+DOCUMENT_OF = "SELECT rowid, document FROM docs WHERE id = ?"
 QUERY_PART = re.compile(r'"([^"]*)"?|(\S+)')
 WORD = re.compile(r"\w+")
 
@@ -190,10 +191,10 @@ class EmbeddedSearchIndex(SearchIndex):
         cursor = conn.cursor()  # one cursor for every statement: conn.execute makes a new one each call
         for record_id, deleted, document in tally.valid(records):
             if deleted:
-                row = cursor.execute("SELECT rowid FROM docs WHERE id = ?", (record_id,)).fetchone()
+                row = cursor.execute(DOCUMENT_OF, (record_id,)).fetchone()
                 if row:
-                    cursor.execute("DELETE FROM docs WHERE rowid = ?", row)
-                    cursor.execute("DELETE FROM fts WHERE rowid = ?", row)
+                    cursor.execute("DELETE FROM docs WHERE rowid = ?", row[:1])
+                    _unindex(cursor, *row)
                 tally.deleted(found=bool(row))
                 continue
             try:
@@ -206,9 +207,9 @@ class EmbeddedSearchIndex(SearchIndex):
             if created:
                 rowid = cursor.lastrowid
             else:
-                rowid = cursor.execute("SELECT rowid FROM docs WHERE id = ?", (record_id,)).fetchone()[0]
+                rowid, stored = cursor.execute(DOCUMENT_OF, (record_id,)).fetchone()
                 cursor.execute("UPDATE docs SET document = ? WHERE rowid = ?", (document, rowid))
-                cursor.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+                _unindex(cursor, rowid, stored)
             cursor.execute(INSERT_FTS, (rowid, *columns))
             tally.indexed(created=created)
 
@@ -245,7 +246,8 @@ class EmbeddedSearchIndex(SearchIndex):
         conn = sqlite3.connect(self._file(name), timeout=WRITE_LOCK_TIMEOUT)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-        conn.executescript(SCHEMA)
+        if conn.execute("PRAGMA user_version").fetchone()[0] != FORMAT:
+            _lay_out(conn)
         return conn
 
     def _files(self, target: str) -> list[Path]:
@@ -291,6 +293,28 @@ def _tagged_in(path: Path, wanted: list[str]) -> Iterator[tuple[str, list[str]]]
             after = rows[-1][0]
 
 
+def _lay_out(conn: sqlite3.Connection) -> None:
+    """Give the file this version's tables, in one transaction (readers see the file as it was until it commits):
+    a new file gets them empty; one another version wrote keeps its documents and gets its full-text table made
+    anew from them (format 0 kept a copy of every column and a catch-all of each document's text)."""
+    with conn:
+        conn.execute("BEGIN IMMEDIATE")  # the write lock first: another process may be laying it out
+        if conn.execute("PRAGMA user_version").fetchone()[0] == FORMAT:
+            return
+        conn.execute(DOCS_TABLE)
+        conn.execute("DROP TABLE IF EXISTS fts")
+        conn.execute(FTS_TABLE)
+        documents = conn.execute("SELECT rowid, document FROM docs")
+        conn.executemany(INSERT_FTS, ((rowid, *fts_columns(_decode(document))) for rowid, document in documents))
+        conn.execute(f"PRAGMA user_version = {FORMAT}")
+
+
+def _unindex(cursor: sqlite3.Cursor, rowid: int, document: str) -> None:
+    """Take a stored document's words out of the contentless full-text table: FTS5 needs the very text it
+    indexed, which ``fts_columns`` of the stored document gives while :data:`FORMAT` holds."""
+    cursor.execute(UNINDEX, (rowid, *fts_columns(_decode(document))))
+
+
 def _count(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT count(*) FROM docs").fetchone()[0]
 
@@ -311,8 +335,14 @@ def _decode(document: str) -> object:
     return parsed
 
 
+NAMED = frozenset({"creator", "contributor", "publisher", "subject", "genre", "spatial"})  # names in columns
+UNNAMED = frozenset({"title", "description", "@id"})  # in columns of their own, or no text
+
+
 def fts_columns(document: dict) -> tuple[str, ...]:
-    """The full-text columns (FTS_COLUMNS order) of an IndexRecord document."""
+    """The full-text columns (FTS_COLUMNS order) of an IndexRecord document: every string of its sourceResource
+    is in exactly one of them, so a search for words anywhere in it finds them once (``other`` holds the
+    strings no named column takes)."""
     source = document.get("sourceResource") or {}
 
     def names(*fields: str) -> list[str]:
@@ -328,28 +358,33 @@ def fts_columns(document: dict) -> tuple[str, ...]:
         " ".join(source.get("description") or ()),
         " ".join(names("spatial")),
         " ".join(filter(None, [*providers, *(document.get("intermediateProvider") or ())])),
-        " ".join(_strings_in(source)),
+        " ".join(_others(source)),
     )
 
 
-def _strings_in(source: dict) -> list[str]:
-    """Every string of a sourceResource (documents nest at most list -> object -> string), gathered into a list
-    (cheaper than a generator feeding ``join``)."""
+def _others(source: dict) -> list[str]:
+    """The strings of a sourceResource no named column holds (documents nest at most list -> object -> string):
+    its other fields' and, of the named fields' objects, every string but the name; gathered into a list (cheaper
+    than a generator feeding ``join``)."""
     strings = []
     for key, value in source.items():
-        if key == "@id":
+        if key in UNNAMED:
             continue
+        named = key in NAMED
         for item in value if isinstance(value, list) else (value,):
             if isinstance(item, str):
-                strings.append(item)
+                if not named:
+                    strings.append(item)
             elif isinstance(item, dict):
-                strings += [text for text in item.values() if isinstance(text, str)]
+                strings += [text for field, text in item.items()
+                            if isinstance(text, str) and not (named and field == "name")]
     return strings
 
 
 def fts_query(query: str) -> str | None:
-    """User query -> FTS5 MATCH expression: every word required, quoted so no input is a syntax error.
-    ``"a phrase"`` stays a phrase, ``word*`` a prefix. None for '' or '*' (match all)."""
+    """User query -> FTS5 MATCH expression: every word required (in any column), quoted so no input is a syntax
+    error. ``"a phrase"`` stays a phrase (within one column, as Elasticsearch keeps one within a field), ``word*``
+    a prefix. None for '' or '*' (match all)."""
     terms = []
     for phrase, bare in QUERY_PART.findall(query):
         if phrase:

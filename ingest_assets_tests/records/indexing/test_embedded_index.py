@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,8 @@ from ingest_assets.records.indexing import (
     index_record,
     open_search_index,
 )
+from ingest_assets.records.indexing.embedded_index import FORMAT, WORD, fts_columns
+from ingest_assets_tests.support import dpla_published
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -191,3 +195,99 @@ def test_command_line_search(tmp_path, records):
     missing = subprocess.run([*command, "x", "--alias", "other"], cwd=REPO, env=env, capture_output=True,
                              text=True, timeout=60)
     assert missing.returncode == 1 and "no search index behind alias 'other'" in missing.stderr
+
+
+def vocabulary(path: Path) -> list[tuple]:
+    """Each word of a file's full-text index with the count of documents and of places holding it."""
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, fts, 'row')")
+        return conn.execute("SELECT term, doc, cnt FROM temp.words ORDER BY term").fetchall()
+
+
+def published_documents() -> list[dict]:
+    """What DPLA published for real records (enrichment included), as index documents."""
+    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(dpla_published.FOLDER.glob("*.json"))]
+
+
+def test_every_string_of_a_real_document_is_in_exactly_one_column():
+    documents = published_documents()
+    assert len(documents) >= 10
+    for document in documents:
+        source = {key: value for key, value in document["sourceResource"].items() if key != "@id"}
+        expected = sorted(WORD.findall(" ".join(flat_strings(source))))
+        assert sorted(WORD.findall(" ".join(fts_columns(document)[:5] + fts_columns(document)[6:]))) == expected, \
+            document["id"]
+
+
+def flat_strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return [text for item in items for text in flat_strings(item)]
+
+
+def test_updates_and_deletes_leave_the_words_a_fresh_build_has(index, tmp_path):
+    """The contentless table forgets a document's words only when told the very text it indexed: after updating
+    and deleting real documents, the index holds exactly the words of a build of what remains."""
+    documents = published_documents()
+    rows = [{"id": doc["id"], "document": json.dumps(doc)} for doc in documents]
+    changed = [dict(doc, sourceResource={**doc["sourceResource"], "title": [f"Retitled {n} quokka"]})
+               for n, doc in enumerate(documents[::2])]
+    gone = [doc["id"] for doc in documents[1::4]]
+    first = index.create_index("dpla-map4")
+    index.write(first, rows)
+    index.write(first, [*({"id": doc["id"], "document": json.dumps(doc)} for doc in changed),
+                        *(deletion_record(i) for i in gone)])
+    final = {doc["id"]: doc for doc in documents} | {doc["id"]: doc for doc in changed}
+    fresh = EmbeddedSearchIndex(tmp_path / "fresh").create_index("dpla-map4")
+    EmbeddedSearchIndex(tmp_path / "fresh").write(fresh, [{"id": i, "document": json.dumps(doc)}
+                                                          for i, doc in final.items() if i not in gone])
+
+    assert vocabulary(index.directory / f"{first}.sqlite3") == vocabulary(tmp_path / "fresh" / f"{fresh}.sqlite3")
+    assert len(index.search(first, "quokka", 50)) == len([doc for doc in changed if doc["id"] not in gone])
+
+
+LEGACY = """
+CREATE TABLE docs (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, document TEXT NOT NULL);
+CREATE VIRTUAL TABLE fts USING fts5(
+    title, creator, subject, description, place, provider, text, tokenize = 'unicode61 remove_diacritics 2'
+);
+"""
+
+
+def test_a_file_an_earlier_version_wrote_is_searched_then_laid_out_anew_on_its_next_write(index, records, map_records):
+    """Format 0 (the full-text table kept its own text, plus a catch-all column) is read as it is; the first write
+    rebuilds its full-text table from its documents, in the write's own file, before applying the write."""
+    name = index.create_index("dpla-map4")
+    path = index.directory / f"{name}.sqlite3"
+    path.unlink()
+    with closing(sqlite3.connect(path)) as conn:
+        conn.executescript(LEGACY)
+        for rowid, record in enumerate(records, start=1):
+            conn.execute("INSERT INTO docs VALUES (?, ?, ?)", (rowid, record["id"], record["document"]))
+            conn.execute("INSERT INTO fts (rowid, title, text) VALUES (?, ?, ?)",
+                         (rowid, *fts_columns(json.loads(record["document"]))[:1], "legacy catch-all"))
+        conn.commit()
+    assert ids(index.search(name, "hamsters", 10)) == ["4d85a6bd965dde8352c8235c43fe1c44"]
+    assert len(index.search(name, "catch-all", 10)) == 3
+
+    retitled = dict(map_records[0], sourceResource={**map_records[0]["sourceResource"], "title": ["Gerbils, 1996"]})
+    stats = index.write(name, [index_record(retitled), deletion_record(records[1]["id"])])
+
+    assert (stats.indexed, stats.removed, stats.reconciliation.ok) == (1, 1, True)
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == FORMAT
+    assert index.search(name, "catch-all", 10) == []
+    assert ids(index.search(name, "gerbils", 10)) == [records[0]["id"]]
+    assert index.search(name, "play", 10) == []  # the old title's words are gone
+    assert ids(index.search(name, "Paducah", 10)) == [records[2]["id"]]  # a description word: the rebuilt columns
+
+
+def test_the_format_changes_with_the_text_the_columns_give():
+    """Deleting from the contentless table needs the very text it indexed, so text that fts_columns gives other
+    than before is a new FORMAT (files of the old one are then laid out anew): this pins both together."""
+    document = {"sourceResource": {"@id": "x", "title": ["A"], "creator": ["B", {"name": "C", "role": "D"}],
+                                   "genre": [{"name": "E"}], "description": ["F"], "spatial": [{"name": "G", "state": "H"}],
+                                   "date": [{"displayDate": "I"}], "type": ["J"]},
+                "provider": {"name": "K"}, "dataProvider": {"name": "L"}, "intermediateProvider": ["M"]}
+    assert (FORMAT, fts_columns(document)) == (1, ("A", "B C", "E", "F", "G", "K L M", "D H I J"))
