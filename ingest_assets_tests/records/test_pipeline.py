@@ -139,6 +139,7 @@ def test_rerun_mapping_from_a_plan_file_or_a_generator_folder(hub):
     for source in (plan, harvest.folder):
         result = run_job(settings, instance, {"ops": {"mapped_records": {"config": {"source": source}}}}, selection=["mapped_records"])
         assert result.success
+        assert not list(storage.list_keys(layout.ahead_staging_key("demo", DAY)))  # no later step in the run: none staged
         latest = layout.latest_output(storage, "demo", "mapping", DAY)
         assert Manifest.from_bytes(storage.read_bytes(latest.manifest)).inputs == [harvest.folder]
         assert json.loads(storage.read_bytes(latest.prov))["generator"] == harvest.relative

@@ -8,7 +8,7 @@ from functools import partial
 
 import dagster as dg
 
-from ingest_assets.defs.records.assets import RECORDS, record_assets, retry_policy
+from ingest_assets.defs.records.assets import PIPELINE_JOB, RECORDS, record_assets, retry_policy
 from ingest_assets.defs.records.automation import after_publication, exports_sensor
 from ingest_assets.defs.records.checks import quality_checks
 from ingest_assets.defs.records.counts import record_counts
@@ -29,7 +29,7 @@ def build_defs(settings: Settings) -> dg.Definitions:
     partitions = record_partitions(settings.partition_start)
     shared = shared_resources(settings)
     job = dg.define_asset_job(
-        "record_pipeline",
+        PIPELINE_JOB,
         selection=dg.AssetSelection.groups(RECORDS),
         description="Harvest, map, enrich, report, review and publish one provider for one day.",
     )

@@ -101,15 +101,24 @@ def _stage(context: dg.AssetExecutionContext, activity: str, registry: RegistryR
 
 
 LATER = (("enriched_records", "enrichment"), ("indexed_records", "indexing"))
+PIPELINE_JOB = "record_pipeline"  # the job of the group's every asset (defs/records/__init__.py)
 
 
 def _later_in_run(context: dg.AssetExecutionContext) -> tuple[str, ...]:
     """The activities after mapping that this run materializes too, in order (enrichment, then indexing): the
-    mapping stages them (``records/engines/ahead.py``). A run without an asset selection runs its whole job."""
-    selection = context.run.asset_selection
+    mapping stages them (``records/engines/ahead.py``). A run names what it materializes by its asset selection,
+    else by its steps (an asset's step is named for it), else it runs its whole job: the record pipeline's holds
+    every later step, any other job's whole run stages nothing (its steps compute all)."""
+    run = context.run
+    if run.asset_selection:
+        names = {key.to_user_string() for key in run.asset_selection}
+    elif run.step_keys_to_execute is not None:
+        names = set(run.step_keys_to_execute)
+    else:
+        names = {name for name, _ in LATER} if run.job_name == PIPELINE_JOB else set()
     later = []
     for name, activity in LATER:
-        if not (dg.AssetKey(name) in selection if selection else context.job_def.graph.has_node_named(name)):
+        if name not in names:
             break
         later.append(activity)
     return tuple(later)
