@@ -204,19 +204,19 @@ def vocabulary(path: Path) -> list[tuple]:
         return conn.execute("SELECT term, doc, cnt FROM temp.words ORDER BY term").fetchall()
 
 
-def published_documents() -> list[dict]:
+@pytest.fixture
+def published(shared_fixtures) -> list[dict]:
     """What DPLA published for real records (enrichment included), as index documents."""
-    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(dpla_published.FOLDER.glob("*.json"))]
+    return [json.loads(path.read_text(encoding="utf-8")) for path in dpla_published.documents()]
 
 
-def test_every_string_of_a_real_document_is_in_exactly_one_column():
-    documents = published_documents()
-    assert len(documents) >= 10
-    for document in documents:
+def test_every_string_of_a_real_document_is_in_exactly_one_column(published):
+    assert len(published) >= 10
+    for document in published:
         source = {key: value for key, value in document["sourceResource"].items() if key != "@id"}
+        columns = fts_columns(document)
         expected = sorted(WORD.findall(" ".join(flat_strings(source))))
-        assert sorted(WORD.findall(" ".join(fts_columns(document)[:5] + fts_columns(document)[6:]))) == expected, \
-            document["id"]
+        assert sorted(WORD.findall(" ".join(columns[:5] + columns[6:]))) == expected, document["id"]  # not providers
 
 
 def flat_strings(value) -> list[str]:
@@ -226,10 +226,10 @@ def flat_strings(value) -> list[str]:
     return [text for item in items for text in flat_strings(item)]
 
 
-def test_updates_and_deletes_leave_the_words_a_fresh_build_has(index, tmp_path):
+def test_updates_and_deletes_leave_the_words_a_fresh_build_has(index, tmp_path, published):
     """The contentless table forgets a document's words only when told the very text it indexed: after updating
     and deleting real documents, the index holds exactly the words of a build of what remains."""
-    documents = published_documents()
+    documents = published
     rows = [{"id": doc["id"], "document": json.dumps(doc)} for doc in documents]
     changed = [dict(doc, sourceResource={**doc["sourceResource"], "title": [f"Retitled {n} quokka"]})
                for n, doc in enumerate(documents[::2])]
